@@ -1,0 +1,1 @@
+"""The web app: history pages, feeds, the OSV API, badges and the JSON API."""

@@ -1,0 +1,5 @@
+"""`python -m hubwatch` runs the CLI."""
+
+from hubwatch.cli import main
+
+main()

@@ -1,0 +1,3 @@
+"""Imports every command module so each registers its commands on the `hubwatch` group."""
+
+# One line per command module; each module does `@cli.command()` / `cli.add_command(...)`.

@@ -1,0 +1,48 @@
+"""The one place that turns errors into one-line messages with a fix, and exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from hubwatch.storage.records import InvalidRepoId
+from hubwatch.tracker.errors import HubError
+
+# Fixed exit codes: scripts rely on them.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the command ran and found failures (a repo failed to poll, a check failed)
+EXIT_USAGE = 2  # bad arguments or input
+EXIT_HUB = 3  # the hub refused or did not answer
+
+_err = Console(stderr=True)
+
+
+def run_cli(group: click.Group, argv: list[str] | None) -> int:
+    debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    try:
+        rv = group.main(args=argv, prog_name="hubwatch", standalone_mode=False)
+        if isinstance(rv, int):
+            return rv
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.Abort:
+        _err.print("aborted")
+        return EXIT_FAILED
+    except InvalidRepoId as exc:
+        if debug:
+            raise
+        _err.print(f"[red]error:[/red] {exc}")
+        return EXIT_USAGE
+    except HubError as exc:
+        if debug:
+            raise
+        _err.print(f"[red]error:[/red] {exc}\n[dim]fix:[/dim] {exc.fix}")
+        return EXIT_HUB
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_FAILED
+    return EXIT_OK

@@ -1,0 +1,54 @@
+"""The one typed settings object; the only reader of the environment (prefix HUBWATCH_)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_HUB = "https://huggingface.co"
+
+
+class Settings(BaseSettings):
+    """Every setting hubwatch reads; each one can be set as HUBWATCH_<NAME>."""
+
+    model_config = SettingsConfigDict(env_prefix="HUBWATCH_", extra="ignore")
+
+    database_url: str = Field(
+        default_factory=lambda: f"sqlite:///{Path.cwd() / 'hubwatch.db'}",
+        description="SQLAlchemy URL of the store (SQLite file by default; postgresql://… to scale out).",
+    )
+    hub_endpoint: str = Field(DEFAULT_HUB, description="Base URL of the hub API.")
+    hf_token: str | None = Field(
+        None,
+        description="Token for the hub; when unset, HF_TOKEN from the environment is used.",
+    )
+    public_url: str = Field(
+        "http://127.0.0.1:8000", description="Base URL where the web app is reachable (links in feeds)."
+    )
+    host: str = Field("127.0.0.1", description="Address the web app binds to.")
+    port: int = Field(8000, description="Port the web app listens on.")
+    poll_interval_s: int = Field(300, ge=10, description="Seconds between poll cycles in `hubwatch run`.")
+    backfill_limit: int | None = Field(
+        None, ge=1, description="When set, backfill at most this many past commits for a newly watched repo."
+    )
+    advise_min_severity: str = Field(
+        "low", description="Lowest severity that produces an OSV advisory (info changes never do)."
+    )
+    advisory_prefix: str = Field("x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
+    admin_token: str | None = Field(None, description="Bearer token for admin endpoints; unset disables them.")
+    webhook_secret: str | None = Field(None, description="Secret the hub webhook must send in X-Webhook-Secret.")
+    hub_timeout_s: float = Field(20.0, gt=0, description="Timeout of one hub request, seconds.")
+
+
+def load_settings() -> Settings:
+    """Read the settings from the environment (and HF_TOKEN for the hub token)."""
+    import os
+
+    settings = Settings()
+    if settings.hf_token is None:
+        token = os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN")
+        if token:
+            settings = settings.model_copy(update={"hf_token": token})
+    return settings

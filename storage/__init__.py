@@ -1,0 +1,1 @@
+"""The store: schema (SQLModel), migrations (Alembic) and every query hubwatch makes."""

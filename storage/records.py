@@ -1,0 +1,137 @@
+"""Typed, frozen domain values shared by the tracker, the store and the web app."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+__all__ = [
+    "AdvisoryRecord",
+    "ChangeRecord",
+    "FileRecord",
+    "InvalidRepoId",
+    "Kind",
+    "RepoId",
+    "RevisionRecord",
+    "Severity",
+    "is_commit_sha",
+]
+
+_REPO_PART = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+class InvalidRepoId(ValueError):
+    """A repo id that is not `org/name`."""
+
+
+@dataclass(frozen=True, order=True)
+class RepoId:
+    """A model repo on the hub, `org/name`."""
+
+    org: str
+    name: str
+
+    @classmethod
+    def parse(cls, text: str) -> "RepoId":
+        parts = text.strip().split("/")
+        if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts) or ".." in text:
+            raise InvalidRepoId(
+                f"{text!r} is not a model repo id: expected 'org/name' "
+                "(letters, digits, '.', '_' or '-'), e.g. 'meta-llama/Llama-2-7b-hf'"
+            )
+        return cls(parts[0], parts[1])
+
+    def __str__(self) -> str:
+        return f"{self.org}/{self.name}"
+
+    def url(self, hub: str = "https://huggingface.co") -> str:
+        return f"{hub.rstrip('/')}/{self.org}/{self.name}"
+
+
+def is_commit_sha(text: str) -> bool:
+    return bool(_SHA.match(text))
+
+
+class Kind(str, Enum):
+    """The change taxonomy: one vocabulary in the CLI, JSON, OSV, feeds and pages."""
+
+    ARCHITECTURE = "architecture"
+    CONTEXT = "context"
+    SPECIAL_TOKENS = "special_tokens"
+    TOKENIZER = "tokenizer"
+    CHAT_TEMPLATE = "chat_template"
+    GENERATION_DEFAULTS = "generation_defaults"
+    DTYPE = "dtype"
+    WEIGHTS = "weights"
+    CUSTOM_CODE = "custom_code"
+    PICKLE = "pickle"
+    LICENSE = "license"
+    CARD = "card"
+    FILES = "files"
+    CONFIG = "config"
+    METADATA = "metadata"
+
+
+class Severity(str, Enum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        """Higher is more severe: info=0 … critical=4."""
+        return ["info", "low", "medium", "high", "critical"].index(self.value)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One file of a revision: its path, size, LFS sha256 and (for tracked files) content blob."""
+
+    path: str
+    size: int | None
+    blob_id: str | None = None  # git blob sha1 or LFS sha256 as the hub reports it
+    lfs_sha256: str | None = None
+    content_sha256: str | None = None  # key of the stored content blob, when the content was fetched
+
+
+@dataclass(frozen=True)
+class ChangeRecord:
+    """One classified change of a revision against its parent."""
+
+    kind: Kind
+    severity: Severity
+    path: str
+    summary: str
+    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # "risk": the new revision onward is affected; "fix": revisions before it are affected.
+    direction: str = "risk"
+
+
+@dataclass(frozen=True)
+class RevisionRecord:
+    """One upstream commit of a repo."""
+
+    sha: str
+    parent: str | None
+    date: datetime
+    title: str
+    message: str = ""
+    authors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AdvisoryRecord:
+    """An OSV record as published, with the revision it was raised for."""
+
+    id: str
+    repo: RepoId
+    revision_sha: str
+    osv: dict[str, Any]
+    modified: datetime
+    withdrawn: datetime | None = None
