@@ -40,6 +40,8 @@ class Settings(BaseSettings):
     admin_token: str | None = Field(None, description="Bearer token for admin endpoints; unset disables them.")
     webhook_secret: str | None = Field(None, description="Secret the hub webhook must send in X-Webhook-Secret.")
     hub_timeout_s: float = Field(20.0, gt=0, description="Timeout of one hub request, seconds.")
+    osv_page_size: int = Field(100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
+    feed_limit: int = Field(50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
 
 
 def load_settings() -> Settings:
