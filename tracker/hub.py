@@ -1,0 +1,317 @@
+"""The one interface to the hub: huggingface_hub calls in, typed records out, our errors raised.
+
+Every request hubwatch makes to the hub goes through `HubClient`; library errors are translated
+into `hubwatch.tracker.errors` types here and nowhere else, each carrying the repo and revision.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from hubwatch.storage.records import FileRecord, RepoId, RevisionRecord
+from hubwatch.tracker.errors import (
+    GatedRepo,
+    HubError,
+    HubUnavailable,
+    InvalidContent,
+    RateLimited,
+    RepoNotFound,
+    RevisionNotFound,
+)
+from hubwatch.tracker.snapshot import Snapshot, is_tracked
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+    from hubwatch.settings import Settings
+
+__all__ = ["EstimateInputs", "HubClient", "RecentModel", "header_bytes", "parse_header_bytes"]
+
+T = TypeVar("T")
+Manifest = Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class EstimateInputs:
+    """What the estimator needs of one revision: config, weight manifest and tokenizer files.
+
+    `manifest`: tensor name → {"dtype": str, "shape": [int, …]} over every safetensors file of
+    the revision (from their headers), or None when the revision has no safetensors weights.
+    """
+
+    repo: RepoId
+    sha: str
+    config: Mapping[str, Any]
+    manifest: Manifest | None
+    tokenizer_config: Mapping[str, Any] | None
+    generation_config: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class RecentModel:
+    """One entry of the hub's recently-modified listing."""
+
+    repo: RepoId
+    sha: str | None
+    last_modified: datetime | None
+
+
+def header_bytes(header: Mapping[str, Any]) -> bytes:
+    """How a safetensors header is stored as the content of its `*.safetensors` path."""
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+
+
+def parse_header_bytes(raw: bytes) -> dict[str, Any]:
+    """Inverse of `header_bytes`."""
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
+
+
+def _retry_after(response: Any) -> float | None:
+    headers = getattr(response, "headers", None) or {}
+    raw = headers.get("retry-after")
+    if raw:
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    ratelimit = headers.get("ratelimit") or ""
+    for part in ratelimit.split(";"):
+        if part.strip().startswith("t="):
+            try:
+                return float(part.strip()[2:])
+            except ValueError:
+                return None
+    return None
+
+
+class HubClient:
+    """Reads repos from the hub (or the emulator) with the official client."""
+
+    def __init__(self, api: HfApi, *, timeout_s: float = 20.0) -> None:
+        self._api = api
+        self._timeout = timeout_s
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HubClient:
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=settings.hub_endpoint.rstrip("/"), token=settings.hf_token, library_name="hubwatch")
+        return cls(api, timeout_s=settings.hub_timeout_s)
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._api.endpoint).rstrip("/")
+
+    # -- error translation: the only place library errors become ours ---------------------------
+
+    @contextmanager
+    def _translate(self, repo: str | None, revision: str | None = None, file: str | None = None) -> Iterator[None]:
+        import httpx2
+        from huggingface_hub import errors as hf
+
+        where = {"repo_id": repo, "revision": revision}
+        what = f"{file}: " if file else ""
+        try:
+            yield
+        except HubError:
+            raise
+        except hf.GatedRepoError as exc:
+            raise GatedRepo(f"{what}repo is gated: access not granted to this token", **where) from exc
+        except hf.RevisionNotFoundError as exc:
+            raise RevisionNotFound(f"{what}revision not found", **where) from exc
+        except hf.RepositoryNotFoundError as exc:
+            raise RepoNotFound("repo not found (or private)", **where) from exc
+        except hf.RemoteEntryNotFoundError as exc:
+            raise InvalidContent(f"{what}listed but not served (entry not found)", **where) from exc
+        except hf.SafetensorsParsingError as exc:
+            raise InvalidContent(f"{what}safetensors header cannot be parsed: {exc}", **where) from exc
+        except hf.HfHubHTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else None
+            if status == 429:
+                raise RateLimited(
+                    f"{what}rate limited by the hub", retry_after=_retry_after(exc.response), **where
+                ) from exc
+            raise HubUnavailable(f"{what}hub answered HTTP {status}", **where) from exc
+        except hf.HFValidationError as exc:
+            raise RepoNotFound(f"not a valid repo id or revision: {exc}", **where) from exc
+        except (httpx2.RemoteProtocolError, httpx2.DecodingError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidContent(f"{what}truncated or malformed response: {exc}", **where) from exc
+        except httpx2.TimeoutException as exc:
+            raise HubUnavailable(f"{what}hub did not answer in time", **where) from exc
+        except httpx2.HTTPError as exc:
+            raise HubUnavailable(f"{what}cannot reach the hub at {self.endpoint}: {exc}", **where) from exc
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidContent(f"{what}unexpected response shape: {exc!r}", **where) from exc
+
+    def _call(self, fn: Callable[[], T], repo: str | None, revision: str | None = None, file: str | None = None) -> T:
+        with self._translate(repo, revision, file):
+            return fn()
+
+    # -- repo state ------------------------------------------------------------------------------
+
+    def head(self, repo: RepoId, revision: str | None = None) -> str:
+        """The commit sha the repo's main branch (or `revision`) points at: one request."""
+        rid = str(repo)
+        info = self._call(
+            lambda: self._api.model_info(rid, revision=revision, expand=["sha"], timeout=self._timeout), rid, revision
+        )
+        if not info.sha:
+            raise InvalidContent("model info carries no commit sha", repo_id=rid, revision=revision)
+        return str(info.sha)
+
+    def commits(self, repo: RepoId, *, limit: int | None = None) -> list[RevisionRecord]:
+        """The main branch's commits, oldest first; each one's parent is the commit before it.
+
+        `limit` keeps only the newest `limit` commits (their parent links still point at the
+        real predecessor, which is then not in the list).
+        """
+        rid = str(repo)
+        items = self._call(lambda: self._api.list_repo_commits(rid), rid)
+        items = list(reversed(items))  # the hub lists newest first
+        records: list[RevisionRecord] = []
+        parent: str | None = None
+        for item in items:
+            date = item.created_at if item.created_at.tzinfo else item.created_at.replace(tzinfo=timezone.utc)
+            records.append(
+                RevisionRecord(
+                    sha=item.commit_id,
+                    parent=parent,
+                    date=date,
+                    title=item.title or "",
+                    message=item.message or "",
+                    authors=tuple(item.authors or ()),
+                )
+            )
+            parent = item.commit_id
+        return records[-limit:] if limit is not None and limit < len(records) else records
+
+    def recently_modified(self, limit: int = 1000) -> list[RecentModel]:
+        """Models most recently modified on the hub, newest first (one listing request per page)."""
+
+        def fetch() -> list[RecentModel]:
+            out: list[RecentModel] = []
+            for info in self._api.list_models(sort="last_modified", limit=limit, expand=["sha", "lastModified"]):
+                try:
+                    rid = RepoId.parse(info.id)
+                except ValueError:
+                    continue
+                out.append(RecentModel(rid, info.sha, info.last_modified))
+            return out
+
+        return self._call(fetch, None)
+
+    # -- one revision ----------------------------------------------------------------------------
+
+    def listing(self, repo: RepoId, sha: str) -> dict[str, FileRecord]:
+        """Every file of the revision with its size, git blob id and LFS sha256."""
+        from huggingface_hub.hf_api import RepoFile
+
+        rid = str(repo)
+
+        def fetch() -> dict[str, FileRecord]:
+            files: dict[str, FileRecord] = {}
+            for entry in self._api.list_repo_tree(rid, recursive=True, revision=sha):
+                if isinstance(entry, RepoFile):
+                    lfs = entry.lfs.sha256 if entry.lfs is not None else None
+                    files[entry.path] = FileRecord(entry.path, entry.size, entry.blob_id, lfs)
+            return files
+
+        return self._call(fetch, rid, sha)
+
+    def download(self, repo: RepoId, sha: str, path: str, *, expected_size: int | None = None) -> bytes:
+        """The raw bytes of one (small) file at a revision, checked against the listed size."""
+        from huggingface_hub import hf_hub_url
+        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+
+        rid = str(repo)
+
+        def fetch() -> bytes:
+            url = hf_hub_url(rid, path, revision=sha, endpoint=self.endpoint)
+            headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
+            response = get_session().get(url, headers=headers, follow_redirects=True, timeout=self._timeout)
+            hf_raise_for_status(response)
+            return bytes(response.content)
+
+        body = self._call(fetch, rid, sha, path)
+        if expected_size is not None and len(body) != expected_size:
+            raise InvalidContent(
+                f"{path}: truncated response ({len(body)} of {expected_size} bytes)", repo_id=rid, revision=sha
+            )
+        if path.endswith(".json"):
+            try:
+                json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise InvalidContent(f"{path}: not valid JSON ({exc})", repo_id=rid, revision=sha) from exc
+        return body
+
+    def safetensors_header(self, repo: RepoId, sha: str, path: str) -> dict[str, Any]:
+        """Tensor name → {"dtype", "shape"} of one safetensors file, read by range requests."""
+        rid = str(repo)
+        meta = self._call(
+            lambda: self._api.parse_safetensors_file_metadata(rid, path, revision=sha, timeout=self._timeout),
+            rid,
+            sha,
+            path,
+        )
+        return {name: {"dtype": t.dtype, "shape": list(t.shape)} for name, t in sorted(meta.tensors.items())}
+
+    def snapshot(self, repo: RepoId, sha: str, *, previous: Snapshot | None = None) -> Snapshot:
+        """The revision's listing, tracked contents and safetensors headers.
+
+        Files whose blob id (or LFS sha256) equals the one in `previous` are taken from it
+        instead of being fetched again.
+        """
+        files = self.listing(repo, sha)
+        contents: dict[str, bytes] = {}
+        headers: dict[str, dict[str, Any]] = {}
+        for path, record in sorted(files.items()):
+            old = previous.files.get(path) if previous is not None else None
+            same = old is not None and old.blob_id == record.blob_id and old.lfs_sha256 == record.lfs_sha256
+            if path.endswith(".safetensors"):
+                if same and previous is not None and path in previous.safetensors:
+                    headers[path] = dict(previous.safetensors[path])
+                else:
+                    headers[path] = self.safetensors_header(repo, sha, path)
+            elif is_tracked(path):
+                if same and previous is not None and path in previous.contents:
+                    contents[path] = previous.contents[path]
+                else:
+                    size = record.size if record.lfs_sha256 is None else None
+                    contents[path] = self.download(repo, sha, path, expected_size=size)
+        return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
+
+    def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> EstimateInputs:
+        """Config, weight manifest and tokenizer/generation configs of one revision (default: main)."""
+        repo = repo_id if isinstance(repo_id, RepoId) else RepoId.parse(repo_id)
+        sha = self.head(repo, revision)
+        files = self.listing(repo, sha)
+        if "config.json" not in files:
+            raise InvalidContent("config.json: the revision has no config.json", repo_id=str(repo), revision=sha)
+
+        def load(path: str) -> dict[str, Any] | None:
+            if path not in files:
+                return None
+            record = files[path]
+            value = json.loads(self.download(repo, sha, path, expected_size=record.size if not record.lfs_sha256 else None))
+            if not isinstance(value, dict):
+                raise InvalidContent(f"{path}: expected a JSON object", repo_id=str(repo), revision=sha)
+            return value
+
+        config = load("config.json") or {}
+        manifest: dict[str, Any] = {}
+        for path in sorted(p for p in files if p.endswith(".safetensors")):
+            manifest.update(self.safetensors_header(repo, sha, path))
+        return EstimateInputs(
+            repo=repo,
+            sha=sha,
+            config=config,
+            manifest=manifest or None,
+            tokenizer_config=load("tokenizer_config.json"),
+            generation_config=load("generation_config.json"),
+        )

@@ -1,0 +1,126 @@
+"""One revision through the flow: snapshot → diff → estimate → advise → save (one transaction)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
+from hubwatch.tracker.hub import header_bytes, parse_header_bytes
+from hubwatch.tracker.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+    from hubwatch.tracker.hub import HubClient
+
+__all__ = ["Baseline", "ProcessedRevision", "empty_snapshot", "history_rewrite_change", "load_baseline", "process_revision"]
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What a new revision is compared with: its parent's snapshot and estimate."""
+
+    snapshot: Snapshot
+    estimate: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ProcessedRevision:
+    revision: RevisionRecord
+    baseline: Baseline  # this revision as the baseline of the next one
+    changes: tuple[ChangeRecord, ...]
+    saved: bool  # False when another worker had stored it first
+
+
+def empty_snapshot(sha: str = "") -> Snapshot:
+    """The baseline of a repo's first revision (or of one whose parent was never stored)."""
+    return Snapshot(sha=sha, files={})
+
+
+def load_baseline(store: Store, repo: RepoId, sha: str | None) -> Baseline:
+    """Rebuild a stored revision's snapshot (listing, contents, safetensors headers) and estimate."""
+    if sha is None:
+        return Baseline(empty_snapshot(), None)
+    entry = store.revision(repo, sha)
+    if entry is None:
+        return Baseline(empty_snapshot(sha), None)
+    files, contents = store.snapshot_files(repo, sha)
+    tracked: dict[str, bytes] = {}
+    headers: dict[str, Mapping[str, Any]] = {}
+    for path, raw in contents.items():
+        if path.endswith(".safetensors"):
+            headers[path] = parse_header_bytes(raw)
+        else:
+            tracked[path] = raw
+    snapshot = Snapshot(sha=sha, files={f.path: f for f in files}, contents=tracked, safetensors=headers)
+    return Baseline(snapshot, entry.estimate)
+
+
+def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
+    """A force-push: stored revisions that are no longer on the main branch."""
+    short = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
+    return ChangeRecord(
+        kind=Kind.FILES,
+        severity=Severity.MEDIUM,
+        path="",
+        summary=f"history rewritten: {len(dropped)} earlier revision(s) no longer on the main branch ({short})",
+        detail={"file": "", "key": None, "old": list(dropped), "new": None, "history_rewrite": True},
+        direction="risk",
+    )
+
+
+def _stored_contents(snapshot: Snapshot) -> dict[str, bytes]:
+    # Safetensors headers are stored as the content of their `*.safetensors` path (never weights).
+    contents = dict(snapshot.contents)
+    for path, header in snapshot.safetensors.items():
+        contents[path] = header_bytes(header)
+    return contents
+
+
+def _with_content_keys(snapshot: Snapshot, contents: Mapping[str, bytes]) -> list[FileRecord]:
+    import hashlib
+
+    out = []
+    for path, record in sorted(snapshot.files.items()):
+        raw = contents.get(path)
+        digest = hashlib.sha256(raw).hexdigest() if raw is not None else None
+        out.append(FileRecord(record.path, record.size, record.blob_id, record.lfs_sha256, digest))
+    return out
+
+
+def process_revision(
+    repo: RepoId,
+    revision: RevisionRecord,
+    baseline: Baseline,
+    *,
+    hub: HubClient,
+    store: Store,
+    settings: Settings,
+    extra_changes: Sequence[ChangeRecord] = (),
+) -> ProcessedRevision:
+    """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures."""
+    from hubwatch.tracker.advise import plan_advisories
+    from hubwatch.tracker.diff import diff_snapshots
+
+    snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
+    changes = list(extra_changes) + list(diff_snapshots(baseline.snapshot, snapshot))
+    estimate = estimate_snapshot(snapshot)
+    moved = estimate_change(baseline.estimate, estimate[1] if estimate else None)
+    if moved is not None:
+        changes.append(moved)
+    advisories = plan_advisories(repo, revision, changes, store.advisories(repo), settings)
+    contents = _stored_contents(snapshot)
+    saved = store.save_revision(
+        repo,
+        revision,
+        _with_content_keys(snapshot, contents),
+        contents,
+        changes,
+        estimate,
+        advisories,
+    )
+    next_baseline = Baseline(snapshot, estimate[1] if estimate else None)
+    return ProcessedRevision(revision, next_baseline, tuple(changes), saved)

@@ -1,0 +1,168 @@
+"""Polls watched repos: detects new commits and runs each through the pipeline, in order.
+
+A poll of one repo returns a value, never raises for hub trouble: `Unchanged`, `NewRevisions`
+or `Failed` (with the state recorded in the store: gated, not found, error).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+from hubwatch.storage.records import RepoId
+from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoNotFound
+from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
+
+if TYPE_CHECKING:
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+    from hubwatch.tracker.hub import HubClient
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "Failed",
+    "NewRevisions",
+    "PollOutcome",
+    "Unchanged",
+    "backoff_delay",
+    "failed",
+    "next_poll_at",
+    "poll_repo",
+    "poll_repos",
+]
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    repo: RepoId
+    head: str
+
+
+@dataclass(frozen=True)
+class NewRevisions:
+    repo: RepoId
+    shas: tuple[str, ...]  # stored by this poll, oldest first
+
+
+@dataclass(frozen=True)
+class Failed:
+    repo: RepoId
+    reason: str  # one line naming the repo (and revision/file where known)
+    state: str  # the recorded state: "gated", "not_found" or "error"
+    fix: str
+    saved: tuple[str, ...] = ()  # revisions stored before the failure
+    retry_after: float | None = None
+
+
+PollOutcome = Unchanged | NewRevisions | Failed
+Progress = Callable[[RepoId, str], None]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _state_of(exc: HubError) -> str:
+    if isinstance(exc, GatedRepo):
+        return "gated"
+    if isinstance(exc, RepoNotFound):
+        return "not_found"
+    return "error"
+
+
+def backoff_delay(failures: int, settings: Settings, retry_after: float | None = None) -> float:
+    """Seconds to wait before polling a repo again after `failures` consecutive failures."""
+    if failures <= 0:
+        return float(settings.poll_interval_s)
+    delay = min(settings.poll_interval_s * 2 ** (failures - 1), 24 * 3600)
+    return float(max(delay, retry_after or 0.0))
+
+
+def poll_repo(
+    repo: RepoId,
+    *,
+    hub: HubClient,
+    store: Store,
+    settings: Settings,
+    progress: Progress | None = None,
+    now: Callable[[], datetime] = _now,
+) -> PollOutcome:
+    """Poll one repo: one request when its head has not moved, else every new commit in order."""
+    saved: list[str] = []
+    say = progress or (lambda _repo, _text: None)
+    try:
+        stored_head = store.head(repo)
+        head = hub.head(repo)
+        if stored_head is not None and stored_head.sha == head:
+            store.record_poll(repo, "ok", None, now())
+            return Unchanged(repo, head)
+        known = store.known_shas(repo)
+        first_time = not known
+        commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None)
+        upstream = {c.sha for c in commits}
+        extra = []
+        if stored_head is not None and stored_head.sha not in upstream:
+            # Force-push: what was stored is no longer the main branch's history.
+            dropped = [e.revision.sha for e in store.history(repo) if e.revision.sha not in upstream]
+            extra = [history_rewrite_change(dropped)] if dropped else []
+        new = [c for c in commits if c.sha not in known]
+        baseline_sha = new[0].parent if new and new[0].parent in known else None
+        if baseline_sha is None and extra and stored_head is not None:
+            baseline_sha = stored_head.sha  # compare the rewritten history with what users had
+        baseline = load_baseline(store, repo, baseline_sha)
+        for index, revision in enumerate(new, start=1):
+            say(repo, f"{index}/{len(new)} {revision.sha[:12]} {revision.title[:50]}")
+            result = process_revision(
+                repo, revision, baseline, hub=hub, store=store, settings=settings,
+                extra_changes=extra if index == 1 else (),
+            )
+            if result.saved:
+                saved.append(revision.sha)
+            baseline = result.baseline
+        store.record_poll(repo, "ok", None, now())
+        return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head)
+    except HubError as exc:
+        state = _state_of(exc)
+        reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
+        store.record_poll(repo, state, reason, now())
+        retry = exc.retry_after if isinstance(exc, RateLimited) else None
+        return Failed(repo, reason, state, exc.fix, tuple(saved), retry)
+
+
+def poll_repos(
+    repos: Iterable[RepoId],
+    *,
+    hub: HubClient,
+    store: Store,
+    settings: Settings,
+    progress: Progress | None = None,
+    on_outcome: Callable[[PollOutcome], None] | None = None,
+) -> list[PollOutcome]:
+    """Poll each repo in turn; one repo's failure never stops the others."""
+    outcomes: list[PollOutcome] = []
+    for repo in repos:
+        try:
+            outcome = poll_repo(repo, hub=hub, store=store, settings=settings, progress=progress)
+        except Exception as exc:  # the loop must survive a bug on one repo's content; record it
+            log.exception("polling %s failed", repo)
+            reason = f"{repo}: internal error while processing: {exc!r}"
+            store.record_poll(repo, "error", reason, _now())
+            outcome = Failed(repo, reason, "error", "report this with `hubwatch --debug poll " + str(repo) + "`")
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return outcomes
+
+
+def next_poll_at(outcome: PollOutcome, failures: int, settings: Settings, at: datetime) -> datetime:
+    """When to poll again: the interval, or exponential backoff (at least Retry-After) on failure."""
+    retry = outcome.retry_after if isinstance(outcome, Failed) else None
+    return at + timedelta(seconds=backoff_delay(failures, settings, retry))
+
+
+def failed(outcomes: Sequence[PollOutcome]) -> list[Failed]:
+    return [o for o in outcomes if isinstance(o, Failed)]

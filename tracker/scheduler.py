@@ -1,0 +1,127 @@
+"""Poll cycles on a timer: APScheduler 3 behind a small interface, due repos claimed by lease.
+
+Each cycle claims due repos from the store (`claim_due`: on PostgreSQL, FOR UPDATE SKIP LOCKED
+with a lease), polls them, and releases each with its next poll time, so any number of worker
+processes share the repos without duplicate work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from hubwatch.storage.records import RepoId
+from hubwatch.tracker.poller import Failed, PollOutcome, next_poll_at, poll_repos
+
+if TYPE_CHECKING:
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+    from hubwatch.tracker.hub import HubClient
+
+__all__ = ["PollCycle", "Scheduler", "default_worker_id"]
+
+log = logging.getLogger(__name__)
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class PollCycle:
+    """One poll cycle: claim due repos, poll them, release each with its next poll time."""
+
+    def __init__(
+        self,
+        *,
+        hub: HubClient,
+        store: Store,
+        settings: Settings,
+        worker_id: str | None = None,
+        batch: int = 10,
+        lease_s: int = 900,
+        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    ) -> None:
+        self._hub, self._store, self._settings = hub, store, settings
+        self.worker_id = worker_id or default_worker_id()
+        self._batch, self._lease_s, self._clock = batch, lease_s, clock
+        self._failures: dict[RepoId, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self) -> list[PollOutcome]:
+        """Run one cycle until no repo is due; returns every outcome, in order."""
+        if not self._lock.acquire(blocking=False):
+            return []  # a cycle is already running in this process
+        try:
+            outcomes: list[PollOutcome] = []
+            seen: set[RepoId] = set()
+            while True:
+                claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
+                claimed = [r for r in claimed if r not in seen]
+                if not claimed:
+                    return outcomes
+                seen.update(claimed)
+                for repo in claimed:
+                    outcomes.append(self._poll_one(repo))
+        finally:
+            self._lock.release()
+
+    def _poll_one(self, repo: RepoId) -> PollOutcome:
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+        failures = self._failures.get(repo, 0) + 1 if isinstance(outcome, Failed) else 0
+        self._failures[repo] = failures
+        if isinstance(outcome, Failed):
+            log.warning("%s (%s)", outcome.reason, outcome.fix)
+        self._store.release(repo, self.worker_id, next_poll_at(outcome, failures, self._settings, self._clock()))
+        return outcome
+
+
+class Scheduler:
+    """Runs a job every `interval_s` seconds in a background thread (coalesced, one at a time)."""
+
+    def __init__(self, job: Callable[[], object], interval_s: float, *, run_at_start: bool = True) -> None:
+        self._job = job
+        self._interval_s = interval_s
+        self._run_at_start = run_at_start
+        self._scheduler: BackgroundScheduler | None = None
+
+    def _run(self) -> None:
+        try:
+            self._job()
+        except Exception:  # the timer thread must survive one bad cycle; it is logged with its traceback
+            log.exception("poll cycle failed")
+
+    def start(self) -> None:
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        if self._scheduler is not None:
+            return
+        scheduler = BackgroundScheduler(timezone=timezone.utc)
+        kwargs = {"next_run_time": datetime.now(timezone.utc)} if self._run_at_start else {}
+        scheduler.add_job(
+            self._run,
+            "interval",
+            seconds=self._interval_s,
+            id="poll-cycle",
+            coalesce=True,
+            max_instances=1,
+            misfire_grace_time=max(1, int(self._interval_s)),
+            **kwargs,
+        )
+        scheduler.start()
+        self._scheduler = scheduler
+
+    def stop(self, wait: bool = True) -> None:
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=wait)
+            self._scheduler = None
+
+    @property
+    def running(self) -> bool:
+        return self._scheduler is not None
