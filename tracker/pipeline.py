@@ -111,7 +111,10 @@ def process_revision(
     moved = estimate_change(baseline.estimate, estimate[1] if estimate else None)
     if moved is not None:
         changes.append(moved)
-    advisories = plan_advisories(repo, revision, changes, store.advisories(repo), settings)
+    # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
+    # is the starting state: recorded, not advised.
+    initial = not baseline.snapshot.files
+    advisories = [] if initial else plan_advisories(repo, revision, changes, store.advisories(repo), settings)
     contents = _stored_contents(snapshot)
     saved = store.save_revision(
         repo,

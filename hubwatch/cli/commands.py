@@ -1,3 +1,6 @@
 """Imports every command module so each registers its commands on the `hubwatch` group."""
 
 # One line per command module; each module does `@cli.command()` / `cli.add_command(...)`.
+from hubwatch.cli import watch  # noqa: F401
+from hubwatch.cli import poll  # noqa: F401
+from hubwatch.cli import run  # noqa: F401

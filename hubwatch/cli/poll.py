@@ -1,0 +1,149 @@
+"""`hubwatch poll`, `history` and `diff`: fetch new revisions now and read what was stored."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn
+from rich.table import Table
+
+from hubwatch.cli import cli
+from hubwatch.cli.errors import EXIT_FAILED
+from hubwatch.cli.params import REPO_ID
+from hubwatch.storage.records import ChangeRecord, RepoId
+from hubwatch.wiring import open_runtime
+
+if TYPE_CHECKING:
+    from hubwatch.tracker.poller import PollOutcome
+
+__all__ = ["diff", "history", "poll"]
+
+_SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def _change_json(change: ChangeRecord) -> dict[str, Any]:
+    return {
+        "kind": change.kind.value,
+        "severity": change.severity.value,
+        "path": change.path,
+        "summary": change.summary,
+        "direction": change.direction,
+    }
+
+
+def _outcome_line(outcome: PollOutcome) -> str:
+    from hubwatch.tracker.poller import Failed, NewRevisions
+
+    if isinstance(outcome, NewRevisions):
+        n = len(outcome.shas)
+        return f"[green]new[/green]       {outcome.repo}: {n} new revision{'s' if n != 1 else ''} stored"
+    if isinstance(outcome, Failed):
+        kept = f" ({len(outcome.saved)} revisions stored before it)" if outcome.saved else ""
+        return f"[red]failed[/red]    {outcome.reason}{kept} [dim]— fix: {outcome.fix}[/dim]"
+    return f"[dim]unchanged[/dim] {outcome.repo}"
+
+
+@cli.command()
+@click.argument("repos", nargs=-1, type=REPO_ID)
+def poll(repos: tuple[RepoId, ...]) -> None:
+    """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed."""
+    from hubwatch.tracker.poller import failed, poll_repos
+
+    out, err = Console(), Console(stderr=True)
+    with open_runtime() as rt:
+        watched = [s.repo for s in rt.store.watched()]
+        targets = list(repos) or watched
+        unknown = [str(r) for r in targets if r not in set(watched)]
+        if unknown:
+            raise click.UsageError(f"not watched: {', '.join(unknown)}; add with `hubwatch watch add`")
+        if not targets:
+            out.print("no repos watched: `hubwatch watch add ORG/NAME`")
+            return
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, transient=True) as bar:
+            task = bar.add_task("polling", total=len(targets))
+
+            def progress(repo: RepoId, text: str) -> None:
+                bar.update(task, description=f"{repo} {text}")
+
+            def done(outcome: PollOutcome) -> None:
+                bar.advance(task)
+                bar.console.print(_outcome_line(outcome), highlight=False)
+
+            outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
+                                  progress=progress, on_outcome=done)
+    if failed(outcomes):
+        click.get_current_context().exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("repo", type=REPO_ID)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (revisions oldest first).")
+def history(repo: RepoId, as_json: bool) -> None:
+    """Every stored revision of ORG/NAME with what changed in it."""
+    with open_runtime() as rt:
+        entries = rt.store.history(repo)
+    if not entries:
+        raise click.UsageError(f"{repo}: no revisions stored (watch it and run `hubwatch poll {repo}`)")
+    if as_json:
+        rows = [
+            {
+                "sha": e.revision.sha,
+                "parent": e.revision.parent,
+                "date": e.revision.date.isoformat(),
+                "title": e.revision.title,
+                "changes": [_change_json(c) for c in e.changes],
+                "advisories": list(e.advisory_ids),
+            }
+            for e in entries
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"{repo}: {len(entries)} revisions", show_lines=True)
+    for column in ("#", "commit", "date", "title", "changes", "advisories"):
+        table.add_column(column, overflow="fold")
+    for e in entries:
+        lines = [
+            f"[{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.summary}" for c in e.changes
+        ]
+        table.add_row(
+            str(e.position),
+            e.revision.sha[:12],
+            e.revision.date.strftime("%Y-%m-%d"),
+            e.revision.title,
+            "\n".join(lines) or "[dim]no change[/dim]",
+            "\n".join(e.advisory_ids),
+        )
+    Console().print(table)
+
+
+@cli.command()
+@click.argument("repo", type=REPO_ID)
+@click.argument("old")
+@click.argument("new")
+@click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
+def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
+    """What changed in ORG/NAME between two stored revisions OLD and NEW (commit shas or prefixes)."""
+    from hubwatch.tracker.diff import diff_snapshots
+    from hubwatch.tracker.pipeline import load_baseline
+
+    with open_runtime() as rt:
+        shas = []
+        for ref in (old, new):
+            entry = rt.store.revision(repo, ref) if len(ref) >= 7 else None
+            if entry is None:
+                raise click.UsageError(f"{repo}: no stored revision {ref!r} (see `hubwatch history {repo}`)")
+            shas.append(entry.revision.sha)
+        before = load_baseline(rt.store, repo, shas[0]).snapshot
+        after = load_baseline(rt.store, repo, shas[1]).snapshot
+    changes = diff_snapshots(before, after)
+    if as_json:
+        payload = {"repo": str(repo), "old": shas[0], "new": shas[1], "changes": [_change_json(c) for c in changes]}
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    out = Console()
+    out.print(f"{repo} {shas[0][:12]} → {shas[1][:12]}: {len(changes)} change(s)")
+    for c in changes:
+        out.print(f"  [{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.path}: {c.summary}")

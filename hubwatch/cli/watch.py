@@ -1,0 +1,85 @@
+"""`hubwatch watch add|remove|list`: which repos are tracked."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hubwatch.cli import cli
+from hubwatch.cli.params import REPO_ID
+from hubwatch.storage.records import RepoId
+from hubwatch.wiring import open_runtime
+
+__all__ = ["watch"]
+
+
+@cli.group()
+def watch() -> None:
+    """Add, remove and list the repos hubwatch tracks."""
+
+
+@watch.command("add")
+@click.argument("repos", nargs=-1, required=True, type=REPO_ID)
+def add(repos: tuple[RepoId, ...]) -> None:
+    """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
+    out = Console()
+    with open_runtime() as rt:
+        for repo in repos:
+            added = rt.store.watch(repo)
+            out.print(f"{'watching' if added else 'already watching'} {repo}")
+
+
+@watch.command("remove")
+@click.argument("repos", nargs=-1, required=True, type=REPO_ID)
+def remove(repos: tuple[RepoId, ...]) -> None:
+    """Stop tracking ORG/NAME repos (their stored history is kept)."""
+    out = Console()
+    missing = []
+    with open_runtime() as rt:
+        for repo in repos:
+            if rt.store.unwatch(repo):
+                out.print(f"stopped watching {repo}")
+            else:
+                missing.append(str(repo))
+    if missing:
+        raise click.UsageError(f"not watched: {', '.join(missing)} (see `hubwatch watch list`)")
+
+
+@watch.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+def list_(as_json: bool) -> None:
+    """List tracked repos with their poll state."""
+    with open_runtime() as rt:
+        states = rt.store.watched()
+    if as_json:
+        rows = [
+            {
+                "repo": str(s.repo),
+                "state": s.state,
+                "head": s.head_sha,
+                "revisions": s.revision_count,
+                "last_polled_at": s.last_polled_at.isoformat() if s.last_polled_at else None,
+                "next_poll_at": s.next_poll_at.isoformat() if s.next_poll_at else None,
+                "last_error": s.last_error,
+            }
+            for s in states
+        ]
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title="watched repos")
+    for column in ("repo", "state", "revisions", "head", "last polled", "last error"):
+        table.add_column(column)
+    for s in states:
+        style = {"ok": "green", "new": "cyan"}.get(s.state, "red")
+        table.add_row(
+            str(s.repo),
+            f"[{style}]{s.state}[/{style}]",
+            str(s.revision_count),
+            (s.head_sha or "")[:12],
+            s.last_polled_at.strftime("%Y-%m-%d %H:%M") if s.last_polled_at else "never",
+            s.last_error or "",
+        )
+    Console().print(table if states else "no repos watched: `hubwatch watch add ORG/NAME`")

@@ -1,0 +1,72 @@
+"""Builds the running pieces from settings: settings → store → hub client → web app, scheduler.
+
+The one place objects are constructed; nothing here runs at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hubwatch.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from hubwatch.storage import Store
+    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.scheduler import PollCycle, Scheduler
+
+__all__ = ["Runtime", "build_app", "build_cycle", "build_hub", "build_scheduler", "open_runtime", "open_store"]
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a command works with: the settings, an open store and a hub client."""
+
+    settings: Settings
+    store: Store
+    hub: HubClient
+
+
+def open_store(settings: Settings) -> Store:
+    from hubwatch.storage import Store
+
+    return Store.open(settings.database_url)
+
+
+def build_hub(settings: Settings) -> HubClient:
+    from hubwatch.tracker.hub import HubClient
+
+    return HubClient.from_settings(settings)
+
+
+def build_app(settings: Settings, store: Store) -> FastAPI:
+    from hubwatch.feeds import create_app
+
+    return create_app(settings, store)
+
+
+def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
+    from hubwatch.tracker.scheduler import PollCycle
+
+    return PollCycle(hub=runtime.hub, store=runtime.store, settings=runtime.settings, worker_id=worker_id)
+
+
+def build_scheduler(runtime: Runtime, worker_id: str | None = None) -> Scheduler:
+    from hubwatch.tracker.scheduler import Scheduler
+
+    return Scheduler(build_cycle(runtime, worker_id), runtime.settings.poll_interval_s)
+
+
+@contextmanager
+def open_runtime(settings: Settings | None = None) -> Iterator[Runtime]:
+    """Settings (from the environment unless given), an open store and a hub client; closes the store."""
+    settings = settings if settings is not None else load_settings()
+    store = open_store(settings)
+    try:
+        yield Runtime(settings, store, build_hub(settings))
+    finally:
+        store.close()
