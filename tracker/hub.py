@@ -191,17 +191,31 @@ class HubClient:
             parent = item.commit_id
         return records[-limit:] if limit is not None and limit < len(records) else records
 
-    def recently_modified(self, limit: int = 1000) -> list[RecentModel]:
-        """Models most recently modified on the hub, newest first (one listing request per page)."""
+    def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
+        """Models modified on the hub at or after `since` (one listing request per page).
 
-        def fetch() -> list[RecentModel]:
-            out: list[RecentModel] = []
-            for info in self._api.list_models(sort="last_modified", limit=limit, expand=["sha", "lastModified"]):
+        Pages are read newest first and stop at the first older entry; None when `max_items`
+        entries did not reach back to `since` (the listing cannot vouch for the others then).
+        """
+
+        def fetch() -> dict[RepoId, RecentModel] | None:
+            out: dict[RepoId, RecentModel] = {}
+            models = self._api.list_models(sort="last_modified", expand=["sha", "lastModified"])
+            for count, info in enumerate(models):
+                modified = info.last_modified
+                if modified is not None and modified.tzinfo is None:
+                    modified = modified.replace(tzinfo=timezone.utc)
+                if modified is None:
+                    return None  # a listing without dates cannot tell what is unchanged
+                if modified < since:
+                    return out
+                if count >= max_items:
+                    return None
                 try:
                     rid = RepoId.parse(info.id)
                 except ValueError:
                     continue
-                out.append(RecentModel(rid, info.sha, info.last_modified))
+                out.setdefault(rid, RecentModel(rid, info.sha, modified))
             return out
 
         return self._call(fetch, None)

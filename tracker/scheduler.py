@@ -12,11 +12,12 @@ import os
 import socket
 import threading
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from hubwatch.storage.records import RepoId
-from hubwatch.tracker.poller import Failed, PollOutcome, next_poll_at, poll_repos
+from hubwatch.tracker.errors import HubError
+from hubwatch.tracker.poller import Failed, PollOutcome, Unchanged, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 __all__ = ["PollCycle", "Scheduler", "default_worker_id"]
 
 log = logging.getLogger(__name__)
+
+# How far before a repo's last poll the listing is read, for clock skew between us and the hub.
+LISTING_MARGIN_S = 300
 
 
 def default_worker_id() -> str:
@@ -67,13 +71,44 @@ class PollCycle:
                 if not claimed:
                     return outcomes
                 seen.update(claimed)
+                quiet = self._unchanged_by_listing(claimed)
                 for repo in claimed:
-                    outcomes.append(self._poll_one(repo))
+                    outcomes.append(self._poll_one(repo, quiet.get(repo)))
         finally:
             self._lock.release()
 
-    def _poll_one(self, repo: RepoId) -> PollOutcome:
-        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+    def _unchanged_by_listing(self, repos: list[RepoId]) -> dict[RepoId, str]:
+        """Repos the recently-modified listing shows unchanged since their last poll (→ stored head).
+
+        One listing (a page per ~1000 recently modified models) instead of one request per repo;
+        any doubt (never polled, last poll failed, listing unavailable) leaves the repo out.
+        """
+        states = {s.repo: s for s in self._store.watched() if s.repo in set(repos)}
+        polled = [s for s in states.values() if s.state == "ok" and s.head_sha and s.last_polled_at]
+        if not polled:
+            return {}
+        since = min(s.last_polled_at for s in polled if s.last_polled_at) - timedelta(seconds=LISTING_MARGIN_S)
+        try:
+            recent = self._hub.recently_modified(since)
+        except HubError as exc:
+            log.info("recently-modified listing unavailable (%s); checking each repo's head", exc)
+            return {}
+        if recent is None:
+            return {}
+        quiet: dict[RepoId, str] = {}
+        for s in polled:
+            seen = recent.get(s.repo)
+            if seen is None or seen.sha == s.head_sha:
+                quiet[s.repo] = str(s.head_sha)
+        return quiet
+
+    def _poll_one(self, repo: RepoId, quiet_head: str | None = None) -> PollOutcome:
+        outcome: PollOutcome
+        if quiet_head is not None:
+            self._store.record_poll(repo, "ok", None, self._clock())
+            outcome = Unchanged(repo, quiet_head)
+        else:
+            (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         failures = self._failures.get(repo, 0) + 1 if isinstance(outcome, Failed) else 0
         self._failures[repo] = failures
         if isinstance(outcome, Failed):
