@@ -1,0 +1,1 @@
+from_pretrained("ghost/in-venv", revision="1234567")
