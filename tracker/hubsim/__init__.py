@@ -1,0 +1,14 @@
+"""Hub emulator: an HTTP server speaking the part of the Hugging Face hub API huggingface_hub uses.
+
+It serves repo histories from a folder (`ROOT/<org>__<name>/v1/…`), reveals new commits on
+demand (`HubSim.advance`, `POST /_sim/{org}/{name}/advance`) and injects faults. See
+`hubwatch hubsim --help` and the module docstrings of `app`, `api`, `files` and `faults`.
+"""
+
+from __future__ import annotations
+
+from hubwatch.tracker.hubsim.faults import FaultConfig
+from hubwatch.tracker.hubsim.repos import HistoryError, load_root
+from hubwatch.tracker.hubsim.runner import HubSim, demo_root
+
+__all__ = ["FaultConfig", "HistoryError", "HubSim", "demo_root", "load_root"]
