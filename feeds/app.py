@@ -1,0 +1,50 @@
+"""The app factory: `create_app(settings, store, on_webhook=…)` wires the routers; builds nothing at import."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from hubwatch import __version__
+from hubwatch.feeds.context import AppContext
+from hubwatch.feeds.errors import install_error_handlers
+from hubwatch.feeds.routes import admin, api, badges, feeds, ops, osv, pages
+from hubwatch.feeds.templating import make_templates
+from hubwatch.settings import Settings
+from hubwatch.storage.records import RepoId
+
+if TYPE_CHECKING:
+    from hubwatch.storage import Store
+
+__all__ = ["create_app"]
+
+STATIC = Path(__file__).parent / "static"
+
+
+def create_app(
+    settings: Settings, store: "Store", *, on_webhook: Callable[[RepoId], None] | None = None
+) -> FastAPI:
+    """The web app over `store` (read-only, except `POST /admin/watch`).
+
+    `on_webhook(repo)` is called when the hub's webhook reports new content for a model repo
+    (the tracker wires it to an immediate poll).
+    """
+    app = FastAPI(
+        title="hubwatch",
+        version=__version__,
+        description="Changes to Hugging Face model repos as feeds, OSV advisories, badges and pages.",
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url))
+    install_error_handlers(app)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
+    for module in (ops, osv, api, badges, admin, feeds, pages):
+        app.include_router(module.router)
+    return app

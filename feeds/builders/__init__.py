@@ -1,0 +1,1 @@
+"""Pure builders: domain values in, feeds / OSV responses / badges / plots / documents out."""

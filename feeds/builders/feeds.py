@@ -1,0 +1,208 @@
+"""Build Atom, RSS and JSON Feed documents from the store's feed items (pure; no clock, no I/O).
+
+One entry per revision. Its id is derived from data that never changes once published
+(the revision's date, the repo and the commit), and every timestamp comes from the data, so the
+same items always give the same bytes (and the same ETag).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from feedgen.feed import FeedGenerator
+from markupsafe import Markup, escape
+
+from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
+from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
+
+__all__ = [
+    "EPOCH",
+    "FeedEntry",
+    "FeedMeta",
+    "atom_bytes",
+    "entry_id",
+    "feed_entries",
+    "json_feed",
+    "rss_bytes",
+]
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class FeedItemLike(Protocol):
+    """What the builder reads of the store's FeedItem."""
+
+    @property
+    def repo(self) -> RepoId: ...
+    @property
+    def revision(self) -> RevisionRecord: ...
+    @property
+    def changes(self) -> Sequence[ChangeRecord]: ...
+    @property
+    def advisory_ids(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True)
+class FeedMeta:
+    """The feed itself: a permanent id, a title, where it lives and the page it describes."""
+
+    id: str
+    title: str
+    subtitle: str
+    self_url: str
+    home_url: str
+
+
+@dataclass(frozen=True)
+class FeedEntry:
+    id: str
+    title: str
+    url: str
+    updated: datetime
+    text: str
+    html: str
+    tags: tuple[str, ...]
+    author: str | None
+
+
+def entry_id(repo: RepoId, revision: RevisionRecord) -> str:
+    """The permanent id of a revision's entry (RFC 4151 tag URI): never changes once published."""
+    day = as_utc(revision.date).strftime("%Y-%m-%d")
+    return f"tag:hubwatch,{day}:{repo}/{revision.sha}"
+
+
+def _title(repo: RepoId, revision: RevisionRecord, changes: Sequence[ChangeRecord]) -> str:
+    head = f"{repo} @ {short_sha(revision.sha)}"
+    if not changes:
+        return f"{head}: {revision.title or 'new revision'}"
+    worst = max(changes, key=lambda c: c.severity.rank)
+    more = f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""
+    return f"{head}: {worst.kind.value}/{worst.severity.value}: {worst.summary}{more}"
+
+
+def _html(item: FeedItemLike, base_url: str) -> str:
+    revision = item.revision
+    parts: list[Markup] = [
+        Markup("<p>Commit <code>{}</code> — {}</p>").format(revision.sha, revision.title or "(no message)")
+    ]
+    if item.changes:
+        rows = Markup("").join(
+            Markup("<li><strong>{}/{}</strong> <code>{}</code>: {}</li>").format(
+                c.kind.value, c.severity.value, c.path, c.summary
+            )
+            for c in item.changes
+        )
+        parts.append(Markup("<ul>{}</ul>").format(rows))
+    else:
+        parts.append(Markup("<p>No tracked change.</p>"))
+    if item.advisory_ids:
+        links = Markup(", ").join(
+            Markup('<a href="{}">{}</a>').format(f"{base_url}/advisories/{a}", a) for a in item.advisory_ids
+        )
+        parts.append(Markup("<p>Advisories: {}</p>").format(links))
+    return str(escape(Markup("").join(parts)))
+
+
+def _text(item: FeedItemLike) -> str:
+    lines = [f"{c.kind.value}/{c.severity.value}: {c.summary}" for c in item.changes]
+    if item.advisory_ids:
+        lines.append("Advisories: " + ", ".join(item.advisory_ids))
+    return "\n".join(lines) or (item.revision.title or "new revision")
+
+
+def feed_entries(items: Iterable[FeedItemLike], base_url: str) -> list[FeedEntry]:
+    """Entries for `items`, newest first (ties broken by repo and sha, so the order is stable)."""
+    entries = []
+    for item in items:
+        revision = item.revision
+        url = f"{base_url}/models/{item.repo}/revisions/{revision.sha}"
+        tags = tuple(sorted({c.kind.value for c in item.changes} | {c.severity.value for c in item.changes}))
+        entries.append(
+            FeedEntry(
+                id=entry_id(item.repo, revision),
+                title=xml_safe(_title(item.repo, revision, item.changes)),
+                url=url,
+                updated=as_utc(revision.date),
+                text=xml_safe(_text(item)),
+                html=xml_safe(_html(item, base_url)),
+                tags=tags,
+                author=xml_safe(", ".join(revision.authors)) or None,
+            )
+        )
+    entries.sort(key=lambda e: e.id)
+    entries.sort(key=lambda e: e.updated, reverse=True)
+    return entries
+
+
+def _newest(entries: Sequence[FeedEntry]) -> datetime:
+    return max((e.updated for e in entries), default=EPOCH)
+
+
+def _generator(meta: FeedMeta, entries: Sequence[FeedEntry]) -> FeedGenerator:
+    fg = FeedGenerator()
+    fg.id(meta.id)
+    fg.title(xml_safe(meta.title))
+    fg.subtitle(xml_safe(meta.subtitle))
+    fg.link(href=meta.home_url, rel="alternate")
+    fg.link(href=meta.self_url, rel="self")
+    fg.generator("hubwatch")
+    newest = _newest(entries)
+    fg.updated(newest)
+    fg.lastBuildDate(newest)
+    for entry in entries:
+        fe = fg.add_entry(order="append")
+        fe.id(entry.id)
+        fe.title(entry.title)
+        fe.link(href=entry.url, rel="alternate")
+        fe.updated(entry.updated)
+        fe.published(entry.updated)
+        fe.summary(entry.text)
+        fe.content(entry.html, type="html")
+        fe.description(entry.text)
+        if entry.author:
+            fe.author(name=entry.author)
+        for tag in entry.tags:
+            fe.category(term=tag)
+    return fg
+
+
+def atom_bytes(meta: FeedMeta, entries: Sequence[FeedEntry]) -> bytes:
+    """The Atom 1.0 document (entries in the given order)."""
+    result: bytes = _generator(meta, entries).atom_str(pretty=True)
+    return result
+
+
+def rss_bytes(meta: FeedMeta, entries: Sequence[FeedEntry]) -> bytes:
+    """The RSS 2.0 document (entries in the given order)."""
+    result: bytes = _generator(meta, entries).rss_str(pretty=True)
+    return result
+
+
+def json_feed(meta: FeedMeta, entries: Sequence[FeedEntry]) -> dict[str, Any]:
+    """A JSON Feed 1.1 document (https://jsonfeed.org/version/1.1)."""
+    items: list[dict[str, Any]] = []
+    for entry in entries:
+        item: dict[str, Any] = {
+            "id": entry.id,
+            "url": entry.url,
+            "title": entry.title,
+            "content_html": entry.html,
+            "content_text": entry.text,
+            "date_published": rfc3339(entry.updated),
+            "date_modified": rfc3339(entry.updated),
+            "tags": list(entry.tags),
+        }
+        if entry.author:
+            item["authors"] = [{"name": entry.author}]
+        items.append(item)
+    return {
+        "version": "https://jsonfeed.org/version/1.1",
+        "title": meta.title,
+        "description": meta.subtitle,
+        "home_page_url": meta.home_url,
+        "feed_url": meta.self_url,
+        "items": items,
+    }

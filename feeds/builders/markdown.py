@@ -1,0 +1,73 @@
+"""The Markdown twin of a model page: the same history as plain, portable Markdown.
+
+Remote text is escaped so it cannot inject HTML or Markdown structure (links, headings, tables).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view
+from hubwatch.feeds.text import fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
+from hubwatch.storage.records import RepoId
+
+__all__ = ["md_escape", "model_markdown"]
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|>~-])")
+
+
+def md_escape(text: str) -> str:
+    """`text` as literal Markdown inline text: HTML entities for <, >, &; specials backslashed;
+    newlines folded to spaces."""
+    text = xml_safe(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = " ".join(text.split())
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _estimate_line(entry: HistoryEntryLike) -> str | None:
+    view = estimate_view(entry.estimate)
+    if view is None:
+        return None
+    if view.error:
+        return f"- Estimate: not available ({md_escape(view.error)})"
+    bits = [f"params {fmt_count(view.params)}"]
+    bits += [f"{md_escape(method)} {fmt_bytes(total)}" for method, total in view.memory]
+    bits += [f"batch/card {md_escape(card)} {n}" for card, n in view.batch]
+    return "- Estimate: " + ", ".join(bits)
+
+
+def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str) -> str:
+    """The model's history, newest revision first."""
+    page = f"{base_url}/models/{repo}"
+    lines = [
+        f"# {md_escape(str(repo))}",
+        "",
+        f"Upstream: <{repo.url(hub_url)}> · Page: <{page}> · Feed: <{page}/feed.atom>",
+        "",
+        f"{len(entries)} revision{'s' if len(entries) != 1 else ''} tracked.",
+    ]
+    for entry in sorted(entries, key=lambda e: e.position, reverse=True):
+        revision = entry.revision
+        lines += [
+            "",
+            f"## {short_sha(revision.sha)} · {rfc3339(revision.date)}",
+            "",
+            f"{md_escape(revision.title) or '(no message)'} ([diff]({page}/revisions/{revision.sha}))",
+            "",
+        ]
+        if entry.changes:
+            for change in entry.changes:
+                lines.append(
+                    f"- **{change.kind.value}/{change.severity.value}** `{change.path.replace('`', chr(39))}`: "
+                    f"{md_escape(change.summary)}"
+                )
+        else:
+            lines.append("- No tracked change.")
+        estimate = _estimate_line(entry)
+        if estimate:
+            lines.append(estimate)
+        if entry.advisory_ids:
+            links = ", ".join(f"[{a}]({base_url}/advisories/{a})" for a in entry.advisory_ids)
+            lines.append(f"- Advisories: {links}")
+    return "\n".join(lines) + "\n"

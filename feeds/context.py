@@ -1,0 +1,60 @@
+"""What every route needs (settings, store, webhook callback, templates), held on `app.state`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Request
+from fastapi.templating import Jinja2Templates
+
+from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.settings import Settings
+from hubwatch.storage.records import InvalidRepoId, RepoId
+
+if TYPE_CHECKING:
+    from hubwatch.storage import Store
+
+__all__ = ["AppContext", "get_ctx", "read_json", "repo_from_path"]
+
+
+@dataclass(frozen=True)
+class AppContext:
+    settings: Settings
+    store: "Store"
+    on_webhook: Callable[[RepoId], None] | None
+    templates: Jinja2Templates
+
+    @property
+    def base_url(self) -> str:
+        return self.settings.public_url.rstrip("/")
+
+
+def get_ctx(request: Request) -> AppContext:
+    """The app's context (a FastAPI dependency)."""
+    ctx = request.app.state.hubwatch
+    assert isinstance(ctx, AppContext)
+    return ctx
+
+
+def repo_from_path(org: str, name: str) -> RepoId:
+    """The repo named by a URL's `{org}/{name}`, or a 404 in the app's error shape."""
+    try:
+        return RepoId.parse(f"{org}/{name}")
+    except InvalidRepoId as exc:
+        raise not_found(str(exc)) from exc
+
+
+async def read_json(request: Request, max_bytes: int = 1 << 20) -> Any:
+    """The request body parsed as JSON, or a 400 saying why it is not."""
+    body = await request.body()
+    if len(body) > max_bytes:
+        raise bad_request(f"request body is larger than {max_bytes} bytes")
+    if not body:
+        raise bad_request("request body is empty: expected a JSON object")
+    try:
+        return json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise bad_request(f"request body is not valid JSON: {exc}") from exc

@@ -1,0 +1,87 @@
+"""Admin endpoints behind the bearer token, and the hub webhook receiver behind its secret."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import JSONResponse
+
+from hubwatch.feeds.context import AppContext, get_ctx, read_json
+from hubwatch.feeds.errors import ApiError, bad_request
+from hubwatch.storage.records import InvalidRepoId, RepoId
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["admin"])
+Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def require_admin(request: Request, ctx: Ctx) -> None:
+    """401 without a bearer token, 403 with a wrong one or when admin is disabled."""
+    expected = ctx.settings.admin_token
+    if not expected:
+        raise ApiError(403, "forbidden", "admin endpoints are disabled: set HUBWATCH_ADMIN_TOKEN to enable them")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(
+            401, "unauthorized", "send 'Authorization: Bearer <admin token>'", {"WWW-Authenticate": "Bearer"}
+        )
+    if not _same(token.strip(), expected):
+        raise ApiError(403, "forbidden", "the admin token is wrong")
+
+
+@router.post("/admin/watch", dependencies=[Depends(require_admin)])
+async def watch(request: Request, ctx: Ctx) -> JSONResponse:
+    body = await read_json(request)
+    if not isinstance(body, dict) or not isinstance(body.get("repo"), str):
+        raise bad_request("body must be an object with 'repo': 'org/name'")
+    try:
+        repo = RepoId.parse(body["repo"])
+    except InvalidRepoId as exc:
+        raise bad_request(f"repo: {exc}") from exc
+    added = ctx.store.watch(repo)
+    return JSONResponse({"repo": str(repo), "added": added}, status_code=201 if added else 200)
+
+
+def _hub_repo(payload: Any) -> tuple[RepoId | None, str | None]:
+    """(repo, None) for a model-content event; (None, why it is ignored) otherwise; 400 if malformed."""
+    if not isinstance(payload, dict):
+        raise bad_request("webhook payload must be a JSON object")
+    event, repo = payload.get("event"), payload.get("repo")
+    if not isinstance(event, dict) or not isinstance(event.get("scope"), str):
+        raise bad_request("webhook payload needs event.scope")
+    if not isinstance(repo, dict) or not isinstance(repo.get("name"), str):
+        raise bad_request("webhook payload needs repo.name")
+    scope = event["scope"]
+    if scope != "repo.content" and not scope.startswith("repo.content."):
+        return None, f"event scope {scope!r} does not change repo content"
+    if repo.get("type", "model") != "model":
+        return None, f"repo type {repo.get('type')!r} is not a model"
+    try:
+        return RepoId.parse(repo["name"]), None
+    except InvalidRepoId as exc:
+        raise bad_request(f"repo.name: {exc}") from exc
+
+
+@router.post("/webhooks/hub")
+async def hub_webhook(request: Request, ctx: Ctx) -> JSONResponse:
+    expected = ctx.settings.webhook_secret
+    if not expected:
+        raise ApiError(403, "forbidden", "the webhook receiver is disabled: set HUBWATCH_WEBHOOK_SECRET")
+    given = request.headers.get("x-webhook-secret")
+    if given is None:
+        raise ApiError(401, "unauthorized", "missing X-Webhook-Secret header")
+    if not _same(given, expected):
+        raise ApiError(403, "forbidden", "X-Webhook-Secret does not match")
+    repo, ignored = _hub_repo(await read_json(request))
+    if repo is None:
+        return JSONResponse({"accepted": False, "reason": ignored}, status_code=202)
+    if ctx.on_webhook is not None:
+        ctx.on_webhook(repo)
+    return JSONResponse({"accepted": True, "repo": str(repo), "queued": ctx.on_webhook is not None}, status_code=202)

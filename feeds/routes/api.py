@@ -1,0 +1,60 @@
+"""The JSON API: watched models, a model's history, one revision, and `POST /api/v1/plan`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+
+from hubwatch.feeds.builders.views import history_json, revision_json
+from hubwatch.feeds.context import AppContext, get_ctx, read_json, repo_from_path
+from hubwatch.feeds.errors import not_found
+from hubwatch.feeds.routes.common import require_known
+from hubwatch.feeds.builders.plan import plan_estimate
+from hubwatch.feeds.text import rfc3339
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/api/v1", tags=["api"])
+Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+
+@router.get("/models")
+def models(ctx: Ctx) -> dict[str, Any]:
+    rows = []
+    for state in sorted(ctx.store.watched(), key=lambda s: str(s.repo)):
+        rows.append(
+            {
+                "repo": str(state.repo),
+                "state": state.state,
+                "last_error": state.last_error,
+                "head_sha": state.head_sha,
+                "last_polled_at": rfc3339(state.last_polled_at) if state.last_polled_at else None,
+                "revision_count": state.revision_count,
+                "url": f"{ctx.base_url}/models/{state.repo}",
+            }
+        )
+    return {"models": rows}
+
+
+@router.get("/models/{org}/{name}/history")
+def history(org: str, name: str, ctx: Ctx) -> list[dict[str, Any]]:
+    repo = repo_from_path(org, name)
+    entries = ctx.store.history(repo)
+    if not entries:
+        require_known(ctx.store, repo)
+    return history_json(entries)
+
+
+@router.get("/models/{org}/{name}/revisions/{sha}")
+def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
+    repo = repo_from_path(org, name)
+    entry = ctx.store.revision(repo, sha.lower())
+    if entry is None:
+        raise not_found(f"{repo} has no stored revision {sha!r}")
+    return revision_json(str(repo), entry)
+
+
+@router.post("/plan")
+async def plan(request: Request) -> dict[str, Any]:
+    return plan_estimate(await read_json(request))

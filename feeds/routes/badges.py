@@ -1,0 +1,40 @@
+"""Badge routes: shields.io endpoint JSON for a model and for a pinned revision."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+from hubwatch.feeds.builders.badges import model_badge, pin_badge
+from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
+from hubwatch.feeds.errors import not_found
+from hubwatch.feeds.routes.common import parse_severity, require_known
+from hubwatch.storage.records import Severity
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/badges", tags=["badges"])
+Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+
+@router.get("/{org}/{name}/revisions/{sha}.json")
+def revision_badge(org: str, name: str, sha: str, ctx: Ctx, min_severity: str = "low") -> dict[str, Any]:
+    repo = repo_from_path(org, name)
+    severity = parse_severity(min_severity) or Severity.LOW
+    entry = ctx.store.revision(repo, sha.lower())
+    if entry is None:
+        raise not_found(f"{repo} has no stored revision {sha!r}")
+    affecting = ctx.store.advisories_affecting(repo, entry.revision.sha)
+    return pin_badge(entry.revision.sha, affecting, severity)
+
+
+@router.get("/{org}/{name}.json")
+def repo_badge(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
+    repo = repo_from_path(org, name)
+    require_known(ctx.store, repo)
+    items = ctx.store.recent_changes(1, repo=repo)
+    latest = list(items[0].changes) if items else None
+    if latest is None and ctx.store.head(repo) is not None:
+        latest = []  # revisions stored, none with a tracked change
+    return model_badge(latest, ctx.store.advisories(repo))

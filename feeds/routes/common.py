@@ -1,0 +1,49 @@
+"""Helpers the routers share: query filters and looking up a repo's watch state."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.storage.records import Kind, RepoId, Severity
+
+if TYPE_CHECKING:
+    from hubwatch.storage import Store
+
+__all__ = ["parse_kinds", "parse_severity", "repo_state", "require_known"]
+
+
+def parse_kinds(values: list[str]) -> list[Kind] | None:
+    """`?kind=a&kind=b` or `?kind=a,b` → kinds; a 400 naming an unknown one."""
+    names = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if not names:
+        return None
+    kinds = []
+    for name in names:
+        try:
+            kinds.append(Kind(name))
+        except ValueError as exc:
+            allowed = ", ".join(k.value for k in Kind)
+            raise bad_request(f"kind {name!r} is not a change kind (one of: {allowed})") from exc
+    return kinds
+
+
+def parse_severity(value: str | None, name: str = "min_severity") -> Severity | None:
+    if value is None or value == "":
+        return None
+    try:
+        return Severity(value)
+    except ValueError as exc:
+        allowed = ", ".join(s.value for s in Severity)
+        raise bad_request(f"{name} {value!r} is not a severity (one of: {allowed})") from exc
+
+
+def repo_state(store: "Store", repo: RepoId) -> Any | None:
+    """The repo's RepoState when it is watched, else None."""
+    return next((state for state in store.watched() if state.repo == repo), None)
+
+
+def require_known(store: "Store", repo: RepoId) -> None:
+    """A 404 unless the repo is watched or has stored revisions."""
+    if store.head(repo) is None and repo_state(store, repo) is None:
+        raise not_found(f"{repo} is not watched by this hubwatch")

@@ -1,0 +1,46 @@
+"""Operations: `/healthz` (the database answers) and `/metrics` (Prometheus text)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+from hubwatch.feeds.builders.metrics import MetricsSnapshot, prometheus_text
+from hubwatch.feeds.context import AppContext, get_ctx
+from hubwatch.feeds.errors import error_body
+from hubwatch.feeds.text import as_utc
+from sqlalchemy.exc import SQLAlchemyError
+
+from hubwatch.storage.errors import StorageError
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["ops"])
+Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+
+@router.get("/healthz")
+def healthz(ctx: Ctx) -> JSONResponse:
+    try:
+        ctx.store.advisory("x_HEALTHZ-probe")  # one indexed read: proves the database answers
+    except (StorageError, SQLAlchemyError) as exc:
+        return JSONResponse(error_body("unavailable", f"database: {exc}"), status_code=503)
+    return JSONResponse({"status": "ok", "database": "ok"})
+
+
+@router.get("/metrics")
+def metrics(ctx: Ctx) -> PlainTextResponse:
+    states = ctx.store.watched()
+    polled = [as_utc(s.last_polled_at) for s in states if s.last_polled_at is not None]
+    age = (datetime.now(UTC) - max(polled)).total_seconds() if polled else None
+    snapshot = MetricsSnapshot(
+        repos_by_state=Counter(s.state for s in states),
+        revisions=sum(s.revision_count for s in states),
+        advisories=len(ctx.store.advisories()),
+        last_poll_age_s=age,
+    )
+    return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

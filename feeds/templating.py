@@ -1,0 +1,125 @@
+"""The jinja2 environment of the HTML pages: autoescape on, control characters stripped, filters."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
+from hubwatch.storage.records import ChangeRecord
+
+__all__ = ["TEMPLATES", "make_templates"]
+
+TEMPLATES = Path(__file__).parent / "templates"
+_MAX_SHOWN = 20_000  # characters of one value shown inline; the JSON API has the rest
+_DIFF_KEYS = (("diff", "Unified diff"), ("unified_diff", "Unified diff"), ("text_diff", "Text diff"))
+_SHOWN_KEYS = {"file", "key", "old", "new", "rendered_diff", "rendered_diffs"} | {k for k, _ in _DIFF_KEYS}
+
+
+def _finalize(value: Any) -> Any:
+    """Runs on every `{{ … }}` output: strips characters no HTML/XML reader should get."""
+    if isinstance(value, Markup):
+        return Markup(xml_safe(str(value)))
+    if isinstance(value, str):
+        return xml_safe(value)
+    return value
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_SHOWN else text[:_MAX_SHOWN] + f"\n… ({len(text) - _MAX_SHOWN} more characters)"
+
+
+def _pretty(value: Any) -> str:
+    if isinstance(value, str):
+        return _clip(value)
+    return _clip(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def _when(value: datetime | None) -> str:
+    return as_utc(value).strftime("%Y-%m-%d %H:%M UTC") if value is not None else "never"
+
+
+def _difflines(text: str) -> list[tuple[str, str]]:
+    rows = []
+    for line in _clip(text).splitlines():
+        if line.startswith(("+++", "---")):
+            cls = "file"
+        elif line.startswith("@@"):
+            cls = "hunk"
+        elif line.startswith("+"):
+            cls = "add"
+        elif line.startswith("-"):
+            cls = "del"
+        else:
+            cls = "ctx"
+        rows.append((cls, line))
+    return rows
+
+
+def _labelled_texts(value: Any, label: str = "") -> list[tuple[str, str]]:
+    """Text diffs found in a str, a mapping (label → diff) or a list of either."""
+    if isinstance(value, str):
+        return [(label, value)] if value.strip() else []
+    if isinstance(value, Mapping):
+        if isinstance(value.get("diff"), str):
+            name = value.get("conversation") or value.get("name") or label
+            return _labelled_texts(value["diff"], str(name))
+        return [pair for k, v in value.items() for pair in _labelled_texts(v, f"{label} {k}".strip())]
+    if isinstance(value, Sequence):
+        return [pair for item in value for pair in _labelled_texts(item, label)]
+    return []
+
+
+def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return _labelled_texts(detail.get("rendered_diff")) + _labelled_texts(detail.get("rendered_diffs"))
+
+
+def _text_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(title, text) for key, title in _DIFF_KEYS if isinstance(text := detail.get(key), str) and text]
+
+
+def _extra_detail(detail: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in detail.items() if k not in _SHOWN_KEYS}
+
+
+def _worst(changes: Sequence[ChangeRecord]) -> ChangeRecord | None:
+    return max(changes, key=lambda c: c.severity.rank) if changes else None
+
+
+def _safe_url(url: Any) -> bool:
+    """Only http(s) links are rendered as links (never javascript: or data:)."""
+    return isinstance(url, str) and urlsplit(url).scheme in ("http", "https")
+
+
+def make_templates(public_url: str) -> Jinja2Templates:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        finalize=_finalize,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        count=fmt_count,
+        bytes=fmt_bytes,
+        when=_when,
+        rfc3339=rfc3339,
+        short=short_sha,
+        pretty=_pretty,
+        difflines=_difflines,
+        rendered_diffs=_rendered_diffs,
+        text_diffs=_text_diffs,
+        extra_detail=_extra_detail,
+        worst=_worst,
+        safe_url=_safe_url,
+    )
+    env.globals.update(base_path=urlsplit(public_url).path.rstrip("/"), public_url=public_url.rstrip("/"))
+    return Jinja2Templates(env=env)
