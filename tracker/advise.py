@@ -141,15 +141,24 @@ def _is_fixed(osv: dict[str, Any]) -> bool:
 
 
 def _undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
-    """True when `change` sets the (file, key) of an earlier change back to its old value."""
+    """True when `change` puts back what an earlier change (an advisory entry) had replaced.
+
+    Same `detail.file` + `detail.key`, both real changes (old ≠ new), and either the new value
+    equals the earlier old value, or (a whole file, key None) the file the earlier change
+    added or modified is removed again.
+    """
     detail = entry.get("detail", {})
-    if "new" not in change.detail or "old" not in detail:
+    if "new" not in change.detail or "old" not in detail or "new" not in detail:
         return False
     file, key = _file_key(change)
     if (file, key) != (detail.get("file"), detail.get("key")):
         return False
-    new = _jsonable(change.detail["new"])
-    return bool(new == detail["old"] or (key is None and new is None))
+    old, new = _jsonable(change.detail.get("old")), _jsonable(change.detail["new"])
+    if old == new or detail["old"] == detail["new"]:
+        return False
+    if new == detail["old"]:
+        return True
+    return key is None and new is None and detail["new"] is not None
 
 
 def _mark_undone(ds: dict[str, Any], change: ChangeRecord, sha: str) -> bool:
@@ -195,11 +204,7 @@ def _build(
     items = [_entry_json(e) for e in chosen]
     kinds = sorted({i["kind"] for i in items}, key=lambda k: _KIND_ORDER.get(k, 99))
     top = max((e.severity for e in chosen), key=lambda s: s.rank)
-    deltas = [
-        {"path": i["path"], "delta": i["detail"]["estimate_delta"]}
-        for i in items
-        if isinstance(i["detail"].get("estimate_delta"), dict)
-    ]
+    deltas = [{"path": i["path"], "delta": d} for i in items if (d := _estimate_delta(i)) is not None]
     ds: dict[str, Any] = {
         "source": "hubwatch",
         "repo": str(repo),
@@ -240,6 +245,16 @@ def _build(
     if reverts:
         osv["related"] = reverts
     return AdvisoryRecord(osv["id"], repo, revision.sha, osv, parse_osv_timestamp(stamp))
+
+
+def _estimate_delta(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The estimate delta an entry carries: `detail.estimate_delta`, or a whole `estimate` change."""
+    detail = item["detail"]
+    if isinstance(detail.get("estimate_delta"), dict):
+        return dict(detail["estimate_delta"])
+    if item["path"] == "estimate":
+        return {k: v for k, v in detail.items() if k not in ("file", "key", "old", "new")}
+    return None
 
 
 def _utc_year(moment: datetime) -> int:

@@ -4,3 +4,5 @@
 from hubwatch.cli import watch  # noqa: F401
 from hubwatch.cli import poll  # noqa: F401
 from hubwatch.cli import run  # noqa: F401
+from hubwatch.cli import hubsim  # noqa: F401
+from hubwatch.cli import advisories  # noqa: F401

@@ -1,0 +1,200 @@
+"""`hubwatch advisories`, `hubwatch export osv PATH` and `hubwatch check [PATH]`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from hubwatch.cli import cli
+from hubwatch.cli.errors import EXIT_FAILED
+from hubwatch.cli.params import REPO_ID
+from hubwatch.settings import load_settings
+from hubwatch.storage.records import AdvisoryRecord, RepoId, Severity
+
+__all__ = ["advisories", "check", "export"]
+
+_SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+_STATUS_STYLE = {"affected": "red", "clean": "green", "unknown": "yellow", "unpinned": "yellow"}
+
+
+def _styled(severity: str | None) -> str:
+    text = severity or "?"
+    style = _SEVERITY_STYLE.get(text, "magenta")
+    return f"[{style}]{escape(text)}[/{style}]"
+
+
+def _range_text(record: AdvisoryRecord) -> str:
+    parts = []
+    for affected in record.osv.get("affected") or []:
+        for rng in affected.get("ranges") or []:
+            intro = next((e["introduced"] for e in rng.get("events", []) if "introduced" in e), "0")
+            fixed = next((e["fixed"] for e in rng.get("events", []) if "fixed" in e), None)
+            start = "start" if intro == "0" else intro[:10]
+            parts.append(f"{start} → {fixed[:10] if fixed else 'now'}")
+    return ", ".join(parts)
+
+
+@cli.command()
+@click.option("--repo", type=REPO_ID, default=None, help="Only the advisories of this ORG/NAME.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of OSV records.")
+def advisories(repo: RepoId | None, as_json: bool) -> None:
+    """List the OSV advisories hubwatch has published (all repos, or one)."""
+    from hubwatch.tracker.osv_export import published_osv
+    from hubwatch.wiring import open_store
+
+    store = open_store(load_settings())
+    try:
+        records = store.advisories(repo)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps([published_osv(r) for r in records], indent=2, ensure_ascii=False))
+        return
+    if not records:
+        Console().print("no advisories" + (f" for {repo}" if repo else "") + " yet (`hubwatch poll` first)")
+        return
+    table = Table(title="advisories" + (f" for {repo}" if repo else ""))
+    for column in ("id", "repo", "severity", "kinds", "affected", "summary"):
+        table.add_column(column, overflow="fold")
+    for record in records:
+        ds = record.osv.get("database_specific") or {}
+        summary = escape(str(record.osv.get("summary", "")))
+        if record.withdrawn is not None:
+            summary = f"[dim](withdrawn)[/dim] {summary}"
+        table.add_row(
+            record.id,
+            str(record.repo),
+            _styled(ds.get("max_severity")),
+            escape(", ".join(ds.get("kinds", []))),
+            _range_text(record),
+            summary,
+        )
+    Console().print(table)
+
+
+@cli.group()
+def export() -> None:
+    """Export what hubwatch has published, as files."""
+
+
+@export.command("osv")
+@click.argument("path", type=click.Path(file_okay=False, path_type=Path))
+def export_osv(path: Path) -> None:
+    """Write every advisory to PATH laid out like OSV's data dumps (all.zip, GIT/, modified_id.csv)."""
+    from hubwatch.tracker.osv_export import export_files, write_export
+    from hubwatch.wiring import open_store
+
+    store = open_store(load_settings())
+    try:
+        records = store.advisories()
+    finally:
+        store.close()
+    files = export_files(records)
+    try:
+        write_export(files, path)
+    except OSError as exc:
+        raise click.UsageError(f"cannot write the export to {path}: {exc}") from exc
+    Console().print(f"wrote {len(records)} advisories to {path} (all.zip, GIT/all.zip, GIT/<id>.json, modified_id.csv)")
+
+
+def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], failed: bool) -> str:
+    rows = []
+    for r in reports:
+        rows.append(
+            {
+                "path": r.pin.path,
+                "line": r.pin.line,
+                "cell": r.pin.cell,
+                "repo": str(r.pin.repo),
+                "revision": r.pin.revision,
+                "style": r.pin.style,
+                "status": r.status,
+                "commit": r.commit,
+                "note": r.note,
+                "advisories": [
+                    {"id": h.id, "severity": h.severity.value if h.severity else None, "summary": h.summary,
+                     "modified": h.modified, "kinds": list(h.kinds)}
+                    for h in r.hits
+                ],
+            }
+        )
+    body = {"pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "failed": failed}
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+def _report_table(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], threshold: Severity) -> None:
+    out = Console()
+    if not reports:
+        out.print("no model pins found")
+    else:
+        table = Table(title="model pins")
+        for column in ("where", "repo", "revision", "status", "advisories"):
+            table.add_column(column, overflow="fold")
+        for r in reports:
+            style = _STATUS_STYLE[r.status]
+            lines = [f"{_styled(h.severity.value if h.severity else None)} {escape(h.id)}: {escape(h.summary)}"
+                     for h in r.hits]
+            if r.note:
+                lines.append(f"[dim]{escape(r.note)}[/dim]")
+            table.add_row(escape(r.pin.where), str(r.pin.repo), escape(r.pin.revision or "—"),
+                          f"[{style}]{r.status}[/{style}]", "\n".join(lines))
+        out.print(table)
+    for path, why in skipped:
+        out.print(f"[yellow]warning:[/yellow] {escape(path)}: {escape(why)}")
+    counts = {s: sum(1 for r in reports if r.status == s) for s in ("affected", "clean", "unknown", "unpinned")}
+    out.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" (failing at {threshold.value} or above)")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path), default=Path("."))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--fail-on",
+    type=click.Choice([s.value for s in Severity]),
+    default="high",
+    show_default=True,
+    help="Exit 1 when an advisory at or above this severity affects a pin.",
+)
+@click.option("--server", default=None, metavar="URL", help="Ask a hubwatch web app instead of the local store.")
+def check(path: Path, as_json: bool, fail_on: str, server: str | None) -> None:
+    """Scan PATH for pinned model revisions and report the advisories that affect them.
+
+    Unpinned uses (no revision, or main) are warnings; a pin the database does not know is
+    reported as unknown, never as safe. Exit 1 when an advisory at or above --fail-on affects a pin.
+    """
+    import httpx
+
+    from hubwatch.tracker.pincheck import ServerError, ServerSource, StoreSource, check_pins, fails
+    from hubwatch.tracker.pins import scan_path
+    from hubwatch.wiring import open_store
+
+    settings = load_settings()
+    scan = scan_path(path)
+    threshold = Severity(fail_on)
+    if server:
+        if not server.startswith(("http://", "https://")):
+            raise click.BadParameter(f"{server!r} is not an http(s) URL", param_hint="--server")
+        with httpx.Client(base_url=server.rstrip("/"), timeout=settings.hub_timeout_s) as client:
+            try:
+                reports = check_pins(scan.pins, ServerSource(client))
+            except ServerError as exc:
+                raise click.ClickException(f"{exc} (is `hubwatch serve` running at {server}?)") from exc
+    else:
+        store = open_store(settings)
+        try:
+            reports = check_pins(scan.pins, StoreSource(store))
+        finally:
+            store.close()
+    failed = fails(reports, threshold)
+    if as_json:
+        click.echo(_report_json(reports, scan.skipped, failed))
+    else:
+        _report_table(reports, scan.skipped, threshold)
+    if failed:
+        click.get_current_context().exit(EXIT_FAILED)
