@@ -1,0 +1,137 @@
+"""Accelerator cards and what fits on them: the largest batch per method, and cards needed at batch 1.
+
+A run fits a card when `peak × headroom + framework overhead ≤ card memory` (see `MemoryEstimate.
+required_bytes`). Memory is the card's nominal size in decimal GB (16 GB = 16e9 bytes), which is
+slightly conservative for cards sized in GiB. Peak throughput and prices are used by `cost`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.spec import ModelSpec
+
+__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "Card", "card_by_name", "cards_needed", "fits", "max_batch", "parse_cards"]
+
+BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at least this"
+
+
+@dataclass(frozen=True)
+class Card:
+    """One accelerator: nominal memory, dense bf16 peak (fp16 for T4), indicative on-demand price."""
+
+    name: str
+    memory_gb: float
+    bf16_tflops: float
+    usd_per_hour: float
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory_gb * 1e9
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.memory_gb:g} GB"
+
+
+# Dense tensor-core peaks from the vendors' data sheets; prices are indicative on-demand cloud
+# prices per card-hour (see cost.PRICE_TABLE_DATE) — override them with `--price NAME=USD`.
+DEFAULT_CARDS: tuple[Card, ...] = (
+    Card("T4", 16, 65, 0.35),
+    Card("L4", 24, 121, 0.80),
+    Card("A10G", 24, 70, 1.01),
+    Card("A100-40GB", 40, 312, 1.80),
+    Card("A100-80GB", 80, 312, 2.20),
+    Card("H100-80GB", 80, 989, 3.00),
+    Card("H200", 141, 989, 3.80),
+    Card("B200", 180, 2250, 5.50),
+    Card("MI300X", 192, 1307, 3.50),
+)
+
+_ALIASES = {"A100": "A100-80GB", "A100-40": "A100-40GB", "A100-80": "A100-80GB", "H100": "H100-80GB",
+            "H100-80": "H100-80GB"}
+
+
+def card_by_name(name: str, cards: tuple[Card, ...] = DEFAULT_CARDS) -> Card:
+    """The card called `name` (case-insensitive; A100/H100 aliases accepted)."""
+    key = name.strip().upper()
+    key = _ALIASES.get(key, key)
+    for card in cards:
+        if card.name.upper() == key:
+            return card
+    raise MemorySettingsError("card", f"unknown card {name!r} (known: {', '.join(c.name for c in cards)})")
+
+
+def parse_cards(spec: str, cards: tuple[Card, ...] = DEFAULT_CARDS) -> tuple[Card, ...]:
+    """Cards from a comma-separated list of names, or `NAME:GB` for a custom card (no price)."""
+    out: list[Card] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if ":" in part:
+            name, _, size = part.partition(":")
+            try:
+                gb = float(size)
+            except ValueError:
+                raise MemorySettingsError("card", f"{part!r}: expected NAME:GB, e.g. MYCARD:48") from None
+            if not 0 < gb <= 100_000 or not name.strip():
+                raise MemorySettingsError("card", f"{part!r}: expected NAME:GB with 0 < GB ≤ 100000")
+            out.append(Card(name.strip(), gb, 0.0, 0.0))
+        else:
+            out.append(card_by_name(part, cards))
+    if not out:
+        raise MemorySettingsError("cards", "give at least one card")
+    return tuple(out)
+
+
+def fits(estimate: MemoryEstimate, card: Card) -> bool:
+    return estimate.required_bytes <= card.memory_bytes
+
+
+def max_batch(spec: ModelSpec, settings: MemorySettings, method: str, card: Card, cap: int = BATCH_CAP) -> int:
+    """The largest batch (at the settings' sequence length) that fits `card`; 0 when batch 1 does not."""
+
+    def ok(batch: int) -> bool:
+        return fits(estimate_memory(spec, settings.with_(batch=batch), method), card)
+
+    # Every term is linear in the batch, so each peak moment's total is c + k·batch: solve for the
+    # largest batch from batches 1 and 2, then check it (and its neighbour) with the real estimate.
+    one = estimate_memory(spec, settings.with_(batch=1), method)
+    if not fits(one, card):
+        return 0
+    two = dict(estimate_memory(spec, settings.with_(batch=2), method).moments)
+    limit = (card.memory_bytes - one.framework_overhead_bytes) / one.headroom
+    best = float(cap)
+    for name, t1 in one.moments:
+        k = two[name] - t1
+        if k > 0:
+            best = min(best, (limit - (t1 - k)) / k)
+    batch = max(1, min(cap, int(best)))
+    while batch > 1 and not ok(batch):
+        batch -= 1
+    while batch < cap and ok(batch + 1):
+        batch += 1
+    return batch
+
+
+def cards_needed(estimate: MemoryEstimate, card: Card, max_cards: int = 1024) -> int | None:
+    """Cards of this kind a pipeline split needs for `estimate` (1 when it fits; None beyond max_cards).
+
+    Stages split weights, gradients, states, activations and KV cache evenly; the logits and the
+    framework overhead are not split (the last stage holds the logits; every card has a context).
+    """
+    if fits(estimate, card):
+        return 1
+    logits = estimate.term("logits")
+    splittable = estimate.peak_bytes - logits
+    per_card = card.memory_bytes - estimate.framework_overhead_bytes - logits * estimate.headroom
+    if per_card <= 0:
+        return None
+    n = 2
+    while n <= max_cards:
+        if (splittable / n) * estimate.headroom <= per_card:
+            return n
+        n += 1 if n < 16 else n // 4
+    return None

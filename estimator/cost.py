@@ -1,0 +1,102 @@
+"""Roofline cost of one training run: FLOPs (attention included), hours at a stated utilisation, money.
+
+FLOPs per token of a forward pass: 2 × the active matrix parameters (embedding lookups are free;
+the output head counts even when tied), plus causal attention a·s·(d_qk + d_v) per layer (each
+token attends to s/2 positions on average, 2 FLOPs a multiply-add, for QKᵀ and for AV).
+A training step costs 3 forward passes for a full fine-tune (backward computes input and weight
+gradients), 2 for LoRA/QLoRA (frozen weights need no weight gradient; the adapters are
+negligible), and one forward pass more with gradient checkpointing. Time = FLOPs / (cards ×
+peak × utilisation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.cards import Card
+from hubwatch.estimator.memory_activations import training_stacks
+from hubwatch.estimator.memory_settings import MemorySettingsError
+from hubwatch.estimator.spec import ModelSpec
+
+__all__ = ["PRICE_TABLE_DATE", "CostEstimate", "RunShape", "forward_flops_per_token", "training_cost"]
+
+# The date the default card prices (cards.DEFAULT_CARDS) were set; they are indicative, not quotes.
+PRICE_TABLE_DATE = "2026-11-01"
+
+
+@dataclass(frozen=True)
+class RunShape:
+    """How much data one run sees; tokens per sample defaults to the sequence length."""
+
+    epochs: float = 1.0
+    samples: int = 10_000
+    utilisation: float = 0.4  # model FLOPs utilisation; 0.3–0.5 is typical for fine-tuning
+
+    def __post_init__(self) -> None:
+        if not 0 < self.epochs <= 10_000:
+            raise MemorySettingsError("epochs", f"expected 0 < epochs ≤ 10000, got {self.epochs}")
+        if isinstance(self.samples, bool) or not isinstance(self.samples, int) or self.samples < 1:
+            raise MemorySettingsError("samples", f"expected a whole number ≥ 1, got {self.samples!r}")
+        if not 0 < self.utilisation <= 1:
+            raise MemorySettingsError("utilisation", f"expected 0 < utilisation ≤ 1, got {self.utilisation}")
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    method: str
+    card: str
+    cards: int
+    tokens: float
+    flops: float
+    hours: float
+    usd: float | None
+    usd_per_card_hour: float | None
+    utilisation: float
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "method": self.method,
+            "card": self.card,
+            "cards": self.cards,
+            "tokens": self.tokens,
+            "flops": self.flops,
+            "hours": round(self.hours, 3),
+            "usd": None if self.usd is None else round(self.usd, 2),
+            "usd_per_card_hour": self.usd_per_card_hour,
+            "price_table_date": PRICE_TABLE_DATE,
+            "utilisation": self.utilisation,
+        }
+
+
+def forward_flops_per_token(spec: ModelSpec, seq_len: int) -> float:
+    """FLOPs of one token's forward pass at context `seq_len` (see the module doc)."""
+    head = spec.lm_head_params or (spec.vocab_size * spec.text_stack.hidden_size if spec.tie_word_embeddings else 0)
+    matrices = max(0, spec.active_params - spec.embedding_params - spec.lm_head_params) + head
+    attention = 0.0
+    for stack in training_stacks(spec):
+        att = stack.attention
+        d_v = att.v_head_dim or att.head_dim
+        kinds = att.layer_types or ("full",) * stack.num_layers
+        for kind in kinds[: stack.num_layers]:
+            if kind == "none":
+                continue
+            context = min(seq_len, att.sliding_window or seq_len) if kind == "sliding" else seq_len
+            attention += att.num_heads * context * (att.head_dim + d_v)
+    return 2.0 * matrices + attention
+
+
+def training_cost(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpointing: bool, card: Card,
+                  cards: int, run: RunShape) -> CostEstimate:
+    """Hours and money of one training run of `method` on `cards` × `card`."""
+    if method == "serve":
+        raise MemorySettingsError("method", "cost is estimated for training runs (full, lora, qlora), not serve")
+    if card.bf16_tflops <= 0:
+        raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
+    passes = (3.0 if method == "full" else 2.0) + (1.0 if grad_checkpointing else 0.0)
+    tokens = run.epochs * run.samples * seq_len
+    flops = passes * forward_flops_per_token(spec, seq_len) * tokens
+    seconds = flops / (cards * card.bf16_tflops * 1e12 * run.utilisation)
+    hours = seconds / 3600
+    price = card.usd_per_hour or None
+    usd = hours * cards * price if price is not None else None
+    return CostEstimate(method, card.name, cards, tokens, flops, hours, usd, price, run.utilisation)

@@ -1,0 +1,173 @@
+"""Peak memory of a full fine-tune, LoRA, QLoRA or serving run, term by term, from a ModelSpec.
+
+A training step has three moments that can be the peak; the estimate takes the largest:
+- `loss`: weights + optimizer states + all saved activations + the logits/loss peak;
+- `head backward`: as above with the output head's gradient and the logits kept through backward;
+- `optimizer step`: weights + states + every gradient + the optimizer's temporaries.
+Terms are the bytes alive at the peak moment, so they add up to the peak. `peak_bytes` is
+allocated memory (what `torch.cuda.max_memory_allocated` reports), without headroom; the CUDA
+context (`framework_overhead_gb`) and the headroom factor count only in `required_bytes`, which
+fit decisions use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.memory_activations import activation_model, logits_bytes_per_token
+from hubwatch.estimator.memory_kv import NF4_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes
+from hubwatch.estimator.memory_roles import plan_lora
+from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.spec import ModelSpec
+
+__all__ = ["MemoryEstimate", "estimate_memory"]
+
+_PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """One method's memory: terms alive at the peak (bytes), the peak moment, and the fit figure."""
+
+    method: str
+    seq_len: int
+    batch: int
+    terms: tuple[tuple[str, float], ...]
+    moment: str
+    moments: tuple[tuple[str, float], ...]
+    trainable_params: int
+    framework_overhead_bytes: float
+    headroom: float
+
+    @property
+    def peak_bytes(self) -> float:
+        return sum(v for _, v in self.terms)
+
+    @property
+    def required_bytes(self) -> float:
+        """What a card must hold: peak × headroom + the framework's own (unallocated) memory."""
+        return self.peak_bytes * self.headroom + self.framework_overhead_bytes
+
+    def term(self, name: str) -> float:
+        return dict(self.terms).get(name, 0.0)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "method": self.method,
+            "seq_len": self.seq_len,
+            "batch": self.batch,
+            "peak_gb": _gb(self.peak_bytes),
+            "required_gb": _gb(self.required_bytes),
+            "terms": {name: _gb(v) for name, v in self.terms},
+            "moment": self.moment,
+            "moments_gb": {name: _gb(v) for name, v in self.moments},
+            "trainable_params": self.trainable_params,
+            "framework_overhead_gb": _gb(self.framework_overhead_bytes),
+            "headroom": self.headroom,
+        }
+
+
+def _gb(value: float) -> float:
+    return round(value / 1e9, 3)
+
+
+def _optimizer_bytes(settings: MemorySettings, params: int, param_bytes: int) -> tuple[float, float]:
+    """(states, step temporaries) of the optimizer over `params` trainable parameters."""
+    if settings.optimizer == "adamw":
+        # torch AdamW keeps m and v in the parameter dtype; the fused step (transformers' default
+        # `adamw_torch_fused`) needs no temporaries.
+        return 2.0 * param_bytes * params, 0.0
+    if settings.optimizer == "adamw-8bit":
+        # bitsandbytes: two 1-byte states and an fp32 absmax per block of 2048; fused step kernel.
+        return params * (2.0 + 8 / 2048), 0.0
+    return float(param_bytes * params), 0.0  # SGD with momentum: one state
+
+
+def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> MemoryEstimate:
+    b = settings.batch
+    weights = weight_bytes(spec, settings.serve_dtype)
+    kv = kv_cache_bytes(spec, batch=b, seq_len=seq_len, dtype=settings.kv_dtype)
+    stack = spec.text_stack
+    # Prefill, one layer at a time: hidden states, q/k/v, and the MLP intermediate (bf16).
+    att = stack.attention
+    per_token = 2 * (3 * stack.hidden_size + (att.num_heads + 2 * att.num_kv_heads) * att.head_dim
+                     + 2 * stack.intermediate_size * max(1, stack.experts_per_token if stack.num_experts else 1))
+    activations = float(per_token * b * seq_len)
+    logits = 8.0 * spec.vocab_size * b  # fp32 logits of the last position and their softmax
+    terms = (("weights", weights), ("kv_cache", kv), ("activations", activations), ("logits", logits))
+    total = sum(v for _, v in terms)
+    return MemoryEstimate("serve", seq_len, b, terms, "prefill", (("prefill", total),), 0,
+                          settings.framework_overhead_gb * 1e9, settings.headroom)
+
+
+def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None) -> MemoryEstimate:
+    """The memory of `method` (default: `settings.method`) for `spec` under `settings`."""
+    settings = settings or MemorySettings()
+    method = method or settings.method
+    seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
+    if method == "serve":
+        return _serve(spec, settings, seq_len)
+    tokens = float(settings.batch * seq_len)
+    total = spec.total_params
+    if method == "full":
+        param_bytes = _PARAM_BYTES[settings.precision]
+        amp = settings.precision == "amp-bf16"
+        compute = 4 if settings.precision == "fp32" else 2
+        trainable = total
+        weights = float(param_bytes * total)
+        casts = 2.0 * (block_linear_params(spec) + max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)) if amp else 0.0
+        grads = float(param_bytes * total)
+        head_grad = float(param_bytes * max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0))
+        lora_roles = None
+        lora_outputs: dict[str, int] = {}
+        workspace = 0.0
+    else:
+        plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
+        param_bytes = _PARAM_BYTES[settings.precision]  # the adapters' dtype; the base is frozen
+        amp = False
+        compute = 2
+        trainable = plan.trainable_params
+        if method == "qlora":
+            linear = block_linear_params(spec)
+            base = NF4_BYTES_PER_PARAM * linear + 2.0 * (total - linear)
+            workspace = 2.0 * largest_linear(spec)  # one matrix dequantised to bf16 at a time
+        else:
+            base = weight_bytes(spec, "bf16")
+            workspace = 0.0
+        weights = base + param_bytes * trainable
+        casts = 0.0
+        grads = float(param_bytes * trainable)
+        head_grad = 0.0
+        lora_roles = {s.stack: s.roles for s in plan.stacks}
+        lora_outputs = {s.stack: s.rank_outputs_per_token for s in plan.stacks}
+    states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
+    act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
+                           eager=settings.attention == "eager", lora_roles=lora_roles, lora_outputs=lora_outputs)
+    if settings.grad_checkpointing:
+        kept = act.checkpointed_per_token * tokens
+        transient = (act.one_layer_per_token + act.backward_working_per_token) * tokens
+    else:
+        kept = act.saved_per_token * tokens
+        transient = act.backward_working_per_token * tokens
+    logits_peak, logits_kept = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.loss)
+    logits_peak *= tokens
+    logits_kept *= tokens
+    base_terms = (("weights", weights), ("optimizer_states", states))
+    zero = 0.0
+    moments = {
+        "loss": base_terms + (("autocast_weight_copies", casts), ("gradients", zero), ("activations", kept), ("logits", logits_peak),
+                              ("workspace", workspace)),
+        "head backward": base_terms + (("autocast_weight_copies", casts), ("gradients", head_grad), ("activations", kept + transient),
+                                       ("logits", logits_kept), ("workspace", workspace)),
+        "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", zero), ("logits", zero),
+                                        ("workspace", step_tmp)),
+    }
+    if method != "full":
+        # LoRA: adapter gradients are created during backward while the activations are still alive.
+        moments["head backward"] = base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", kept + transient),
+                                                 ("logits", logits_kept), ("workspace", workspace))
+    totals = {name: sum(v for _, v in terms) for name, terms in moments.items()}
+    moment = max(totals, key=lambda n: totals[n])
+    terms = tuple(moments[moment]) + (("kv_cache", 0.0),)
+    return MemoryEstimate(method, seq_len, settings.batch, terms, moment, tuple(totals.items()), trainable,
+                          settings.framework_overhead_gb * 1e9, settings.headroom)

@@ -1,0 +1,147 @@
+"""Activation memory of a training step: what autograd keeps per token and layer, and the logits/loss.
+
+The model is Korthikanti et al. (2022) made concrete for today's fine-tuning code (transformers
+with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
+- each norm keeps its input upcast to fp32 and its normalised output (2 norms per layer);
+- attention keeps q, k, v (k and v at the KV-head width), its output and the fp32 log-sum-exp;
+  `eager` attention adds the fp32 softmax and its compute-dtype copy (a·s per token);
+- a linear keeps its input only when its own weight trains or a LoRA adapter sits on it (a
+  frozen matrix needs no input to pass the gradient through) — so the output projection's
+  and the down projection's inputs are dropped for a frozen-base LoRA that does not target them;
+- the MLP keeps the activation's input, its output and the up projection (gated) or the
+  activation's input (plain);
+- LoRA adds its rank-sized intermediate (r values) per adapted matrix;
+- under amp-bf16 the residual stream is fp32 and every linear keeps its own bf16 copy of its input;
+- gradient checkpointing keeps each layer's input and recomputes one layer at a time.
+Logits: the compute-dtype logits, an fp32 copy for the loss and its saved log-softmax, and the
+gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.memory_roles import linear_role
+from hubwatch.estimator.spec import ModelSpec, StackSpec
+
+__all__ = ["ActivationModel", "activation_model", "logits_bytes_per_token", "training_stacks"]
+
+_NORM_INPUT_ROLES = frozenset({"q", "k", "v", "qkv", "kv", "gate", "up", "gate_up", "router"})
+
+
+@dataclass(frozen=True)
+class ActivationModel:
+    """Bytes per token: kept by all layers, kept with checkpointing, one layer recomputed, transient."""
+
+    saved_per_token: float  # all layers, no checkpointing
+    checkpointed_per_token: float  # layer inputs only
+    one_layer_per_token: float  # the largest layer's saved tensors (recomputed under checkpointing)
+    backward_working_per_token: float  # gradient buffers while one layer runs backward
+
+
+def training_stacks(spec: ModelSpec) -> tuple[StackSpec, ...]:
+    """The stacks text tokens pass through (vision/audio towers are left out: text-only batches)."""
+    text = tuple(s for s in spec.stacks if s.name not in ("vision", "audio"))
+    return text or spec.stacks[:1]
+
+
+def _mlp_width(stack: StackSpec) -> tuple[float, bool]:
+    """(MLP width a token passes through, gated?) from the down projections when they are known."""
+    width = 0.0
+    gated = stack.gated_mlp
+    layers = max(1, stack.num_layers)
+    for linear in stack.linears:
+        role = linear_role(linear, stack)
+        if role == "down":
+            per_token = (linear.active_count if linear.active_count is not None else linear.count) / layers
+            width += per_token * linear.in_features
+        if role in ("gate", "gate_up"):
+            gated = True
+    if width == 0:
+        experts = stack.experts_per_token if stack.num_experts else 1
+        width = float(stack.intermediate_size * max(1, experts))
+    return width, gated
+
+
+def _norm_input_copies(stack: StackSpec) -> float:
+    layers = max(1, stack.num_layers)
+    copies = 0.0
+    for linear in stack.linears:
+        if linear.in_features == stack.hidden_size and linear_role(linear, stack) in _NORM_INPUT_ROLES:
+            copies += (linear.active_count if linear.active_count is not None else linear.count) / layers
+    return copies or 3.0
+
+
+def _layer_bytes(stack: StackSpec, *, compute: int, amp: bool, trainable_roles: frozenset[str] | None,
+                 lora_outputs: float, seq_len: int, eager: bool, experts_routed: bool) -> tuple[float, float]:
+    """(saved bytes per token of one layer, backward working bytes per token)."""
+    h = stack.hidden_size
+    att = stack.attention
+    heads = att.num_heads
+    mla = att.kv_lora_rank is not None
+    kv_heads = heads if mla else att.num_kv_heads
+    d, dv = att.head_dim, att.v_head_dim or att.head_dim
+    full = trainable_roles is None
+
+    def keeps(*roles: str) -> bool:
+        return full or bool(trainable_roles and trainable_roles.intersection(roles))
+
+    residual = 4 if (amp or compute == 4) else compute
+    norms = 2 * (4 * h + residual * h)
+    attn = compute * (heads * d + kv_heads * d + kv_heads * dv + heads * dv) + 4 * heads
+    if mla:
+        attn += compute * ((att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0))
+    if eager:
+        attn += heads * seq_len * (4 + compute)
+    if keeps("o"):
+        attn += compute * heads * dv
+    width, gated = _mlp_width(stack)
+    mlp = compute * width * (3 if gated else 1)
+    if keeps("down"):
+        mlp += compute * width
+    if experts_routed:
+        mlp += 2 * compute * h * max(1, stack.experts_per_token) + 8 * stack.num_experts  # routed copies, router
+    casts = 2 * h * _norm_input_copies(stack) if (amp and full) else 0.0
+    lora = compute * lora_outputs
+    saved = norms + attn + mlp + casts + lora
+    working = compute * (2 * width + 4 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
+    return saved, working
+
+
+def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len: int, eager: bool,
+                     lora_roles: dict[str, frozenset[str]] | None, lora_outputs: dict[str, int]) -> ActivationModel:
+    """Per-token activation bytes of a training step over the text stacks (see the module doc).
+
+    `lora_roles` None means every weight trains (full fine-tune); otherwise stack → adapted roles.
+    `lora_outputs`: stack → Σ rank over adapted linears a token passes through.
+    """
+    saved = ckpt = one = work = 0.0
+    for stack in training_stacks(spec):
+        layers = max(1, stack.num_layers)
+        roles = None if lora_roles is None else lora_roles.get(stack.name, frozenset())
+        layer, working = _layer_bytes(
+            stack, compute=compute_bytes, amp=amp, trainable_roles=roles,
+            lora_outputs=lora_outputs.get(stack.name, 0) / layers, seq_len=seq_len, eager=eager,
+            experts_routed=stack.num_experts > 0,
+        )
+        residual = 4 if (amp or compute_bytes == 4) else compute_bytes
+        final_norm = 4 * stack.hidden_size + residual * stack.hidden_size
+        saved += layer * layers + final_norm
+        ckpt += residual * stack.hidden_size * layers + final_norm
+        one = max(one, layer)
+        work = max(work, working)
+    return ActivationModel(saved, ckpt, one, work)
+
+
+def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) -> tuple[float, float]:
+    """(peak, kept through backward) bytes per token of the logits and the loss; (0, 0) with no LM head."""
+    has_head = spec.lm_head_params > 0 or (spec.tie_word_embeddings and spec.family in ("decoder", "encoder-decoder", "composite"))
+    if not has_head or spec.vocab_size <= 0:
+        return 0.0, 0.0
+    v = spec.vocab_size
+    if loss == "chunked":
+        return 2 * compute_bytes * v, 2 * compute_bytes * v
+    upcast = 0 if compute_bytes == 4 else 4  # .float() makes a copy only when logits are not fp32
+    # Forward: logits + fp32 copy + log-softmax; backward start: logits + log-softmax + two fp32 grads.
+    peak = max(compute_bytes + upcast + 4, compute_bytes + 4 + 4 + 4)
+    return float(peak * v), float((compute_bytes + 4) * v)

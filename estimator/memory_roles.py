@@ -1,0 +1,177 @@
+"""What each linear layer does (query, key, value, output, gate, up, down…) and which ones LoRA adapts.
+
+Checkpoints name the same matrix differently (`q_proj`, `query`, `wq`, `c_attn`, `query_key_value`,
+`Wqkv`); LoRA targets given with one family's names are mapped to the role and then to the
+model's own linears. A role asked of a fused matrix (`q` of Falcon's `query_key_value`) adapts
+that role's share of the fused output, as LitGPT's `lora_query`/`lora_value` do; naming the fused
+matrix itself adapts all of it, as PEFT does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.memory_settings import MemorySettingsError
+from hubwatch.estimator.spec import LinearSpec, ModelSpec, StackSpec
+
+__all__ = ["ROLES", "LoraPlan", "StackLora", "linear_role", "plan_lora"]
+
+ROLES = ("q", "k", "v", "qkv", "kv", "o", "gate", "up", "gate_up", "down", "router", "other")
+
+_NAME_ROLE: dict[str, str] = {
+    **dict.fromkeys(("q_proj", "query", "q", "wq", "q_lin", "q_a_proj", "q_b_proj", "lora_query"), "q"),
+    **dict.fromkeys(("k_proj", "key", "k", "wk", "k_lin"), "k"),
+    **dict.fromkeys(("v_proj", "value", "v", "wv", "v_lin", "lora_value"), "v"),
+    **dict.fromkeys(("query_key_value", "qkv_proj", "c_attn", "wqkv", "qkv", "w_pack", "in_proj", "attn"), "qkv"),
+    **dict.fromkeys(("kv_a_proj_with_mqa", "kv_b_proj", "kv_proj"), "kv"),
+    **dict.fromkeys(("o_proj", "out_proj", "out_lin", "o", "proj", "attn_out"), "o"),
+    **dict.fromkeys(("gate_proj", "w1", "wi_0"), "gate"),
+    **dict.fromkeys(("up_proj", "w3", "wi_1", "fc1", "c_fc", "dense_h_to_4h", "fc_in", "wi", "lin1"), "up"),
+    **dict.fromkeys(("gate_up_proj", "fused_gate_up"), "gate_up"),
+    **dict.fromkeys(("down_proj", "w2", "fc2", "dense_4h_to_h", "fc_out", "lin2"), "down"),
+    **dict.fromkeys(("router", "gate", "wg"), "router"),
+}
+# Names several families use for different matrices: decided by shape.
+_AMBIGUOUS = {"dense", "c_proj", "wo", "gate", "proj", "w1", "w2", "fc1", "fc2", "out_proj"}
+
+# What a target given by the user means, beyond the names above.
+_GROUPS: dict[str, frozenset[str]] = {
+    "attn": frozenset({"q", "k", "v", "qkv", "kv", "o"}),
+    "attention": frozenset({"q", "k", "v", "qkv", "kv", "o"}),
+    "mlp": frozenset({"gate", "up", "gate_up", "down"}),
+    "ffn": frozenset({"gate", "up", "gate_up", "down"}),
+    "head": frozenset(),  # the output head is never adapted here (it is not a block linear)
+}
+_FUSED: dict[str, str] = {"q": "qkv", "k": "qkv", "v": "qkv", "gate": "gate_up", "up": "gate_up"}
+
+
+def _shape_role(linear: LinearSpec, stack: StackSpec) -> str:
+    h, inter = stack.hidden_size, stack.intermediate_size
+    att = stack.attention
+    q_out = att.num_heads * att.head_dim
+    kv_out = att.num_kv_heads * att.head_dim
+    v_dim = att.num_heads * (att.v_head_dim or att.head_dim)
+    i, o = linear.in_features, linear.out_features
+    if i == h and o == q_out + 2 * kv_out:
+        return "qkv"
+    if i == h and inter and o == 2 * inter:
+        return "gate_up"
+    if o == h and inter and i == inter and i != v_dim:
+        return "down"
+    if o == h and i == v_dim:
+        return "o"
+    if i == h and inter and o == inter:
+        return "up"
+    if o == h and inter and i == inter:
+        return "down"
+    if i == h and stack.num_experts and o == stack.num_experts:
+        return "router"
+    return "other"
+
+
+def linear_role(linear: LinearSpec, stack: StackSpec) -> str:
+    """The role of one linear kind in its stack (one of ROLES)."""
+    name = linear.name.rsplit(".", 1)[-1].lower()
+    if name in _AMBIGUOUS or name not in _NAME_ROLE:
+        by_shape = _shape_role(linear, stack)
+        if by_shape != "other" or name not in _NAME_ROLE:
+            return by_shape
+    return _NAME_ROLE[name]
+
+
+@dataclass(frozen=True)
+class StackLora:
+    """LoRA on one stack: adapted roles, trainable parameters, rank-sized outputs per token."""
+
+    stack: str
+    roles: frozenset[str]
+    trainable_params: int
+    rank_outputs_per_token: int  # Σ over adapted linears a token passes through of r
+
+
+@dataclass(frozen=True)
+class LoraPlan:
+    rank: int
+    targets: tuple[str, ...]
+    stacks: tuple[StackLora, ...]
+
+    @property
+    def trainable_params(self) -> int:
+        return sum(s.trainable_params for s in self.stacks)
+
+    def roles(self, stack: str) -> frozenset[str]:
+        for s in self.stacks:
+            if s.stack == stack:
+                return s.roles
+        return frozenset()
+
+
+def _fused_share(role: str, linear: LinearSpec, stack: StackSpec) -> float:
+    att = stack.attention
+    if role in ("q", "k", "v"):
+        part = att.num_heads * att.head_dim if role == "q" else att.num_kv_heads * att.head_dim
+        return min(1.0, part / linear.out_features)
+    return 0.5  # gate or up of a fused gate_up
+
+
+def _linears(stack: StackSpec) -> tuple[LinearSpec, ...]:
+    return stack.linears
+
+
+def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
+    """Which linears LoRA adapts for `targets`, and the trainable parameters (A: r×in, B: out×r)."""
+    wanted_names: set[str] = set()
+    wanted_roles: set[str] = set()
+    all_linear = False
+    for raw in targets:
+        t = raw.strip().lower()
+        if t in ("all-linear", "all_linear", "all"):
+            all_linear = True
+        elif t in _GROUPS:
+            wanted_roles |= _GROUPS[t]
+        elif t in ROLES:
+            wanted_roles.add(t)
+        else:
+            wanted_names.add(t)
+            if t in _NAME_ROLE and t not in _AMBIGUOUS:
+                wanted_roles.add(_NAME_ROLE[t])
+    matched: set[str] = set()
+    stacks: list[StackLora] = []
+    for stack in spec.stacks:
+        roles: set[str] = set()
+        params = 0
+        outputs = 0
+        for linear in _linears(stack):
+            name = linear.name.rsplit(".", 1)[-1].lower()
+            role = linear_role(linear, stack)
+            share = 0.0
+            if all_linear or name in wanted_names or role in wanted_roles:
+                share = 1.0
+                matched.update({name, role})
+            else:
+                parts = [r for r in wanted_roles if _FUSED.get(r) == role]
+                if parts:
+                    share = min(1.0, sum(_fused_share(r, linear, stack) for r in parts))
+                    matched.update(parts)
+            if share <= 0:
+                continue
+            roles.add(role)
+            out = max(1, round(linear.out_features * share))
+            params += linear.count * rank * (linear.in_features + out)
+            outputs += (linear.active_count if linear.active_count is not None else linear.count) * rank
+        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs))
+    if not all_linear:
+        missing = [t for t in targets if t.strip().lower() not in matched
+                   and not (t.strip().lower() in _GROUPS and _GROUPS[t.strip().lower()] & matched)
+                   and _NAME_ROLE.get(t.strip().lower()) not in matched]
+        if missing:
+            names = sorted({l.name for s in spec.stacks for l in s.linears})
+            raise MemorySettingsError(
+                "lora_targets",
+                f"{', '.join(missing)} matches no linear layer of this {spec.model_type} model "
+                f"(its linears: {', '.join(names) or 'none known'})",
+            )
+    plan = LoraPlan(rank, targets, tuple(stacks))
+    if plan.trainable_params == 0:
+        raise MemorySettingsError("lora_targets", f"no linear layer of this {spec.model_type} model is known to adapt")
+    return plan
