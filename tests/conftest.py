@@ -14,3 +14,133 @@ DATA = TESTS / "data"
 def data_dir() -> Path:
     """The test data folder (histories, configs)."""
     return DATA
+
+
+# ---- storage: `database_url` (sqlite + postgres) and `store` fixtures (owner: storage) -------
+# The postgres params need HUBWATCH_TEST_POSTGRES_URL (a server URL, e.g.
+# postgresql://postgres@127.0.0.1:5432/test): unset → skipped; set but unreachable → FAIL.
+# Each test gets its own freshly created database, dropped afterwards, so parallel runs never collide.
+import os as _os  # noqa: E402
+import uuid as _uuid  # noqa: E402
+from collections.abc import Iterator as _Iterator  # noqa: E402
+
+_PG_ENV = "HUBWATCH_TEST_POSTGRES_URL"
+
+
+def _pg_conninfo(url: str) -> str:
+    """The URL as libpq takes it (no SQLAlchemy driver suffix)."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme.split('+')[0]}{sep}{rest}"
+
+
+def _pg_admin(url: str):  # type: ignore[no-untyped-def]
+    import psycopg
+    from sqlalchemy import make_url
+
+    try:
+        return psycopg.connect(_pg_conninfo(url), autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        reason = str(exc).strip()
+    shown = make_url(url).render_as_string(hide_password=True)
+    pytest.fail(
+        f"PostgreSQL at {shown} (from {_PG_ENV}) is unreachable: {reason}\n"
+        f"fix: start PostgreSQL there, or unset {_PG_ENV} to skip the postgres tests",
+        pytrace=False,
+    )
+
+
+@pytest.fixture
+def postgres_url() -> _Iterator[str]:
+    """URL of a new, empty PostgreSQL database (created on the server named by HUBWATCH_TEST_POSTGRES_URL)."""
+    from sqlalchemy import make_url
+
+    base = _os.environ.get(_PG_ENV, "").strip()
+    if not base:
+        pytest.skip(f"{_PG_ENV} is not set: PostgreSQL tests skipped")
+    name = f"hubwatch_t_{_uuid.uuid4().hex[:16]}"
+    with _pg_admin(base) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(base).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with _pg_admin(base) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (name,),
+            )
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """URL of a fresh, empty database: a new SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'hubwatch.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def store(database_url: str):  # type: ignore[no-untyped-def]
+    """A migrated Store on `database_url`, closed after the test."""
+    from hubwatch.storage import Store
+
+    opened = Store.open(database_url)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+# ---- hub emulator: `histories_root`, `hubsim_factory`, `hubsim` (owner: tracker/hubsim) -------
+# A real HTTP server (uvicorn in a background thread, free port) that the official
+# huggingface_hub client talks to: `HfApi(endpoint=sim.url, token=False)`. Test-only histories
+# with weights.json (synthesised safetensors) and a gated repo are in tests/data/hubsim/.
+from collections.abc import Callable as _Callable  # noqa: E402
+from typing import Any as _Any  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def histories_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of symlinks: every tests/data/histories/<org>__<name> plus the bundled demo repo
+    (meta-llama/Llama-2-7b-hf, 12 revisions). Read-only: do not write into it (the links point
+    at the checked-in data); build your own folder under tmp_path for edited histories."""
+    from hubwatch.tracker.hubsim import demo_root
+
+    root = tmp_path_factory.mktemp("histories_root")
+    for source in (DATA / "histories", demo_root()):
+        for folder in sorted(source.iterdir()):
+            if folder.is_dir() and "__" in folder.name:
+                (root / folder.name).symlink_to(folder.resolve(), target_is_directory=True)
+    return root
+
+
+@pytest.fixture
+def hubsim_factory(histories_root: Path) -> _Iterator[_Callable[..., _Any]]:
+    """Start emulators: `sim = hubsim_factory(root=None, at="v1", **options)` → a started HubSim.
+
+    `root` defaults to `histories_root`; `at="v1"` shows only each repo's first version
+    (`at=None`: every version). Options: `page_size=2` (small pages to test Link paging),
+    `faults={...}` or a FaultConfig (error_rate, latency_ms, rate_limit, retry_after, truncate,
+    invalid_json, …), `webhook=url`, `webhook_secret=s`. Drive it with `sim.url`,
+    `sim.advance("org/name") -> sha` (reveals the next version), `sim.head(repo)`,
+    `sim.reset(at=None)`, `sim.set_faults(rate_limit=1, retry_after=0)`. Every emulator started
+    here is stopped after the test.
+    """
+    from hubwatch.tracker.hubsim import HubSim
+
+    started: list[_Any] = []
+
+    def start(root: Path | str | None = None, at: str | int | None = "v1", **options: _Any) -> _Any:
+        sim = HubSim(root if root is not None else histories_root, at=at, **options).start()
+        started.append(sim)
+        return sim
+
+    yield start
+    for sim in started:
+        sim.stop()
+
+
+@pytest.fixture
+def hubsim(hubsim_factory: _Callable[..., _Any]) -> _Any:
+    """A running HubSim on `histories_root` with every repo at v1 (see `hubsim_factory`)."""
+    return hubsim_factory()

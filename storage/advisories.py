@@ -1,0 +1,193 @@
+"""Advisories: upsert by id (later `modified` wins), listing, and OSV GIT-range queries."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.lookup import resolve_sha, stored_revisions
+from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
+from hubwatch.storage.records import AdvisoryRecord, RepoId
+from hubwatch.storage.repos import find_repo
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
+from hubwatch.storage.validate import check_json, normalise_prefix
+
+__all__ = [
+    "advisories_affecting",
+    "advisories_for_commit",
+    "get_advisory",
+    "list_advisories",
+    "upsert_advisories",
+]
+
+
+def _published(record: AdvisoryRecord) -> datetime:
+    text = record.osv.get("published")
+    if isinstance(text, str):
+        try:
+            return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")), f"{record.id} published")
+        except ValueError as exc:
+            raise InvalidRecord(f"advisory {record.id}: 'published' {text!r} is not an RFC 3339 time") from exc
+    return as_utc(record.modified, f"{record.id} modified")
+
+
+def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: datetime) -> None:
+    """Insert each record, or update osv/modified/withdrawn of the stored one when not older."""
+    seen: set[str] = set()
+    for record in records:
+        if not isinstance(record.id, str) or not record.id.strip():
+            raise InvalidRecord(f"advisory id must be a non-empty string, got {record.id!r}")
+        if record.id in seen:
+            raise InvalidRecord(f"advisory {record.id} appears twice in one save")
+        seen.add(record.id)
+        _upsert_one(conn, record)
+
+
+def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
+    if not isinstance(record.osv, dict):
+        raise InvalidRecord(f"advisory {record.id}: osv must be a JSON object")
+    check_json(record.osv, f"advisory {record.id}")
+    modified = as_utc(record.modified, f"advisory {record.id} modified")
+    withdrawn = as_utc(record.withdrawn, f"advisory {record.id} withdrawn") if record.withdrawn else None
+    repo_id = find_repo(conn, record.repo)
+    revision_id = None
+    if repo_id is not None:
+        revision_id = conn.execute(
+            sa.select(REVISIONS.c.id).where(
+                REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == record.revision_sha
+            )
+        ).scalar_one_or_none()
+    if revision_id is None:
+        raise InvalidRecord(
+            f"advisory {record.id} is raised for {record.repo}@{record.revision_sha}, which is not stored"
+        )
+    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
+    stmt = dialect.insert(ADVISORIES).values(
+        id=record.id,
+        repo_id=repo_id,
+        revision_id=revision_id,
+        osv=record.osv,
+        published=_published(record),
+        modified=modified,
+        withdrawn=withdrawn,
+    )
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={"osv": stmt.excluded.osv, "modified": stmt.excluded.modified, "withdrawn": stmt.excluded.withdrawn},
+        where=ADVISORIES.c.modified <= stmt.excluded.modified,
+    ).returning(ADVISORIES.c.id)
+    if conn.execute(stmt).first() is None:
+        return  # the stored record is newer: keep it (OSV: the later `modified` wins)
+    conn.execute(sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id == record.id))
+    rows = [
+        {
+            "advisory_id": record.id,
+            "range_index": e.range_index,
+            "ordinal": e.ordinal,
+            "event": e.event,
+            "value": e.value,
+            "range_repo": e.range_repo,
+        }
+        for e in git_events(record.osv)
+    ]
+    if rows:
+        conn.execute(sa.insert(ADVISORY_EVENTS), rows)
+
+
+def _select() -> sa.Select[Any]:
+    return (
+        sa.select(
+            ADVISORIES.c.id,
+            REPOS.c.org,
+            REPOS.c.name,
+            REVISIONS.c.sha,
+            ADVISORIES.c.osv,
+            ADVISORIES.c.modified,
+            ADVISORIES.c.withdrawn,
+        )
+        .select_from(
+            ADVISORIES.join(REPOS, REPOS.c.id == ADVISORIES.c.repo_id).join(
+                REVISIONS, REVISIONS.c.id == ADVISORIES.c.revision_id
+            )
+        )
+        .order_by(ADVISORIES.c.published, ADVISORIES.c.id)
+    )
+
+
+def _record(row: Any) -> AdvisoryRecord:
+    return AdvisoryRecord(
+        id=row.id,
+        repo=RepoId(row.org, row.name),
+        revision_sha=row.sha,
+        osv=row.osv,
+        modified=row.modified,
+        withdrawn=row.withdrawn,
+    )
+
+
+def list_advisories(conn: Connection, repo: RepoId | None = None) -> list[AdvisoryRecord]:
+    query = _select()
+    if repo is not None:
+        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    return [_record(r) for r in conn.execute(query)]
+
+
+def get_advisory(conn: Connection, advisory_id: str) -> AdvisoryRecord | None:
+    row = conn.execute(_select().where(ADVISORIES.c.id == advisory_id)).first()
+    return None if row is None else _record(row)
+
+
+def _affecting(conn: Connection, repo_id: int, sha: str) -> list[AdvisoryRecord]:
+    full = resolve_sha(conn, repo_id, sha)
+    if full is None:
+        return []
+    line = lineage(stored_revisions(conn, repo_id), full)
+    if line is None:
+        return []
+    rows = conn.execute(
+        sa.select(ADVISORY_EVENTS)
+        .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
+        .where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None))
+    )
+    ranges: dict[tuple[str, int], list[GitEvent]] = defaultdict(list)
+    for r in rows:
+        ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
+    hits = sorted({adv_id for (adv_id, _), events in ranges.items() if range_affects(events, line)})
+    if not hits:
+        return []
+    return [_record(r) for r in conn.execute(_select().where(ADVISORIES.c.id.in_(hits)))]
+
+
+def advisories_affecting(conn: Connection, repo: RepoId, sha: str) -> list[AdvisoryRecord]:
+    """Advisories (not withdrawn) whose GIT ranges include `sha` in the repo's stored history."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        normalise_prefix(sha)  # still reject a malformed sha
+        return []
+    return _affecting(conn, repo_id, sha)
+
+
+def advisories_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
+    """For every repo that holds the commit (full sha or unique prefix), the advisories affecting it."""
+    prefix = normalise_prefix(sha)
+    cond = REVISIONS.c.sha == prefix if len(prefix) == 40 else REVISIONS.c.sha.like(prefix + "%")
+    holders = conn.execute(
+        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)
+        .distinct()
+        .select_from(REVISIONS.join(REPOS, REPOS.c.id == REVISIONS.c.repo_id))
+        .where(cond)
+        .order_by(REPOS.c.org, REPOS.c.name)
+    ).all()
+    out: list[tuple[RepoId, AdvisoryRecord]] = []
+    for h in holders:
+        repo = RepoId(h.org, h.name)
+        out.extend((repo, rec) for rec in _affecting(conn, h.id, prefix))
+    return out

@@ -1,0 +1,175 @@
+"""Reading stored revisions back: history entries, the head, known shas and snapshot files."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from hubwatch.storage.blobs import get_blobs
+from hubwatch.storage.lookup import resolve_sha
+from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.storage.repos import find_repo
+from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REVISIONS
+from hubwatch.storage.values import HistoryEntry
+
+__all__ = [
+    "advisory_ids_of",
+    "change_record",
+    "changes_of",
+    "entries",
+    "head",
+    "known_shas",
+    "revision_entry",
+    "revision_record",
+    "snapshot_files",
+]
+
+
+def revision_record(row: Any) -> RevisionRecord:
+    return RevisionRecord(
+        sha=row.sha,
+        parent=row.parent_sha,
+        date=row.date,
+        title=row.title,
+        message=row.message,
+        authors=tuple(row.authors or ()),
+    )
+
+
+def change_record(row: Any) -> ChangeRecord:
+    return ChangeRecord(
+        kind=Kind(row.kind),
+        severity=Severity(row.severity),
+        path=row.path,
+        summary=row.summary,
+        detail=row.detail if row.detail is not None else {},
+        direction=row.direction,
+    )
+
+
+def changes_of(conn: Connection, revision_ids: list[int], where: Any = None) -> dict[int, list[ChangeRecord]]:
+    out: dict[int, list[ChangeRecord]] = defaultdict(list)
+    if not revision_ids:
+        return out
+    query = sa.select(CHANGES).where(CHANGES.c.revision_id.in_(revision_ids))
+    if where is not None:
+        query = query.where(where)
+    for r in conn.execute(query.order_by(CHANGES.c.revision_id, CHANGES.c.ordinal)):
+        out[r.revision_id].append(change_record(r))
+    return out
+
+
+def advisory_ids_of(conn: Connection, revision_ids: list[int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = defaultdict(list)
+    if revision_ids:
+        rows = conn.execute(
+            sa.select(ADVISORIES.c.revision_id, ADVISORIES.c.id)
+            .where(ADVISORIES.c.revision_id.in_(revision_ids))
+            .order_by(ADVISORIES.c.id)
+        )
+        for r in rows:
+            out[r.revision_id].append(r.id)
+    return out
+
+
+def _estimates_of(conn: Connection, revision_ids: list[int]) -> dict[int, tuple[str, dict[str, Any]]]:
+    """The newest estimate of each revision (latest created, then latest stored)."""
+    out: dict[int, tuple[str, dict[str, Any]]] = {}
+    if revision_ids:
+        rows = conn.execute(
+            sa.select(ESTIMATES.c.revision_id, ESTIMATES.c.estimator_version, ESTIMATES.c.data)
+            .where(ESTIMATES.c.revision_id.in_(revision_ids))
+            .order_by(ESTIMATES.c.created_at, ESTIMATES.c.id)
+        )
+        for r in rows:
+            out[r.revision_id] = (r.estimator_version, r.data)
+    return out
+
+
+def entries(conn: Connection, repo: RepoId, *, sha: str | None = None) -> list[HistoryEntry]:
+    """History entries of `repo`, oldest first (or only the one revision `sha`)."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return []
+    query = sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
+    if sha is not None:
+        query = query.where(REVISIONS.c.sha == sha)
+    rows = conn.execute(query.order_by(REVISIONS.c.position, REVISIONS.c.id)).all()
+    ids = [r.id for r in rows]
+    changes = changes_of(conn, ids)
+    estimates = _estimates_of(conn, ids)
+    advisories = advisory_ids_of(conn, ids)
+    out = []
+    for r in rows:
+        version, data = estimates.get(r.id, (None, None))
+        out.append(
+            HistoryEntry(
+                revision=revision_record(r),
+                position=r.position,
+                changes=changes.get(r.id, []),
+                estimate=data,
+                estimator_version=version,
+                advisory_ids=advisories.get(r.id, []),
+                repo=repo,
+            )
+        )
+    return out
+
+
+def revision_entry(conn: Connection, repo: RepoId, sha: str) -> HistoryEntry | None:
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    full = resolve_sha(conn, repo_id, sha)
+    if full is None:
+        return None
+    found = entries(conn, repo, sha=full)
+    return found[0] if found else None
+
+
+def known_shas(conn: Connection, repo: RepoId) -> set[str]:
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return set()
+    return set(conn.execute(sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)).scalars())
+
+
+def head(conn: Connection, repo: RepoId) -> RevisionRecord | None:
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    row = conn.execute(
+        sa.select(REVISIONS)
+        .where(REVISIONS.c.repo_id == repo_id)
+        .order_by(REVISIONS.c.position.desc(), REVISIONS.c.id.desc())
+        .limit(1)
+    ).first()
+    return None if row is None else revision_record(row)
+
+
+def snapshot_files(conn: Connection, repo: RepoId, sha: str) -> tuple[list[FileRecord], dict[str, bytes]]:
+    """The stored listing of a revision and the decompressed contents of its tracked files.
+
+    An unknown repo or revision gives an empty listing.
+    """
+    repo_id = find_repo(conn, repo)
+    full = resolve_sha(conn, repo_id, sha) if repo_id is not None else None
+    if full is None:
+        return [], {}
+    rows = conn.execute(
+        sa.select(FILE_VERSIONS)
+        .join(REVISIONS, REVISIONS.c.id == FILE_VERSIONS.c.revision_id)
+        .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == full)
+        .order_by(FILE_VERSIONS.c.path)
+    ).all()
+    files = [
+        FileRecord(
+            path=r.path, size=r.size, blob_id=r.blob_id, lfs_sha256=r.lfs_sha256, content_sha256=r.content_sha256
+        )
+        for r in rows
+    ]
+    blobs = get_blobs(conn, [r.content_sha256 for r in rows if r.content_sha256])
+    return files, {r.path: blobs[r.content_sha256] for r in rows if r.content_sha256 in blobs}

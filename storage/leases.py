@@ -1,0 +1,89 @@
+"""Sharing the polling among workers: claim due repos under a lease, renew it, release it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.records import RepoId
+from hubwatch.storage.tables import REPOS
+
+__all__ = ["claim_due", "release", "renew"]
+
+
+def _check(worker_id: str, lease_s: float | None = None) -> None:
+    if not isinstance(worker_id, str) or not worker_id:
+        raise InvalidRecord(f"worker id must be a non-empty string, got {worker_id!r}")
+    if lease_s is not None and lease_s <= 0:
+        raise InvalidRecord(f"lease must last more than 0 seconds, got {lease_s!r}")
+
+
+def claim_due(conn: Connection, worker_id: str, now: datetime, limit: int, lease_s: float) -> list[RepoId]:
+    """Lease up to `limit` watched repos that are due and not leased by a live lease.
+
+    Runs in the caller's write transaction: on PostgreSQL the candidate rows are locked with
+    FOR UPDATE SKIP LOCKED, so concurrent workers pass over each other's rows instead of
+    waiting; on SQLite the transaction was opened with BEGIN IMMEDIATE, which admits one
+    writer at a time. Either way the lease is set before the transaction commits.
+    """
+    _check(worker_id, lease_s)
+    now = as_utc(now, "claim time")
+    if limit <= 0:
+        return []
+    query = (
+        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)
+        .where(
+            REPOS.c.watched.is_(True),
+            sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at <= now),
+            sa.or_(REPOS.c.lease_expires_at.is_(None), REPOS.c.lease_expires_at <= now),
+        )
+        .order_by(REPOS.c.next_poll_at.is_not(None), REPOS.c.next_poll_at, REPOS.c.id)
+        .limit(limit)
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=REPOS)
+    rows = conn.execute(query).all()
+    if not rows:
+        return []
+    conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.id.in_([r.id for r in rows]))
+        .values(lease_owner=worker_id, lease_expires_at=now + timedelta(seconds=lease_s))
+    )
+    return [RepoId(r.org, r.name) for r in rows]
+
+
+def _owned(worker_id: str, repo: RepoId) -> sa.ColumnElement[bool]:
+    return sa.and_(REPOS.c.org == repo.org, REPOS.c.name == repo.name, REPOS.c.lease_owner == worker_id)
+
+
+def renew(conn: Connection, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+    """Extend a live lease held by `worker_id` (heartbeat); False when it was lost or expired."""
+    _check(worker_id, lease_s)
+    now = as_utc(now, "renew time")
+    result = conn.execute(
+        sa.update(REPOS)
+        .where(_owned(worker_id, repo), REPOS.c.lease_expires_at > now)
+        .values(lease_expires_at=now + timedelta(seconds=lease_s))
+    )
+    return bool(result.rowcount)
+
+
+def release(conn: Connection, repo: RepoId, worker_id: str, next_poll_at: datetime | None) -> bool:
+    """Clear the lease `worker_id` holds on `repo` and schedule its next poll.
+
+    Returns False (and changes nothing) when the lease is held by someone else, e.g. after it
+    expired and another worker claimed the repo.
+    """
+    _check(worker_id)
+    when = as_utc(next_poll_at, "next poll time") if next_poll_at is not None else None
+    result = conn.execute(
+        sa.update(REPOS)
+        .where(_owned(worker_id, repo))
+        .values(lease_owner=None, lease_expires_at=None, next_poll_at=when)
+    )
+    return bool(result.rowcount)

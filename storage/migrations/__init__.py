@@ -1,0 +1,1 @@
+"""Alembic migrations of the hubwatch store (applied by hubwatch.storage.migrate)."""

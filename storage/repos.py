@@ -1,0 +1,127 @@
+"""Tracked repos: watch / unwatch, the watch list with poll state, and recording poll outcomes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.records import RepoId
+from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
+from hubwatch.storage.values import POLL_STATES, RepoState
+
+__all__ = ["ensure_repo", "find_repo", "record_poll", "repo_states", "set_watched"]
+
+
+def _check_repo(repo: RepoId) -> RepoId:
+    if not isinstance(repo, RepoId):
+        raise InvalidRecord(f"expected a RepoId, got {type(repo).__name__}: {repo!r} (use RepoId.parse)")
+    return repo
+
+
+def find_repo(conn: Connection, repo: RepoId) -> int | None:
+    _check_repo(repo)
+    return conn.execute(
+        sa.select(REPOS.c.id).where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    ).scalar_one_or_none()
+
+
+def ensure_repo(conn: Connection, repo: RepoId, now: datetime, *, watched: bool = False) -> int:
+    """The id of `repo`'s row, creating it (not watched unless asked) when missing; race-safe."""
+    found = find_repo(conn, repo)
+    if found is not None:
+        return found
+    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
+    conn.execute(
+        dialect.insert(REPOS)
+        .values(org=repo.org, name=repo.name, watched=watched, state="new", failures=0, created_at=now)
+        .on_conflict_do_nothing(index_elements=["org", "name"])
+    )
+    found = find_repo(conn, repo)
+    assert found is not None
+    return found
+
+
+def set_watched(conn: Connection, repo: RepoId, watched: bool, now: datetime) -> bool:
+    """Turn watching on or off; True when that changed anything (history is kept either way)."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        if not watched:
+            return False
+        ensure_repo(conn, repo, now, watched=True)
+        return True
+    result = conn.execute(
+        sa.update(REPOS).where(REPOS.c.id == repo_id, REPOS.c.watched != watched).values(watched=watched)
+    )
+    return bool(result.rowcount)
+
+
+def repo_states(conn: Connection, *, watched_only: bool = True, repo: RepoId | None = None) -> list[RepoState]:
+    counts = (
+        sa.select(REVISIONS.c.repo_id, sa.func.count().label("n"))
+        .group_by(REVISIONS.c.repo_id)
+        .subquery()
+    )
+    query = (
+        sa.select(REPOS, sa.func.coalesce(counts.c.n, 0).label("revision_count"))
+        .select_from(REPOS.outerjoin(counts, counts.c.repo_id == REPOS.c.id))
+        .order_by(REPOS.c.org, REPOS.c.name)
+    )
+    if watched_only:
+        query = query.where(REPOS.c.watched.is_(True))
+    if repo is not None:
+        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    return [
+        RepoState(
+            repo=RepoId(r.org, r.name),
+            state=r.state,
+            last_error=r.last_error,
+            head_sha=r.head_sha,
+            last_polled_at=r.last_polled_at,
+            revision_count=int(r.revision_count),
+            next_poll_at=r.next_poll_at,
+            failures=r.failures,
+            lease_owner=r.lease_owner,
+            lease_expires_at=r.lease_expires_at,
+            watched=r.watched,
+        )
+        for r in conn.execute(query)
+    ]
+
+
+def record_poll(
+    conn: Connection,
+    repo: RepoId,
+    state: str,
+    error: str | None,
+    at: datetime,
+    *,
+    started: datetime | None = None,
+    new_revisions: int = 0,
+) -> None:
+    """Record a poll's outcome on the repo (state, error, time, failure count) and as a poll run."""
+    if state not in POLL_STATES:
+        raise InvalidRecord(f"poll state {state!r} is not one of {', '.join(POLL_STATES)}")
+    at = as_utc(at, "poll time")
+    started = as_utc(started, "poll start") if started is not None else at
+    repo_id = ensure_repo(conn, repo, at)
+    failures = REPOS.c.failures + 1 if state == "error" else 0
+    conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.id == repo_id)
+        .values(state=state, last_error=error, last_polled_at=at, failures=failures)
+    )
+    conn.execute(
+        sa.insert(POLL_RUNS).values(
+            repo_id=repo_id,
+            started_at=started,
+            finished_at=at,
+            outcome=state,
+            new_revisions=int(new_revisions),
+            error=error,
+        )
+    )

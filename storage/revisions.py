@@ -1,0 +1,204 @@
+"""Writing one revision and everything derived from it, in the caller's (single) transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from hubwatch.storage.advisories import upsert_advisories
+from hubwatch.storage.blobs import put_blob
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
+from hubwatch.storage.repos import ensure_repo, find_repo
+from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
+from hubwatch.storage.validate import check_change, check_files, check_json, check_revision
+
+__all__ = ["AlreadyStored", "revision_exists", "save_estimate", "save_revision"]
+
+
+class AlreadyStored(Exception):
+    """Internal: the revision is already stored (maybe by a concurrent writer); roll back, return False."""
+
+
+def revision_exists(conn: Connection, repo: RepoId, sha: str) -> bool:
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return False
+    found = conn.execute(
+        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
+    ).first()
+    return found is not None
+
+
+def _position(conn: Connection, repo_id: int, parent: str | None) -> int:
+    """Where the revision goes in the repo's linear history.
+
+    Revisions of a repo arrive oldest first, so the default is "after everything stored"
+    (the count of stored revisions). When the parent is stored, the revision goes right
+    after it: after a history rewrite the new branch then takes the place of the abandoned
+    one (both keep their rows; history() orders by position, then arrival).
+    """
+    if parent is not None:
+        parent_pos = conn.execute(
+            sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == parent)
+        ).scalar_one_or_none()
+        if parent_pos is not None:
+            return int(parent_pos) + 1
+    count = conn.execute(
+        sa.select(sa.func.count()).select_from(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
+    ).scalar_one()
+    return int(count)
+
+
+def save_revision(
+    conn: Connection,
+    repo: RepoId,
+    revision: RevisionRecord,
+    files: Sequence[FileRecord],
+    contents: Mapping[str, bytes],
+    changes: Sequence[ChangeRecord],
+    estimate: tuple[str, dict[str, Any]] | None,
+    advisories: Sequence[AdvisoryRecord],
+    now: datetime,
+) -> None:
+    """Write the revision and all of its results; raises AlreadyStored when it exists.
+
+    Runs inside the caller's transaction, which rolls everything back on any error.
+    """
+    check_revision(revision)
+    check_files(files, contents)
+    if revision_exists(conn, repo, revision.sha):
+        raise AlreadyStored(revision.sha)
+    repo_id = ensure_repo(conn, repo, now)
+    position = _position(conn, repo_id, revision.parent)
+    try:
+        revision_id = conn.execute(
+            sa.insert(REVISIONS)
+            .values(
+                repo_id=repo_id,
+                sha=revision.sha,
+                parent_sha=revision.parent,
+                position=position,
+                date=as_utc(revision.date, f"date of revision {revision.sha}"),
+                title=revision.title,
+                message=revision.message,
+                authors=list(revision.authors),
+                stored_at=now,
+            )
+            .returning(REVISIONS.c.id)
+        ).scalar_one()
+    except IntegrityError as exc:  # a concurrent writer stored it first (UNIQUE(repo_id, sha))
+        raise AlreadyStored(revision.sha) from exc
+
+    _save_files(conn, revision_id, files, contents, now)
+    _save_changes(conn, revision_id, changes)
+    if estimate is not None:
+        version, data = estimate
+        _insert_estimate(conn, revision_id, version, data, now)
+    upsert_advisories(conn, advisories, now)
+    _update_head(conn, repo_id)
+
+
+def _save_files(
+    conn: Connection,
+    revision_id: int,
+    files: Sequence[FileRecord],
+    contents: Mapping[str, bytes],
+    now: datetime,
+) -> None:
+    rows = []
+    for f in files:
+        content_sha = f.content_sha256
+        if f.path in contents:
+            stored = put_blob(conn, contents[f.path], now)
+            if content_sha is not None and content_sha != stored:
+                raise InvalidRecord(
+                    f"{f.path!r}: content_sha256 {content_sha} does not match the sha256 of its content ({stored})"
+                )
+            content_sha = stored
+        elif content_sha is not None:
+            known = conn.execute(sa.select(BLOBS.c.sha256).where(BLOBS.c.sha256 == content_sha)).first()
+            if known is None:
+                raise InvalidRecord(f"{f.path!r} refers to blob {content_sha}, which is not stored")
+        rows.append(
+            {
+                "revision_id": revision_id,
+                "path": f.path,
+                "size": f.size,
+                "blob_id": f.blob_id,
+                "lfs_sha256": f.lfs_sha256,
+                "content_sha256": content_sha,
+            }
+        )
+    if rows:
+        conn.execute(sa.insert(FILE_VERSIONS), rows)
+
+
+def _save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRecord]) -> None:
+    rows = []
+    for ordinal, change in enumerate(changes):
+        kind, severity, direction = check_change(change, ordinal)
+        rows.append(
+            {
+                "revision_id": revision_id,
+                "ordinal": ordinal,
+                "kind": kind,
+                "severity": severity,
+                "path": change.path,
+                "summary": change.summary,
+                "detail": change.detail,
+                "direction": direction,
+            }
+        )
+    if rows:
+        conn.execute(sa.insert(CHANGES), rows)
+
+
+def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
+    if not isinstance(version, str) or not version:
+        raise InvalidRecord(f"estimator version must be a non-empty string, got {version!r}")
+    if not isinstance(data, dict):
+        raise InvalidRecord(f"estimate must be a JSON object, got {type(data).__name__}")
+    check_json(data, f"estimate ({version})")
+    conn.execute(
+        sa.insert(ESTIMATES).values(revision_id=revision_id, estimator_version=version, data=data, created_at=now)
+    )
+
+
+def save_estimate(
+    conn: Connection, repo: RepoId, sha: str, version: str, data: dict[str, Any], now: datetime
+) -> bool:
+    """Store (or replace) the estimate of a stored revision for one estimator version.
+
+    Returns False when the revision is not stored.
+    """
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return False
+    revision_id = conn.execute(
+        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
+    ).scalar_one_or_none()
+    if revision_id is None:
+        return False
+    conn.execute(
+        sa.delete(ESTIMATES).where(ESTIMATES.c.revision_id == revision_id, ESTIMATES.c.estimator_version == version)
+    )
+    _insert_estimate(conn, revision_id, version, data, now)
+    return True
+
+
+def _update_head(conn: Connection, repo_id: int) -> None:
+    newest = (
+        sa.select(REVISIONS.c.sha)
+        .where(REVISIONS.c.repo_id == repo_id)
+        .order_by(REVISIONS.c.position.desc(), REVISIONS.c.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=newest))

@@ -1,0 +1,211 @@
+"""The Store: the one object the rest of hubwatch uses to read and write the database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from hubwatch.storage import advisories as adv
+from hubwatch.storage import feed, history, leases, repos, revisions
+from hubwatch.storage.blobs import get_blob
+from hubwatch.storage.engine import create_engine, redact, write_transaction
+from hubwatch.storage.errors import DatabaseUnavailable, StorageError
+from hubwatch.storage.migrate import upgrade_engine
+from hubwatch.storage.records import (
+    AdvisoryRecord,
+    ChangeRecord,
+    FileRecord,
+    Kind,
+    RepoId,
+    RevisionRecord,
+    Severity,
+)
+from hubwatch.storage.values import FeedItem, HistoryEntry, RepoState
+
+__all__ = ["Store"]
+
+T = TypeVar("T")
+
+
+class Store:
+    """hubwatch's database. Thread-safe: each call runs in its own connection and transaction."""
+
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
+        self.engine = engine
+        self._clock = clock or (lambda: datetime.now(UTC))
+
+    @classmethod
+    def open(cls, url: str, clock: Callable[[], datetime] | None = None) -> "Store":
+        """Connect to `url` (sqlite:///… or postgresql://…) and migrate the schema to head."""
+        engine = create_engine(url)
+        try:
+            upgrade_engine(engine)
+        except BaseException:
+            engine.dispose()
+            raise
+        return cls(engine, clock)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return redact(self.engine.url)
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _wrap(self, exc: SQLAlchemyError) -> StorageError:
+        if isinstance(exc, OperationalError):
+            return DatabaseUnavailable(f"database at {self.url!r} failed: {str(exc.orig or exc).strip()}")
+        return StorageError(f"database at {self.url!r}: {exc}")
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as exc:
+            raise self._wrap(exc) from exc
+
+    def _write(self, fn: Callable[[Connection], T]) -> T:
+        try:
+            with write_transaction(self.engine) as conn:
+                return fn(conn)
+        except SQLAlchemyError as exc:
+            raise self._wrap(exc) from exc
+
+    # -- repos ------------------------------------------------------------------------------
+    def watch(self, repo: RepoId) -> bool:
+        return self._write(lambda c: repos.set_watched(c, repo, True, self._clock()))
+
+    def unwatch(self, repo: RepoId) -> bool:
+        return self._write(lambda c: repos.set_watched(c, repo, False, self._clock()))
+
+    def watched(self) -> list[RepoState]:
+        with self._read() as c:
+            return repos.repo_states(c)
+
+    def repo_state(self, repo: RepoId) -> RepoState | None:
+        """The state of one repo, watched or not; None when the store has never seen it."""
+        with self._read() as c:
+            found = repos.repo_states(c, watched_only=False, repo=repo)
+        return found[0] if found else None
+
+    def record_poll(
+        self,
+        repo: RepoId,
+        state: str,
+        error: str | None,
+        at: datetime,
+        *,
+        started: datetime | None = None,
+        new_revisions: int = 0,
+    ) -> None:
+        self._write(
+            lambda c: repos.record_poll(c, repo, state, error, at, started=started, new_revisions=new_revisions)
+        )
+
+    # -- revisions --------------------------------------------------------------------------
+    def known_shas(self, repo: RepoId) -> set[str]:
+        with self._read() as c:
+            return history.known_shas(c, repo)
+
+    def head(self, repo: RepoId) -> RevisionRecord | None:
+        with self._read() as c:
+            return history.head(c, repo)
+
+    def snapshot_files(self, repo: RepoId, sha: str) -> tuple[list[FileRecord], dict[str, bytes]]:
+        with self._read() as c:
+            return history.snapshot_files(c, repo, sha)
+
+    def save_revision(
+        self,
+        repo: RepoId,
+        revision: RevisionRecord,
+        files: Sequence[FileRecord],
+        contents: Mapping[str, bytes],
+        changes: Sequence[ChangeRecord],
+        estimate: tuple[str, dict[str, Any]] | None,
+        advisories: Sequence[AdvisoryRecord],
+    ) -> bool:
+        """Store a revision with everything derived from it, in ONE transaction.
+
+        Returns False, writing nothing, when the revision is already stored (also when a
+        concurrent writer stores it first). Any error rolls back all of it.
+        """
+        now = self._clock()
+        try:
+            self._write(
+                lambda c: revisions.save_revision(
+                    c, repo, revision, files, contents, changes, estimate, advisories, now
+                )
+            )
+        except revisions.AlreadyStored:
+            return False
+        return True
+
+    def save_estimate(self, repo: RepoId, sha: str, version: str, data: dict[str, Any]) -> bool:
+        """Add or replace the estimate of a stored revision for one estimator version."""
+        return self._write(lambda c: revisions.save_estimate(c, repo, sha, version, data, self._clock()))
+
+    def history(self, repo: RepoId) -> list[HistoryEntry]:
+        with self._read() as c:
+            return history.entries(c, repo)
+
+    def revision(self, repo: RepoId, sha: str) -> HistoryEntry | None:
+        with self._read() as c:
+            return history.revision_entry(c, repo, sha)
+
+    def blob(self, sha256: str) -> bytes | None:
+        with self._read() as c:
+            return get_blob(c, sha256)
+
+    # -- advisories -------------------------------------------------------------------------
+    def advisories(self, repo: RepoId | None = None) -> list[AdvisoryRecord]:
+        with self._read() as c:
+            return adv.list_advisories(c, repo)
+
+    def advisory(self, advisory_id: str) -> AdvisoryRecord | None:
+        with self._read() as c:
+            return adv.get_advisory(c, advisory_id)
+
+    def advisories_affecting(self, repo: RepoId, sha: str) -> list[AdvisoryRecord]:
+        with self._read() as c:
+            return adv.advisories_affecting(c, repo, sha)
+
+    def advisories_for_commit(self, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
+        with self._read() as c:
+            return adv.advisories_for_commit(c, sha)
+
+    # -- feeds ------------------------------------------------------------------------------
+    def recent_changes(
+        self,
+        limit: int,
+        repo: RepoId | None = None,
+        org: str | None = None,
+        kinds: Iterable[Kind | str] | None = None,
+        min_severity: Severity | str | None = None,
+    ) -> list[FeedItem]:
+        with self._read() as c:
+            return feed.recent_changes(c, limit, repo=repo, org=org, kinds=kinds, min_severity=min_severity)
+
+    # -- leases -----------------------------------------------------------------------------
+    def claim_due(self, worker_id: str, now: datetime, limit: int, lease_s: float) -> list[RepoId]:
+        return self._write(lambda c: leases.claim_due(c, worker_id, now, limit, lease_s))
+
+    def renew(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+        return self._write(lambda c: leases.renew(c, repo, worker_id, now, lease_s))
+
+    def release(self, repo: RepoId, worker_id: str, next_poll_at: datetime | None) -> bool:
+        return self._write(lambda c: leases.release(c, repo, worker_id, next_poll_at))

@@ -1,0 +1,222 @@
+"""The schema: SQLModel tables (the Alembic migrations in migrations/versions create the same)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from hubwatch.storage.coltypes import UTCDateTime
+
+__all__ = [
+    "ADVISORIES",
+    "ADVISORY_EVENTS",
+    "BLOBS",
+    "CHANGES",
+    "ESTIMATES",
+    "FILE_VERSIONS",
+    "POLL_RUNS",
+    "REPOS",
+    "REVISIONS",
+    "AdvisoryEventRow",
+    "AdvisoryRow",
+    "BlobRow",
+    "ChangeRow",
+    "EstimateRow",
+    "FileVersionRow",
+    "PollRunRow",
+    "RepoRow",
+    "RevisionRow",
+]
+
+
+def _ts(nullable: bool = True, index: bool = False) -> Any:
+    return Field(default=None, sa_type=UTCDateTime, nullable=nullable, index=index)
+
+
+class RepoRow(SQLModel, table=True):
+    """A repo hubwatch knows of: watch flag, poll state, backoff and the worker lease."""
+
+    __tablename__ = "repos"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.UniqueConstraint("org", "name", name="uq_repos_org_name"),
+        sa.Index("ix_repos_due", "watched", "next_poll_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    org: str = Field(sa_type=sa.String(96))
+    name: str = Field(sa_type=sa.String(96))
+    watched: bool = Field(default=True)
+    state: str = Field(default="new", sa_type=sa.String(16))
+    last_error: str | None = Field(default=None, sa_type=sa.Text)
+    head_sha: str | None = Field(default=None, sa_type=sa.String(40))
+    last_polled_at: datetime | None = _ts()
+    next_poll_at: datetime | None = _ts()
+    failures: int = Field(default=0)
+    lease_owner: str | None = Field(default=None, sa_type=sa.String(200))
+    lease_expires_at: datetime | None = _ts()
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class RevisionRow(SQLModel, table=True):
+    """One upstream commit of a repo, with its place in the repo's linear history."""
+
+    __tablename__ = "revisions"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.UniqueConstraint("repo_id", "sha", name="uq_revisions_repo_sha"),
+        sa.Index("ix_revisions_repo_position", "repo_id", "position"),
+        sa.Index("ix_revisions_sha", "sha"),
+        sa.Index("ix_revisions_date", "date"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    sha: str = Field(sa_type=sa.String(40))
+    parent_sha: str | None = Field(default=None, sa_type=sa.String(40))
+    position: int
+    date: datetime = Field(sa_type=UTCDateTime)
+    title: str = Field(sa_type=sa.Text)
+    message: str = Field(default="", sa_type=sa.Text)
+    authors: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+    stored_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class BlobRow(SQLModel, table=True):
+    """Content-addressed file content (sha256 of the raw bytes), compressed, shared by all revisions."""
+
+    __tablename__ = "blobs"  # type: ignore[assignment]
+
+    sha256: str = Field(primary_key=True, sa_type=sa.String(64))
+    size: int = Field(sa_type=sa.BigInteger)
+    compression: str = Field(default="zlib", sa_type=sa.String(16))
+    data: bytes = Field(sa_type=sa.LargeBinary)
+    stored_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class FileVersionRow(SQLModel, table=True):
+    """One file of a revision's listing; `content_sha256` points at the stored content, if fetched."""
+
+    __tablename__ = "file_versions"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.UniqueConstraint("revision_id", "path", name="uq_file_versions_revision_path"),
+        sa.Index("ix_file_versions_content", "content_sha256"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
+    path: str = Field(sa_type=sa.Text)
+    size: int | None = Field(default=None, sa_type=sa.BigInteger)
+    blob_id: str | None = Field(default=None, sa_type=sa.String(64))
+    lfs_sha256: str | None = Field(default=None, sa_type=sa.String(64))
+    content_sha256: str | None = Field(
+        default=None, sa_type=sa.String(64), sa_column_args=[sa.ForeignKey("blobs.sha256")]
+    )
+
+
+class ChangeRow(SQLModel, table=True):
+    """One classified change of a revision against its parent."""
+
+    __tablename__ = "changes"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.UniqueConstraint("revision_id", "ordinal", name="uq_changes_revision_ordinal"),
+        sa.CheckConstraint("direction IN ('risk', 'fix')", name="ck_changes_direction"),
+        sa.CheckConstraint(
+            "severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"
+        ),
+        sa.Index("ix_changes_kind", "kind"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
+    ordinal: int
+    kind: str = Field(sa_type=sa.String(32))
+    severity: str = Field(sa_type=sa.String(16))
+    path: str = Field(sa_type=sa.Text)
+    summary: str = Field(sa_type=sa.Text)
+    detail: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    direction: str = Field(default="risk", sa_type=sa.String(8))
+
+
+class EstimateRow(SQLModel, table=True):
+    """The estimator's output for one revision and one estimator version."""
+
+    __tablename__ = "estimates"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.UniqueConstraint("revision_id", "estimator_version", name="uq_estimates_revision_version"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
+    estimator_version: str = Field(sa_type=sa.String(64))
+    data: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class AdvisoryRow(SQLModel, table=True):
+    """An OSV record as published, with its state; the GIT-range events are in advisory_events."""
+
+    __tablename__ = "advisories"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.Index("ix_advisories_repo", "repo_id"),
+        sa.Index("ix_advisories_revision", "revision_id"),
+        sa.Index("ix_advisories_modified", "modified"),
+    )
+
+    id: str = Field(primary_key=True, sa_type=sa.String(200))
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
+    osv: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    published: datetime = Field(sa_type=UTCDateTime)
+    modified: datetime = Field(sa_type=UTCDateTime)
+    withdrawn: datetime | None = _ts()
+
+
+class AdvisoryEventRow(SQLModel, table=True):
+    """One event of a GIT range of an advisory (introduced / fixed / last_affected / limit)."""
+
+    __tablename__ = "advisory_events"  # type: ignore[assignment]
+    __table_args__ = (
+        sa.Index("ix_advisory_events_advisory", "advisory_id"),
+        sa.Index("ix_advisory_events_value", "value"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    advisory_id: str = Field(
+        sa_type=sa.String(200),
+        sa_column_args=[sa.ForeignKey("advisories.id", ondelete="CASCADE")],
+        nullable=False,
+    )
+    range_index: int  # position of the range over all affected[] entries of the record
+    ordinal: int
+    event: str = Field(sa_type=sa.String(16))
+    value: str = Field(sa_type=sa.Text)
+    range_repo: str | None = Field(default=None, sa_type=sa.Text)
+
+
+class PollRunRow(SQLModel, table=True):
+    """Telemetry: one poll of one repo (outcome, new revisions found, error)."""
+
+    __tablename__ = "poll_runs"  # type: ignore[assignment]
+    __table_args__ = (sa.Index("ix_poll_runs_repo_started", "repo_id", "started_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime = Field(sa_type=UTCDateTime)
+    outcome: str = Field(sa_type=sa.String(16))
+    new_revisions: int = Field(default=0)
+    error: str | None = Field(default=None, sa_type=sa.Text)
+
+
+# Core views of the tables, for the query modules (plain SQLAlchemy Core statements).
+REPOS: sa.Table = RepoRow.__table__  # type: ignore[attr-defined]
+REVISIONS: sa.Table = RevisionRow.__table__  # type: ignore[attr-defined]
+BLOBS: sa.Table = BlobRow.__table__  # type: ignore[attr-defined]
+FILE_VERSIONS: sa.Table = FileVersionRow.__table__  # type: ignore[attr-defined]
+CHANGES: sa.Table = ChangeRow.__table__  # type: ignore[attr-defined]
+ESTIMATES: sa.Table = EstimateRow.__table__  # type: ignore[attr-defined]
+ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
+ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
+POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]

@@ -1,0 +1,79 @@
+"""Checks on records handed to the store, so bad input fails with a message naming what was wrong."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
+
+__all__ = ["DIRECTIONS", "check_change", "check_files", "check_json", "check_revision", "normalise_prefix"]
+
+DIRECTIONS = ("risk", "fix")
+_HEX = re.compile(r"^[0-9a-f]+$")
+MIN_PREFIX = 7
+
+
+def check_json(value: Any, what: str) -> None:
+    """`value` must be plain JSON (no NaN/Infinity, str keys): it is stored in a JSON column."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecord(f"{what} is not storable as JSON: {exc}") from exc
+
+
+def check_revision(rev: RevisionRecord) -> None:
+    if not is_commit_sha(rev.sha):
+        raise InvalidRecord(f"revision sha {rev.sha!r} is not a 40-hex lowercase commit sha")
+    if rev.parent is not None and not is_commit_sha(rev.parent):
+        raise InvalidRecord(f"parent {rev.parent!r} of revision {rev.sha} is not a 40-hex commit sha")
+    as_utc(rev.date, f"date of revision {rev.sha}")
+    if not all(isinstance(a, str) for a in rev.authors):
+        raise InvalidRecord(f"authors of revision {rev.sha} must be strings, got {rev.authors!r}")
+
+
+def check_change(change: ChangeRecord, index: int) -> tuple[str, str, str]:
+    """Validate one change; return its (kind, severity, direction) as stored text."""
+    where = f"change #{index} ({getattr(change, 'path', '?')!r})"
+    try:
+        kind = Kind(change.kind).value
+    except ValueError as exc:
+        raise InvalidRecord(f"{where} has unknown kind {change.kind!r}") from exc
+    try:
+        severity = Severity(change.severity).value
+    except ValueError as exc:
+        raise InvalidRecord(f"{where} has unknown severity {change.severity!r}") from exc
+    if change.direction not in DIRECTIONS:
+        raise InvalidRecord(f"{where} has direction {change.direction!r}; expected 'risk' or 'fix'")
+    if not isinstance(change.detail, dict):
+        raise InvalidRecord(f"{where}: detail must be a JSON object, got {type(change.detail).__name__}")
+    check_json(change.detail, f"{where} detail")
+    return kind, severity, change.direction
+
+
+def check_files(files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> None:
+    counts = Counter(f.path for f in files)
+    paths = set(counts)
+    dupes = sorted(p for p, n in counts.items() if n > 1)
+    if dupes:
+        raise InvalidRecord(f"file listing names {', '.join(map(repr, dupes))} more than once")
+    missing = sorted(set(contents) - paths)
+    if missing:
+        raise InvalidRecord(
+            f"contents given for {', '.join(map(repr, missing))}, which the file listing does not have"
+        )
+
+
+def normalise_prefix(sha: str) -> str:
+    """A lowercase hex commit prefix of 7..40 characters, or InvalidRecord."""
+    text = sha.strip().lower() if isinstance(sha, str) else ""
+    if not (MIN_PREFIX <= len(text) <= 40 and _HEX.match(text)):
+        raise InvalidRecord(
+            f"{sha!r} is not a commit sha: give {MIN_PREFIX} to 40 hex characters of the commit"
+        )
+    return text

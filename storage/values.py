@@ -1,0 +1,53 @@
+"""Frozen values the store returns beyond storage/records.py: repo state, history entries, feed items."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
+
+__all__ = ["POLL_STATES", "FeedItem", "HistoryEntry", "RepoState"]
+
+POLL_STATES = ("new", "ok", "gated", "not_found", "error")
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """A tracked repo and how its polling stands."""
+
+    repo: RepoId
+    state: str  # one of POLL_STATES
+    last_error: str | None
+    head_sha: str | None
+    last_polled_at: datetime | None
+    revision_count: int
+    next_poll_at: datetime | None
+    failures: int = 0  # consecutive polls that ended in "error" (reset by any other state)
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    watched: bool = True
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One stored revision with what changed in it, its estimate and its advisories."""
+
+    revision: RevisionRecord
+    position: int  # 0 = oldest stored revision of the repo
+    changes: list[ChangeRecord]
+    estimate: dict[str, Any] | None
+    estimator_version: str | None
+    advisory_ids: list[str] = field(default_factory=list)
+    repo: RepoId | None = None
+
+
+@dataclass(frozen=True)
+class FeedItem:
+    """A revision with its (matching) changes, for feeds; newest first in recent_changes()."""
+
+    repo: RepoId
+    revision: RevisionRecord
+    changes: list[ChangeRecord]
+    advisory_ids: list[str]
