@@ -1,1 +1,10 @@
 """The estimator: pure functions from a config (and weight manifest) to structure, parameters and memory."""
+
+from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, ParamsReport, analyze
+from hubwatch.estimator.config import ConfigError
+from hubwatch.estimator.lints import Finding
+from hubwatch.estimator.manifest import Manifest
+from hubwatch.estimator.structure import Node, Structure
+
+__all__ = ["ESTIMATOR_VERSION", "Analysis", "ConfigError", "Finding", "Manifest", "Node", "ParamsReport",
+           "Structure", "analyze"]

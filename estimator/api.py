@@ -1,0 +1,119 @@
+"""The public entry point: `analyze(config)` → structure, parameters, findings and the ModelSpec."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.config import Cfg, ConfigError
+from hubwatch.estimator.families import build
+from hubwatch.estimator.lints import Finding, LintContext, lint
+from hubwatch.estimator.manifest import Manifest, explain_delta
+from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.structure import Structure
+
+__all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
+
+ESTIMATOR_VERSION = "1.0.0"
+MAX_SEQ = 100_000_000
+
+
+@dataclass(frozen=True)
+class ParamsReport:
+    derived: int
+    checkpoint: int | None
+    delta_pct: float | None
+    active: int
+    by_component: dict[str, int]
+    explanation: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"derived": self.derived, "checkpoint": self.checkpoint, "delta_pct": self.delta_pct,
+                "active": self.active, "by_component": dict(self.by_component), "explanation": self.explanation}
+
+
+@dataclass(frozen=True)
+class Analysis:
+    model: str
+    family: str
+    custom_code: bool
+    params: ParamsReport
+    structure: Structure
+    findings: tuple[Finding, ...]
+    spec: ModelSpec
+    notes: tuple[str, ...] = ()
+    revision: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.structure.to_json()
+        return {
+            "model": self.model, "revision": self.revision, "family": self.family, "custom_code": self.custom_code,
+            "params": self.params.to_json(),
+            "structure": {"layers": s["layers"], "forward_pass_ok": s["forward_pass_ok"], "nodes": s["nodes"],
+                          "failures": s["failures"], "input_shape": s["input_shape"]},
+            "findings": [f.to_json() for f in self.findings],
+            "notes": list(self.notes), "estimator_version": ESTIMATOR_VERSION,
+        }
+
+
+def _model_name(cfg: Cfg) -> str:
+    name = cfg.data.get("_name_or_path")
+    if isinstance(name, str) and name:
+        return name
+    return cfg.architecture or cfg.model_type or "unknown"
+
+
+def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
+            tokenizer_config: Mapping[str, Any] | None = None, generation_config: Mapping[str, Any] | None = None,
+            seq_len: int = 2048, model: str | None = None, revision: str | None = None) -> Analysis:
+    """Structure, parameters (derived and, with a manifest, checkpoint), findings and ModelSpec of a config."""
+    if not isinstance(config, Mapping):
+        raise ConfigError("config", f"expected a JSON object, got {type(config).__name__}")
+    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or not 1 <= seq_len <= MAX_SEQ:
+        raise ConfigError("seq_len", f"must be a whole number in 1..{MAX_SEQ}, got {seq_len!r}")
+    for name, extra in (("tokenizer_config", tokenizer_config), ("generation_config", generation_config)):
+        if extra is not None and not isinstance(extra, Mapping):
+            raise ConfigError(name, "expected a JSON object")
+    cfg = Cfg(config)
+    b = Build(seq_len)
+    try:
+        family = build(cfg, b)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError, RecursionError) as exc:
+        raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc
+    derived = sum(b.components.values())
+    active = derived - b.inactive
+    text = cfg.sub("text_config", "llm_config", "language_config") if family == "composite" else None
+    tcfg = text or cfg
+    checkpoint = delta = None
+    explanation = ""
+    if manifest is not None:
+        dtype = cfg.str("torch_dtype", "dtype") or tcfg.str("torch_dtype", "dtype") or None
+        checkpoint = manifest.params(dtype)
+        if checkpoint is not None and derived:
+            delta = round(100.0 * (checkpoint - derived) / derived, 3)
+            towers = {k: v for k, v in b.components.items() if k.endswith("_tower")}
+            tied_rows = b.vocab * (b.stacks[-1].hidden_size if b.stacks else 0) if not b.lm_head_params else 0
+            explanation = explain_delta(manifest, checkpoint, derived, lm_head=b.lm_head_params,
+                                        tied_rows=tied_rows if family == "decoder" else 0, layers=b.layers,
+                                        towers=towers)
+    params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation)
+    structure = Structure(b.layers, not b.failures, tuple(b.failures), tuple(b.nodes), (seq_len,))
+    final_norm = any(n.name.endswith(".norm") for n in b.nodes)
+    ctx = LintContext(tcfg, cfg, family, derived, b.layers, b.vocab, b.max_pos, final_norm,
+                      tokenizer_config, generation_config)
+    findings = tuple(lint(ctx))
+    spec = ModelSpec(
+        model_type=cfg.model_type, family=family if family in ("encoder", "decoder", "encoder-decoder", "vision",
+                                                               "composite") else "unknown",
+        vocab_size=b.vocab, max_position_embeddings=b.max_pos, stacks=tuple(b.stacks), total_params=derived,
+        active_params=active, embedding_params=b.embedding_params, lm_head_params=b.lm_head_params,
+        tie_word_embeddings=b.lm_head_params == 0, torch_dtype=cfg.str("torch_dtype", "dtype") or None,
+        by_component=dict(b.components))
+    custom = isinstance(cfg.data.get("auto_map"), Mapping)
+    notes = tuple(b.notes)
+    return Analysis(model or _model_name(cfg), family, custom, params, structure, findings, spec, notes, revision)

@@ -1,0 +1,190 @@
+"""Reading transformers-style configs: key aliases, nested sub-configs and strict value checks."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS"]
+
+
+class ConfigError(ValueError):
+    """A config the estimator cannot read; `key` names the offending key (dotted for nested ones)."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}" if key else problem)
+        self.key = key
+        self.problem = problem
+
+
+# Concept → the keys different model families use for it, most specific first.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "hidden": ("hidden_size", "n_embd", "d_model", "n_embed", "model_dim", "dim", "embed_dim",
+               "block_dim", "n_state", "width"),
+    "layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_blocks", "depth"),
+    "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads"),
+    "kv_heads": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "n_kv_heads",
+                 "multi_query_group_num", "num_kv"),
+    "ffn": ("intermediate_size", "ffn_hidden_size", "n_inner", "d_ff", "ffn_dim", "inner_hidden_size",
+            "block_ff_dim", "hidden_dim", "mlp_dim", "ffn_inner_dim"),
+    "vocab": ("padded_vocab_size", "vocab_size", "n_vocab"),
+    "max_pos": ("max_position_embeddings", "n_positions", "max_sequence_length", "max_seq_len",
+                "seq_length", "n_ctx", "max_seq_length", "max_target_positions"),
+    "head_dim": ("head_dim", "kv_channels", "d_kv", "attention_head_size"),
+    "experts": ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", "n_experts"),
+    "experts_per_tok": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k",
+                        "num_experts_per_token"),
+    "norm_eps": ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon",
+                 "norm_eps", "eps"),
+}
+
+# Sizes beyond these are not a real model: refuse rather than compute for minutes.
+LIMITS: dict[str, int] = {
+    "layers": 100_000,
+    "hidden": 10_000_000,
+    "heads": 1_000_000,
+    "kv_heads": 1_000_000,
+    "ffn": 100_000_000,
+    "vocab": 100_000_000,
+    "max_pos": 10_000_000_000,
+    "head_dim": 1_000_000,
+    "experts": 1_000_000,
+    "experts_per_tok": 1_000_000,
+}
+DEFAULT_LIMIT = 1_000_000_000
+
+
+class Cfg:
+    """A read-only view over one (sub-)config with alias lookup and validated numbers."""
+
+    def __init__(self, data: Mapping[str, Any], path: str = "") -> None:
+        if not isinstance(data, Mapping):
+            raise ConfigError(path or "config", f"expected a JSON object, got {type(data).__name__}")
+        self.data = data
+        self.path = path
+
+    def key(self, name: str) -> str:
+        return f"{self.path}.{name}" if self.path else name
+
+    def has(self, *keys: str) -> bool:
+        return any(self.data.get(k) is not None for k in keys)
+
+    def raw(self, *keys: str) -> Any:
+        for k in keys:
+            if self.data.get(k) is not None:
+                return self.data[k]
+        return None
+
+    def first_key(self, *keys: str) -> str | None:
+        for k in keys:
+            if self.data.get(k) is not None:
+                return k
+        return None
+
+    def int(self, *keys: str, default: int | None = None, minimum: int = 0,
+            limit: int = DEFAULT_LIMIT) -> int | None:
+        """The first present key as a whole number in [minimum, limit]; `default` when none is set."""
+        k = self.first_key(*keys)
+        if k is None:
+            return default
+        v = self.data[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ConfigError(self.key(k), f"expected a whole number, got {type(v).__name__} {v!r:.40}")
+        if isinstance(v, float):
+            if not math.isfinite(v) or v != int(v):
+                raise ConfigError(self.key(k), f"expected a whole number, got {v!r}")
+            v = int(v)
+        if v < minimum:
+            raise ConfigError(self.key(k), f"must be at least {minimum}, got {v}")
+        if v > limit:
+            raise ConfigError(self.key(k), f"{v} is beyond any real model (limit {limit})")
+        return v
+
+    def concept(self, name: str, default: int | None = None, minimum: int = 0) -> int | None:
+        return self.int(*ALIASES[name], default=default, minimum=minimum, limit=LIMITS.get(name, DEFAULT_LIMIT))
+
+    def need(self, name: str, minimum: int = 1) -> int:
+        """A concept that must be present (hidden size, layers, …)."""
+        v = self.concept(name, minimum=minimum)
+        if v is None:
+            raise ConfigError(self.key(ALIASES[name][0]), f"missing (also looked for {', '.join(ALIASES[name][1:4])})")
+        return v
+
+    def float(self, *keys: str, default: float | None = None) -> float | None:
+        k = self.first_key(*keys)
+        if k is None:
+            return default
+        v = self.data[k]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ConfigError(self.key(k), f"expected a number, got {v!r:.40}")
+        return float(v)
+
+    def bool(self, *keys: str, default: bool = False) -> bool:
+        k = self.first_key(*keys)
+        if k is None:
+            return default
+        v = self.data[k]
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, int) and v in (0, 1):
+            return bool(v)
+        raise ConfigError(self.key(k), f"expected true or false, got {v!r:.40}")
+
+    def str(self, *keys: str, default: str = "") -> str:
+        k = self.first_key(*keys)
+        if k is None:
+            return default
+        v = self.data[k]
+        if not isinstance(v, str):
+            raise ConfigError(self.key(k), f"expected a string, got {type(v).__name__}")
+        return v
+
+    def sub(self, *keys: str) -> Cfg | None:
+        """A nested config (text_config, vision_config, encoder, …) as its own view."""
+        for k in keys:
+            v = self.data.get(k)
+            if v is None:
+                continue
+            if not isinstance(v, Mapping):
+                raise ConfigError(self.key(k), f"expected a nested config object, got {type(v).__name__}")
+            return Cfg(v, self.key(k))
+        return None
+
+    def int_list(self, key: str, limit: int = 100_000) -> list[int] | None:
+        v = self.data.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, (list, tuple)) or len(v) > limit:
+            raise ConfigError(self.key(key), "expected a list of whole numbers")
+        out = []
+        for item in v:
+            if isinstance(item, bool) or not isinstance(item, int):
+                raise ConfigError(self.key(key), f"expected whole numbers, got {item!r:.40}")
+            out.append(item)
+        return out
+
+    def str_list(self, key: str, limit: int = 100_000) -> list[str] | None:
+        v = self.data.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, (list, tuple)) or len(v) > limit or not all(isinstance(i, str) for i in v):
+            raise ConfigError(self.key(key), "expected a list of strings")
+        return list(v)
+
+    @property
+    def model_type(self) -> str:
+        return self.str("model_type")
+
+    @property
+    def architecture(self) -> str:
+        archs = self.data.get("architectures")
+        if isinstance(archs, (list, tuple)) and archs and isinstance(archs[0], str):
+            return archs[0]
+        return ""
+
+    def num_labels(self) -> int:
+        labels = self.data.get("id2label")
+        if isinstance(labels, Mapping) and labels:
+            return min(len(labels), 10_000_000)
+        return self.int("num_labels", "_num_labels", default=2) or 0

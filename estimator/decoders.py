@@ -1,0 +1,187 @@
+"""Decoder-only language models (GPT/Llama-likes, MoE, MLA, hybrid conv/attention stacks)."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, norm_params
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.heads import add_head, head_kind
+from hubwatch.estimator.moe import MoE, moe_layers, moe_spec
+from hubwatch.estimator.profiles import DecoderProfile, profile_for
+from hubwatch.estimator.spec import AttentionSpec, LinearSpec
+
+__all__ = ["build_decoder", "layer_types"]
+
+
+def _kv_heads(cfg: Cfg, nh: int) -> int:
+    if cfg.model_type == "chatglm" and not cfg.bool("multi_query_attention"):
+        return nh
+    kv = cfg.concept("kv_heads", minimum=1)
+    if kv is not None:
+        return kv
+    if cfg.bool("multi_query", default=cfg.model_type == "gpt_bigcode"):
+        return 1
+    return nh
+
+
+def _ffn(cfg: Cfg, p: DecoderProfile, h: int) -> int:
+    ffn = cfg.concept("ffn", minimum=1)
+    if ffn is None and cfg.has("expansion_ratio"):
+        ffn = int((cfg.float("expansion_ratio") or 4) * h)
+    if ffn is None:
+        ffn = p.ffn_default * h
+    if p.ffn_halved:
+        ffn //= 2
+    if cfg.bool("block_auto_adjust_ff_dim"):  # LFM2: 2/3 of the size, scaled, rounded up to a multiple
+        ffn = int(2 * ffn / 3)
+        ffn = int((cfg.float("block_ffn_dim_multiplier") or 1.0) * ffn)
+        mult = cfg.int("block_multiple_of", default=1, minimum=1) or 1
+        ffn = mult * ((ffn + mult - 1) // mult)
+    return ffn
+
+
+def layer_types(cfg: Cfg, n: int) -> tuple[str, ...]:
+    """Per layer: full, sliding or none (no KV cache: conv/linear-attention layers)."""
+    names = cfg.str_list("layer_types")
+    if names:
+        table = {"full_attention": "full", "sliding_attention": "sliding", "attention": "full",
+                 "chunked_attention": "sliding"}
+        return tuple(table.get(t, "none") for t in names[:n])
+    full_idx = cfg.int_list("full_attn_idxs")
+    if full_idx is not None:
+        return tuple("full" if i in set(full_idx) else "none" for i in range(n))
+    window = cfg.int("sliding_window", default=None)
+    if not window or (cfg.has("use_sliding_window") and not cfg.bool("use_sliding_window")):
+        return ("full",) * n
+    pattern = cfg.int("sliding_window_pattern", default=None)
+    if cfg.model_type.startswith("gemma2"):
+        pattern = 2
+    if pattern:
+        return tuple("full" if (i + 1) % pattern == 0 else "sliding" for i in range(n))
+    return ("sliding",) * n
+
+
+def _attention(cfg: Cfg, p: DecoderProfile, h: int, nh: int, nkv: int, hd: int) -> tuple[list[tuple[str, LinearSpec]], int, str]:
+    """Attention linears, its other parameters (norms, sinks) and a node type."""
+    if cfg.has("kv_lora_rank"):
+        return _mla(cfg, h, nh)
+    linears = attention_linears(h, nh, nkv, hd, qkv_bias=p.qkv_bias, o_bias=p.o_bias, fused=p.fused_qkv,
+                                names=(p.names[0], p.names[1], p.names[2], p.names[3]))
+    extra = {"head": 2 * hd, "head_ln": 4 * hd, "full": (nh + nkv) * hd}.get(p.qk_norm, 0)
+    if p.sinks:
+        extra += nh
+    kind = "mha" if nkv == nh else ("mqa" if nkv == 1 else "gqa")
+    return linears, extra, f"self_attn[{kind} {nh}/{nkv}x{hd}]"
+
+
+def _mla(cfg: Cfg, h: int, nh: int) -> tuple[list[tuple[str, LinearSpec]], int, str]:
+    """Multi-head latent attention: low-rank query and joint key/value projections."""
+    bias = cfg.bool("attention_bias")
+    rank_kv = cfg.int("kv_lora_rank", minimum=1) or 1
+    rope = cfg.int("qk_rope_head_dim", default=64) or 0
+    nope = cfg.int("qk_nope_head_dim", default=128) or 0
+    v = cfg.int("v_head_dim", default=nope) or 0
+    rank_q = cfg.int("q_lora_rank", default=None, minimum=1)
+    out: list[tuple[str, LinearSpec]] = []
+    extra = rank_kv
+    if rank_q:
+        out += [("attention", lin("q_a_proj", h, rank_q, bias)), ("attention", lin("q_b_proj", rank_q, nh * (nope + rope)))]
+        extra += rank_q
+    else:
+        out.append(("attention", lin("q_proj", h, nh * (nope + rope))))
+    out += [("attention", lin("kv_a_proj_with_mqa", h, rank_kv + rope, bias)),
+            ("attention", lin("kv_b_proj", rank_kv, nh * (nope + v))),
+            ("attention", lin("o_proj", nh * v, h, bias))]
+    return out, extra, f"self_attn[mla {nh}x{nope + rope} kv_rank={rank_kv}]"
+
+
+def _conv_layer(cfg: Cfg, h: int) -> Layer:
+    """A gated short-convolution mixer (LFM2-style hybrid layers)."""
+    bias = cfg.bool("conv_bias")
+    kernel = cfg.int("conv_L_cache", "conv_kernel", "d_conv", default=3) or 3
+    layer = Layer("conv[short-conv]", "", [("conv", lin("in_proj", h, 3 * h, bias)), ("conv", lin("out_proj", h, h, bias))])
+    layer.more("conv", h * kernel + (h if bias else 0))
+    return layer
+
+
+def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "decoder",
+                  head: str | None = None) -> None:
+    """Adds a decoder-only language model (embeddings, layers, final norm, head) to the build."""
+    if cfg.model_type in ("falcon", "RefinedWeb", "RefinedWebModel"):
+        from hubwatch.estimator.falcon import falcon_profile
+        p, known = falcon_profile(cfg), True
+    else:
+        p, known = profile_for(cfg)
+    if not known:
+        b.notes.append(f"unknown architecture {cfg.model_type or '(no model_type)'}: generic decoder estimate")
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    nkv = _kv_heads(cfg, nh)
+    explicit_hd = cfg.concept("head_dim", minimum=1)
+    b.check(explicit_hd is not None or h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    b.check(nh % nkv == 0, f"num_key_value_heads ({nkv}) does not divide num_attention_heads ({nh})")
+    hd = explicit_hd or max(h // nh, 1)
+    vocab = cfg.need("vocab")
+    b.vocab, seq = vocab, b.seq
+    shape = (seq, h)
+    max_pos = cfg.concept("max_pos", minimum=1)
+    b.max_pos = max_pos
+    b.embed(f"{prefix}.embed_tokens", vocab, h, shape)
+    embed_total = vocab * h
+    if p.positions == "learned":
+        rows = (max_pos or 2048) + p.pos_offset
+        b.embed(f"{prefix}.embed_positions", rows, h, shape, "position_embedding")
+        embed_total += rows * h
+        b.check(max_pos is None or seq <= max_pos, f"sequence length {seq} exceeds the learned position table ({max_pos})")
+    if p.embed_norm:
+        b.add("norms", norm_params(p.norm, h))
+    ffn = _ffn(cfg, p, h)
+    types = layer_types(cfg, n_layers)
+    b.check(len(types) == n_layers, f"layer_types lists {len(types)} layers, num_hidden_layers is {n_layers}")
+    attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, hd)
+    moe: MoE | None = moe_spec(cfg, h, ffn, p)
+    norms = p.layer_norms * norm_params(p.norm, h)
+    dense_ffn = ffn_linears(h, ffn, gated=p.gated, bias=p.mlp_bias, fused_gate=p.fused_gate,
+                            names=(p.names[4], p.names[5], p.names[6]))
+    ffn_type = f"mlp[{'glu' if p.gated else 'plain'} {ffn}]"
+    cache: dict[tuple[str, bool], Layer] = {}
+    layers: list[Layer] = []
+    sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
+    for i in range(n_layers):
+        mixer = types[i] if i < len(types) else "full"
+        key = (mixer, sparse[i])
+        layer = cache.get(key)
+        if layer is None:
+            if mixer == "none":
+                layer = _conv_layer(cfg, h)
+            else:
+                layer = Layer(attn_type + ("[sliding]" if mixer == "sliding" else ""), "", list(attn_lin))
+                layer.more("attention", attn_extra)
+            if sparse[i] and moe is not None:
+                layer.linears += moe.linears
+                layer.more("router", moe.extra)
+                layer.ffn = moe.node_type
+            else:
+                layer.linears += dense_ffn
+                layer.ffn = ffn_type
+            layer.more("norms", norms)
+            cache[key] = layer
+        layers.append(layer)
+    window = cfg.int("sliding_window", default=None, minimum=0)
+    attention = AttentionSpec(nh, nkv, hd, types, window if "sliding" in types else None,
+                              cfg.int("kv_lora_rank", default=None), cfg.int("qk_rope_head_dim", default=None)
+                              if cfg.has("kv_lora_rank") else None,
+                              cfg.int("v_head_dim", default=None) if cfg.has("kv_lora_rank") else None)
+    b.stack(name, f"{prefix}.layers", layers, hidden=h, intermediate=ffn, attention=attention, shape=shape,
+            gated=p.gated, num_experts=moe.experts if moe else 0, experts_per_token=moe.top_k if moe else 0,
+            extra_params=embed_total)
+    if p.final_norm and not (cfg.model_type == "opt" and (not cfg.bool("do_layer_norm_before", default=True)
+                                                          or cfg.bool("_remove_final_layer_norm"))):
+        b.add("norms", norm_params(p.norm, h))
+        b.node(f"{prefix}.norm", f"norm[{p.norm}]", shape)
+    proj = cfg.int("word_embed_proj_dim", default=None)
+    if cfg.model_type == "opt" and proj and proj != h:  # OPT-350m: embeddings live in a smaller space
+        b.components["embeddings"] -= (vocab * h) - vocab * proj
+        b.embedding_params -= (vocab * h) - vocab * proj
+        b.add("embeddings", 2 * h * proj)
+        h = proj
+    add_head(cfg, b, head or head_kind(cfg, default="lm"), h, vocab, tie=p.tie, bias=p.lm_head_bias,
+             family="decoder", prefix=prefix)

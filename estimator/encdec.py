@@ -1,0 +1,142 @@
+"""Encoder-decoder models: T5-likes (relative bias, RMS norms), BART-likes (learned positions) and Whisper."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.spec import AttentionSpec
+
+__all__ = ["BART_TYPES", "T5_TYPES", "build_bart", "build_t5"]
+
+T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
+BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
+              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp"}
+_FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp"}
+_EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
+_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "fsmt"}
+
+
+def build_t5(cfg: Cfg, b: Build) -> None:
+    d, nh = cfg.need("hidden"), cfg.need("heads")
+    n_enc = cfg.need("layers")
+    n_dec = cfg.int("num_decoder_layers", default=n_enc) or 0
+    dkv = cfg.int("d_kv", default=d // nh, minimum=1) or 1
+    dff = cfg.concept("ffn", minimum=1) or 4 * d
+    vocab = cfg.need("vocab")
+    b.vocab = vocab
+    gated = cfg.str("feed_forward_proj", default="relu").startswith("gated") or cfg.bool("is_gated_act")
+    buckets = cfg.int("relative_attention_num_buckets", default=32) or 0
+    every_layer_bias = cfg.model_type == "umt5"
+    enc_seq = dec_seq = b.seq
+    b.embed("shared", vocab, d, (enc_seq, d))
+    ffn = ffn_linears(d, dff, gated=gated, bias=False, names=("wi_0", "wi_1", "wo"))
+    attn = attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False, names=("q", "k", "v", "o"), out_dim=d)
+    first = Layer(f"self_attn[mha {nh}x{dkv} rel]", f"mlp[{'glu' if gated else 'plain'} {dff}]", attn + ffn)
+    first.more("attention", buckets * nh)
+    first.more("norms", 2 * d)
+    rest = Layer(first.mixer, first.ffn, attn + ffn)
+    rest.more("attention", buckets * nh if every_layer_bias else 0)
+    rest.more("norms", 2 * d)
+    spec = AttentionSpec(nh, nh, dkv, ("full",) * n_enc)
+    b.stack("encoder", "encoder.block", [first] + [rest] * (n_enc - 1), hidden=d, intermediate=dff,
+            attention=spec, shape=(enc_seq, d), gated=gated)
+    b.add("norms", d)
+    only_encoder = cfg.architecture.endswith("EncoderModel")
+    if not only_encoder and n_dec:
+        cross = attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False, names=("q", "k", "v", "o"), out_dim=d)
+        dfirst = Layer(first.mixer + "+cross_attn", first.ffn, attn + cross + ffn)
+        dfirst.more("attention", buckets * nh)
+        dfirst.more("norms", 3 * d)
+        drest = Layer(dfirst.mixer, dfirst.ffn, attn + cross + ffn)
+        drest.more("attention", buckets * nh if every_layer_bias else 0)
+        drest.more("norms", 3 * d)
+        b.stack("decoder", "decoder.block", [dfirst] + [drest] * (n_dec - 1), hidden=d, intermediate=dff,
+                attention=AttentionSpec(nh, nh, dkv, ("full",) * n_dec, cross_attention=True),
+                shape=(dec_seq, d), gated=gated)
+        b.add("norms", d)
+        if head_kind(cfg, default="lm") == "lm" and not cfg.bool("tie_word_embeddings", default=True):
+            b.add("head", vocab * d)
+            b.lm_head_params = vocab * d
+        b.node("lm_head", "lm_head", (dec_seq, vocab))
+
+
+def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool) -> Layer:
+    hd = d // max(nh, 1)
+    names = ("q_proj", "k_proj", "v_proj", "out_proj")
+    attn = attention_linears(d, nh, nh, hd, qkv_bias=True, o_bias=True, names=names)
+    if not k_bias:  # Whisper's key projections carry no bias
+        attn[1] = ("attention", lin("k_proj", d, d, False))
+    linears = list(attn)
+    if cross:
+        linears += [(c, s) for c, s in attn]
+    linears += ffn_linears(d, ffn, gated=False, bias=True, names=("fc1", "fc2"))
+    layer = Layer(f"self_attn[mha {nh}x{hd}]" + ("+cross_attn" if cross else ""), f"mlp[plain {ffn}]", linears)
+    layer.more("norms", (3 if cross else 2) * 2 * d)
+    return layer
+
+
+def build_bart(cfg: Cfg, b: Build) -> None:
+    mt = cfg.model_type
+    d = cfg.need("hidden")
+    n_enc = cfg.int("encoder_layers", default=None) or cfg.need("layers")
+    n_dec = cfg.int("decoder_layers", default=n_enc) or 0
+    nh_e = cfg.int("encoder_attention_heads", default=None, minimum=1) or cfg.need("heads")
+    nh_d = cfg.int("decoder_attention_heads", default=nh_e, minimum=1) or nh_e
+    ff_e = cfg.int("encoder_ffn_dim", default=None, minimum=1) or cfg.concept("ffn") or 4 * d
+    ff_d = cfg.int("decoder_ffn_dim", default=ff_e, minimum=1) or ff_e
+    vocab = cfg.need("vocab")
+    b.vocab = vocab
+    for nh in (nh_e, nh_d):
+        b.check(d % nh == 0, f"attention heads ({nh}) do not divide d_model ({d})")
+    seq = b.seq
+    whisper = mt == "whisper"
+    max_pos = cfg.int("max_position_embeddings", default=1024) or 1024
+    b.max_pos = max_pos
+    offset = 2 if mt in ("bart", "mbart", "plbart", "mvp", "bigbird_pegasus") else 0
+    pos_params = 0 if mt in _SINUSOIDAL_BUFFER else (max_pos + offset) * d
+    final_ln = 2 * d if mt in _FINAL_LN or cfg.bool("add_final_layer_norm") else 0
+    emb_ln = 2 * d if mt in _EMB_LN else 0
+    if whisper:
+        mels = cfg.int("num_mel_bins", default=80) or 80
+        src = cfg.int("max_source_positions", default=1500) or 1500
+        b.add("embeddings", mels * d * 3 + d + d * d * 3 + d)
+        b.node("encoder.conv", f"conv1d[{mels}->{d}]x2", (src, d))
+        b.embed("encoder.embed_positions", src, d, (src, d), "position_embedding")
+        enc_shape = (src, d)
+        max_pos = cfg.int("max_target_positions", default=448) or 448
+        pos_params = max_pos * d
+    else:
+        b.embed("shared", vocab, d, (seq, d))
+        if pos_params:
+            b.embed("encoder.embed_positions", max_pos + offset, d, (seq, d), "position_embedding")
+        b.check(seq <= max_pos, f"sequence length {seq} exceeds max_position_embeddings ({max_pos})")
+        enc_shape = (seq, d)
+    b.add("norms", emb_ln + final_ln)
+    enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
+    b.stack("encoder", "encoder.layers", [enc] * n_enc, hidden=d, intermediate=ff_e,
+            attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc), shape=enc_shape)
+    if not n_dec or cfg.architecture.endswith("EncoderModel"):
+        return
+    if whisper:
+        b.embed("decoder.embed_tokens", vocab, d, (seq, d))
+    if pos_params:
+        b.embed("decoder.embed_positions", pos_params // d, d, (seq, d), "position_embedding")
+    b.add("norms", emb_ln + final_ln)
+    dec = _bart_layer(d, nh_d, ff_d, cross=True, k_bias=not whisper)
+    b.stack("decoder", "decoder.layers", [dec] * n_dec, hidden=d, intermediate=ff_d,
+            attention=AttentionSpec(nh_d, nh_d, d // nh_d, ("full",) * n_dec, cross_attention=True),
+            shape=(seq, d))
+    kind = head_kind(cfg, default="lm")
+    if kind == "lm":
+        if not cfg.bool("tie_word_embeddings", default=True):
+            b.add("head", vocab * d)
+            b.lm_head_params = vocab * d
+        b.node("lm_head", "lm_head", (seq, vocab))
+    elif kind == "seqcls":
+        labels = cfg.num_labels()
+        b.add("head", d * d + d + d * labels + labels)
+        b.node("classification_head", f"classifier[{labels}]", (labels,))
+    elif kind == "qa":
+        b.add("head", 2 * d + 2)
+        b.node("qa_outputs", "span_classifier", (seq, 2))

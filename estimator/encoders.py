@@ -1,0 +1,140 @@
+"""Encoder-only text models (BERT-likes: BERT, RoBERTa, XLM-R, DistilBERT, ALBERT, ELECTRA, DeBERTa, ALiBi/GLU BERTs)."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.spec import AttentionSpec
+
+__all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
+
+ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "electra", "mpnet",
+                 "roberta-prelayernorm", "longformer"}
+NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr"}
+ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
+                                             "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert"}
+
+
+def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, qkv_bias: bool = True, gated: bool = False,
+                  glu_bias: bool = False, norms: int = 2) -> Layer:
+    """One post-LN BERT block: biased Q/K/V/O, two LayerNorms, a plain or GLU feed-forward."""
+    hd = h // max(nh, 1)
+    linears = attention_linears(h, nh, nh, hd, qkv_bias=qkv_bias, o_bias=True,
+                                names=("query", "key", "value", "attention.output.dense"))
+    if gated:
+        linears += [("feed_forward", lin("gated_layers", h, 2 * inter, glu_bias)),
+                    ("feed_forward", lin("wo", inter, h, True))]
+    else:
+        linears += ffn_linears(h, inter, gated=False, bias=True, names=("intermediate.dense", "output.dense"))
+    layer = Layer(f"attention[mha {nh}x{hd}]", f"mlp[{'glu' if gated else 'plain'} {inter}]", linears)
+    layer.more("norms", norms * 2 * h)
+    return layer
+
+
+def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | None = None) -> None:
+    """Adds a BERT-like encoder with the head its architecture names."""
+    mt = cfg.model_type
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    b.check(h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    vocab = cfg.need("vocab")
+    b.vocab = vocab
+    emb = cfg.int("embedding_size", default=h, minimum=1) or h
+    seq = b.seq
+    shape = (seq, h)
+    b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
+    pos_type = cfg.str("position_embedding_type", default="absolute")
+    learned = pos_type != "alibi" and cfg.bool("position_biased_input", default=True)
+    max_pos = cfg.concept("max_pos", minimum=1)
+    b.max_pos = max_pos
+    if learned:
+        rows = max_pos or 512
+        b.embed("embeddings.position_embeddings", rows, emb, (seq, emb), "position_embedding")
+        b.check(seq <= rows, f"sequence length {seq} exceeds max_position_embeddings ({rows})")
+    types = cfg.int("type_vocab_size", default=0 if mt in ("distilbert", "mpnet") else 2) or 0
+    if types:
+        b.embed("embeddings.token_type_embeddings", types, emb, (seq, emb), "token_type_embedding")
+    b.add("norms", 2 * emb)
+    if emb != h:
+        b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
+        b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
+    gated = cfg.str("feed_forward_type", "mlp_type") in ("glu", "geglu", "reglu", "swiglu")
+    layer = encoder_layer(cfg, h, nh, inter, gated=gated)
+    if mt.startswith("deberta") and cfg.bool("relative_attention"):
+        _deberta_relative(cfg, b, layer, h)
+    stored = n_layers
+    if mt == "albert":  # ALBERT shares one group of layers across the whole depth
+        stored = (cfg.int("num_hidden_groups", default=1) or 1) * (cfg.int("inner_group_num", default=1) or 1)
+    if mt == "mpnet":
+        b.add("attention", (cfg.int("relative_attention_num_buckets", default=32) or 32) * nh)
+    attention = AttentionSpec(nh, nh, h // nh, ("full",) * n_layers)
+    b.stack("encoder", f"{prefix}.layer", [layer] * stored, hidden=h, intermediate=inter, attention=attention,
+            shape=shape, extra_params=vocab * emb)
+    if stored != n_layers:
+        b.layers += n_layers - stored
+        b.notes.append(f"{n_layers} layers share the weights of {stored}")
+    _encoder_head(cfg, b, head or head_kind(cfg), h, emb, vocab)
+
+
+def _deberta_relative(cfg: Cfg, b: Build, layer: Layer, h: int) -> None:
+    buckets = cfg.int("position_buckets", default=-1, minimum=-1) or -1
+    max_rel = cfg.int("max_relative_positions", default=-1, minimum=-1) or -1
+    size = buckets if buckets > 0 else (max_rel if max_rel > 0 else (cfg.concept("max_pos") or 512))
+    b.add("embeddings", 2 * size * h)
+    if "layer_norm" in cfg.str("norm_rel_ebd", default="none"):
+        b.add("norms", 2 * h)
+    if not cfg.bool("share_att_key"):
+        kinds = cfg.str_list("pos_att_type") or []
+        for kind, name in (("c2p", "pos_key_proj"), ("p2c", "pos_query_proj")):
+            if kind in kinds:
+                layer.linears.append(("attention", lin(name, h, h, name == "pos_key_proj" or True)))
+
+
+def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -> None:
+    mt = cfg.model_type
+    labels = cfg.num_labels()
+    seq = b.seq
+    pooler = h * h + h
+
+    def add(name: str, type_: str, params: int, shape: tuple[int, ...], comp: str = "head") -> None:
+        b.add(comp, params)
+        b.node(name, type_, shape)
+
+    if kind in ("mlm", "pretrain", "lm"):
+        out = emb if mt in ("albert", "electra") else h
+        untied = not cfg.bool("tie_word_embeddings", default=True)
+        add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
+        b.lm_head_params += vocab * out if untied else 0
+        if kind == "pretrain":
+            if mt == "electra":
+                add("discriminator_predictions", "classifier[1]", h * h + h + h + 1, (seq, 1))
+            else:
+                add("pooler", "pooler", pooler, (h,), "pooler")
+                add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
+    elif kind == "seqcls":
+        if mt in ROBERTA_HEADS:
+            add("classifier", f"classification_head[{labels}]", h * h + h + h * labels + labels, (labels,))
+        elif mt == "distilbert":
+            add("classifier", f"classification_head[{labels}]", h * h + h + h * labels + labels, (labels,))
+        elif mt.startswith("deberta"):
+            ph = cfg.int("pooler_hidden_size", default=h) or h
+            add("pooler", "context_pooler", h * ph + ph, (ph,), "pooler")
+            add("classifier", f"classifier[{labels}]", ph * labels + labels, (labels,))
+        else:
+            add("pooler", "pooler", pooler, (h,), "pooler")
+            add("classifier", f"classifier[{labels}]", h * labels + labels, (labels,))
+    elif kind == "tokcls":
+        add("classifier", f"classifier[{labels}]", h * labels + labels, (seq, labels))
+    elif kind == "qa":
+        add("qa_outputs", "span_classifier", 2 * h + 2, (seq, 2))
+    elif kind == "mc":
+        if mt not in ROBERTA_HEADS and mt not in NO_POOLER:
+            add("pooler", "pooler", pooler, (h,), "pooler")
+        add("classifier", "classifier[1]", h + 1, (1,))
+    elif mt == "dpr":
+        proj = cfg.int("projection_dim", default=0) or 0
+        if proj:
+            add("encode_proj", f"linear[{h}->{proj}]", h * proj + proj, (proj,))
+    elif mt not in NO_POOLER and cfg.bool("add_pooling_layer", default=True):
+        add("pooler", "pooler", pooler, (h,), "pooler")

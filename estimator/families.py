@@ -1,0 +1,144 @@
+"""Which family a config belongs to, and the builders for composites (dual towers, vision + language, audio)."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.decoders import build_decoder
+from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_bart, build_t5
+from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
+from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.spec import AttentionSpec
+from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
+                                       build_vision_tower, vision_style)
+
+__all__ = ["build", "detect_family"]
+
+DUAL_TOWER = {"clip", "siglip", "siglip2", "chinese_clip", "altclip", "jina_clip", "metaclip_2"}
+
+
+def detect_family(cfg: Cfg) -> str:
+    mt = cfg.model_type
+    if cfg.sub("text_config") is not None and cfg.sub("vision_config") is not None:
+        return "composite"
+    if mt in T5_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
+        return "encoder-decoder"
+    if mt in BART_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("encoder_layers")):
+        return "encoder-decoder"
+    if cfg.sub("encoder") is not None and cfg.sub("decoder") is not None:
+        return "encoder-decoder"
+    if mt in ENCODER_TYPES:
+        return "encoder"
+    if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size")):
+        return "vision"
+    if cfg.sub("text_config", "llm_config", "language_config") is not None:
+        return "composite"
+    return "decoder"
+
+
+def build(cfg: Cfg, b: Build) -> str:
+    """Walks the config into the build; returns the family."""
+    family = detect_family(cfg)
+    mt = cfg.model_type
+    if family == "composite":
+        _composite(cfg, b)
+    elif family == "encoder-decoder":
+        if mt in T5_TYPES or cfg.has("d_kv"):
+            build_t5(cfg, b)
+        elif cfg.sub("encoder") is not None and not cfg.has("encoder_layers"):
+            _encoder_decoder_pair(cfg, b)
+        else:
+            build_bart(cfg, b)
+    elif family == "encoder":
+        build_encoder(cfg, b)
+    elif family == "vision":
+        build_vision(cfg, b)
+    else:
+        build_decoder(cfg, b)
+    audio = cfg.sub("audio_config", "audio")
+    if audio is not None:
+        _audio_tower(audio, b)
+    return family
+
+
+def _text_cfg(cfg: Cfg, text: Cfg, default_type: str) -> Cfg:
+    data = dict(text.data)
+    data.setdefault("model_type", default_type)
+    if "tie_word_embeddings" not in data and cfg.has("tie_word_embeddings"):
+        data["tie_word_embeddings"] = cfg.data["tie_word_embeddings"]
+    if "vocab_size" not in data and cfg.has("vocab_size"):
+        data["vocab_size"] = cfg.data["vocab_size"]
+    return Cfg(data, text.path)
+
+
+def _composite(cfg: Cfg, b: Build) -> None:
+    mt = cfg.model_type
+    text = cfg.sub("text_config", "llm_config", "language_config")
+    vision = cfg.sub("vision_config")
+    assert text is not None
+    text_type = text.model_type
+    if vision is not None and (mt in DUAL_TOWER or text_type.endswith("_text_model")):
+        _dual_tower(cfg, text, vision, b)
+        return
+    vh = 0
+    if vision is not None:
+        b.tower = "vision_tower"
+        vh = build_vision_tower(vision, b, "vision_tower", vision_style(vision))
+        b.tower = None
+    tcfg = _text_cfg(cfg, text, "gemma3_text" if mt == "gemma3" else "llama")
+    build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))
+    if vision is not None:
+        add_projector(cfg, b, vh, tcfg.need("hidden"))
+
+
+def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
+    style = "siglip" if "siglip" in cfg.model_type else "clip"
+    b.tower = "text_tower"
+    th = build_text_tower(text, b, "text_model", style)
+    b.vocab = text.concept("vocab") or 0
+    b.tower = "vision_tower"
+    vh = build_vision_tower(vision, b, "vision_model", style)
+    b.tower = None
+    if style == "clip":
+        proj = cfg.int("projection_dim", default=512) or 512
+        b.add("projections", th * proj + vh * proj + 1)
+        b.node("visual_projection", f"linear[{vh}->{proj}]", (proj,))
+        b.node("text_projection", f"linear[{th}->{proj}]", (proj,))
+    else:
+        b.add("projections", 2)
+
+
+def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
+    for key in ("encoder", "decoder"):
+        sub = cfg.sub(key)
+        assert sub is not None
+        fam = detect_family(sub)
+        b.tower = f"{key}_tower"
+        if fam == "encoder":
+            build_encoder(sub, b, prefix=key, head="base" if key == "encoder" else "mlm")
+        elif fam == "vision":
+            build_vision_tower(sub, b, key, vision_style(sub))
+        else:
+            build_decoder(sub, b, prefix=key)
+        b.tower = None
+
+
+def _audio_tower(audio: Cfg, b: Build) -> None:
+    """A Whisper-style audio encoder (two convolutions, positions, layers, final norm, projection)."""
+    d = audio.need("hidden")
+    n = audio.int("encoder_layers", default=None) or audio.need("layers")
+    nh = audio.int("encoder_attention_heads", default=None, minimum=1) or audio.need("heads")
+    ffn = audio.int("encoder_ffn_dim", default=None, minimum=1) or audio.concept("ffn") or 4 * d
+    mels = audio.int("num_mel_bins", "n_mels", default=80) or 80
+    ctx = audio.int("max_source_positions", "n_ctx", default=1500) or 1500
+    b.check(d % nh == 0, f"{audio.path}: heads ({nh}) do not divide hidden size ({d})")
+    b.tower = "audio_tower"
+    b.add("embeddings", mels * d * 3 + d + d * d * 3 + d + ctx * d)
+    b.node("audio_tower.conv", f"conv1d[{mels}->{d}]x2", (ctx, d))
+    b.stack("audio", "audio_tower.layers", [_bart_layer(d, nh, ffn, cross=False, k_bias=False)] * n, hidden=d,
+            intermediate=ffn, attention=AttentionSpec(nh, nh, d // nh, ("full",) * n), shape=(ctx, d))
+    b.add("norms", 2 * d)
+    out = audio.int("output_dim", default=0) or 0
+    if out:
+        b.add("projector", d * out + out)
+    b.tower = None

@@ -1,0 +1,212 @@
+"""Lint rules on a config (and optional tokenizer/generation configs), each finding with a fix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hubwatch.estimator.config import Cfg
+
+__all__ = ["Finding", "LintContext", "RULES", "lint"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    level: str  # error | warning | info
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "level": self.level, "message": self.message, "fix": self.fix}
+
+
+@dataclass(frozen=True)
+class LintContext:
+    cfg: Cfg  # the config of the text model (nested text_config for composites)
+    root: Cfg
+    family: str
+    params: int
+    layers: int
+    vocab: int
+    max_pos: int | None
+    final_norm: bool
+    tokenizer: Mapping[str, Any] | None
+    generation: Mapping[str, Any] | None
+
+
+Rule = Callable[[LintContext], list[Finding]]
+
+
+def _ids(value: object) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [v for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return []
+
+
+def kv_heads(c: LintContext) -> list[Finding]:
+    nh = c.cfg.concept("heads")
+    kv = c.cfg.concept("kv_heads")
+    if nh and kv and nh % kv:
+        return [Finding("kv-heads-divide-heads", "error", f"num_key_value_heads ({kv}) does not divide "
+                        f"num_attention_heads ({nh}): grouped-query attention cannot repeat KV heads",
+                        f"set num_key_value_heads to a divisor of {nh} (e.g. {max(d for d in range(1, kv + 1) if nh % d == 0)})")]
+    return []
+
+
+def heads_hidden(c: LintContext) -> list[Finding]:
+    h, nh = c.cfg.concept("hidden"), c.cfg.concept("heads")
+    if h and nh and h % nh and not c.cfg.has("head_dim"):
+        return [Finding("heads-divide-hidden", "error", f"num_attention_heads ({nh}) does not divide hidden_size ({h})",
+                        "set head_dim explicitly or choose a head count that divides hidden_size")]
+    return []
+
+
+def vocab_tokenizer(c: LintContext) -> list[Finding]:
+    out = []
+    special = {k: c.root.data.get(k) for k in ("bos_token_id", "eos_token_id", "pad_token_id")}
+    tok_ids: list[int] = []
+    if c.tokenizer:
+        added = c.tokenizer.get("added_tokens_decoder")
+        if isinstance(added, Mapping):
+            tok_ids = [int(k) for k in added if isinstance(k, str) and k.isdigit()]
+    bad = [(k, i) for k, v in special.items() for i in _ids(v) if c.vocab and i >= c.vocab]
+    for key, i in bad:
+        out.append(Finding("token-id-beyond-vocab", "error", f"{key} {i} is not below vocab_size {c.vocab}",
+                           f"resize the embeddings to at least {i + 1} or fix {key}"))
+    if tok_ids and c.vocab and max(tok_ids) >= c.vocab:
+        out.append(Finding("vocab-smaller-than-tokenizer", "error",
+                           f"the tokenizer emits id {max(tok_ids)} but vocab_size is {c.vocab}",
+                           f"resize_token_embeddings to at least {max(tok_ids) + 1} and save the config"))
+    return out
+
+
+def eos_generation(c: LintContext) -> list[Finding]:
+    if c.generation is None:
+        return []
+    cfg_eos = set(_ids(c.root.data.get("eos_token_id")) + _ids(c.cfg.data.get("eos_token_id")))
+    gen_eos = set(_ids(c.generation.get("eos_token_id")))
+    if not gen_eos:
+        return [Finding("eos-missing-from-generation-config", "warning",
+                        "generation_config.json has no eos_token_id: generation may never stop",
+                        f"set eos_token_id in generation_config.json{' to ' + str(sorted(cfg_eos)) if cfg_eos else ''}")]
+    if cfg_eos and not cfg_eos & gen_eos:
+        return [Finding("eos-mismatch", "warning", f"config eos_token_id {sorted(cfg_eos)} and generation_config "
+                        f"eos_token_id {sorted(gen_eos)} share no id", "make generation_config list the chat end token too")]
+    return []
+
+
+def rope_scaling(c: LintContext) -> list[Finding]:
+    rs = c.cfg.data.get("rope_scaling") or c.cfg.data.get("rope_parameters")
+    if not isinstance(rs, Mapping) or c.max_pos is None:
+        return []
+    factor, orig = rs.get("factor"), rs.get("original_max_position_embeddings")
+    orig = orig or c.cfg.data.get("original_max_position_embeddings")
+    kind = rs.get("rope_type") or rs.get("type")
+    if isinstance(factor, (int, float)) and isinstance(orig, int) and kind in ("yarn", "linear", "dynamic", "llama3"):
+        if orig > c.max_pos:
+            return [Finding("rope-scaling-inconsistent", "warning", f"rope_scaling original_max_position_embeddings "
+                            f"({orig}) exceeds max_position_embeddings ({c.max_pos})",
+                            "set max_position_embeddings to the extended context")]
+        if kind != "dynamic" and orig * factor < c.max_pos * 0.99:
+            return [Finding("rope-scaling-inconsistent", "warning", f"rope_scaling {kind} factor {factor} × "
+                            f"{orig} = {int(orig * factor)} is below max_position_embeddings ({c.max_pos})",
+                            "raise the factor or lower max_position_embeddings to what the scaling covers")]
+    return []
+
+
+def float32_large(c: LintContext) -> list[Finding]:
+    dtype = c.root.str("torch_dtype", "dtype") or c.cfg.str("torch_dtype", "dtype")
+    if dtype == "float32" and c.params > 1_000_000_000:
+        return [Finding("float32-large-model", "warning", f"torch_dtype float32 on a {c.params / 1e9:.1f}B model: "
+                        f"{c.params * 4 / 2**30:.0f} GiB of weights", "store and load in bfloat16 (torch_dtype: bfloat16)")]
+    return []
+
+
+def custom_code(c: LintContext) -> list[Finding]:
+    if isinstance(c.root.data.get("auto_map"), Mapping):
+        return [Finding("custom-code-required", "warning", "auto_map points at code in the repo: loading needs "
+                        "trust_remote_code=True and runs that code", "pin the revision, review the .py files, "
+                        "or use a native transformers architecture")]
+    return []
+
+
+def final_norm(c: LintContext) -> list[Finding]:
+    if c.family == "decoder" and not c.final_norm:
+        return [Finding("no-norm-before-output", "warning", "no normalisation layer before the output head: "
+                        "pre-norm residual streams reach the LM head unnormalised", "enable the final norm "
+                        "(e.g. post_layer_norm: true)")]
+    return []
+
+
+def deep_init(c: LintContext) -> list[Finding]:
+    keys = ("use_scaled_init", "scale_attn_by_inverse_layer_idx", "residual_multiplier", "use_depth_scaled_init",
+            "init_method_std", "output_layer_init_method", "initializer_factor", "depth_init", "init_std")
+    if c.layers >= 48 and not any(c.cfg.has(k) or c.root.has(k) for k in keys):
+        return [Finding("deep-stack-without-depth-scaled-init", "info", f"{c.layers} layers with no depth-scaled "
+                        "initialisation setting: training from scratch may diverge",
+                        "scale residual output projections by 1/sqrt(2·layers) when initialising")]
+    return []
+
+
+def pad_token(c: LintContext) -> list[Finding]:
+    has = c.root.has("pad_token_id") or c.cfg.has("pad_token_id") or bool(c.tokenizer and c.tokenizer.get("pad_token"))
+    if c.family == "decoder" and not has:
+        return [Finding("pad-token-missing", "info", "no pad token: batched generation and fine-tuning need one",
+                        "set pad_token_id (e.g. to the eos token) in config and tokenizer_config")]
+    return []
+
+
+def context_lengths(c: LintContext) -> list[Finding]:
+    out = []
+    tok_max = c.tokenizer.get("model_max_length") if c.tokenizer else None
+    if isinstance(tok_max, int) and c.max_pos and c.max_pos < tok_max < 10**12:
+        out.append(Finding("tokenizer-longer-than-model", "warning", f"tokenizer model_max_length {tok_max} exceeds "
+                           f"max_position_embeddings {c.max_pos}", f"set model_max_length to {c.max_pos}"))
+    window = c.cfg.data.get("sliding_window")
+    if isinstance(window, int) and c.max_pos and window > c.max_pos and c.cfg.data.get("use_sliding_window") is not False:
+        out.append(Finding("sliding-window-beyond-context", "info", f"sliding_window {window} exceeds "
+                           f"max_position_embeddings {c.max_pos}: the window never applies",
+                           "drop sliding_window or set it below the context length"))
+    return out
+
+
+def experts(c: LintContext) -> list[Finding]:
+    e, k = c.cfg.concept("experts"), c.cfg.concept("experts_per_tok")
+    if e and k and k > e:
+        return [Finding("experts-per-token-exceeds-experts", "error", f"{k} experts per token but only {e} experts",
+                        f"set num_experts_per_tok ≤ {e}")]
+    return []
+
+
+def quantized(c: LintContext) -> list[Finding]:
+    q = c.root.data.get("quantization_config")
+    if isinstance(q, Mapping):
+        method = q.get("quant_method", "unknown")
+        return [Finding("quantization-config", "info", f"config carries quantization_config ({method}): weights are "
+                        "stored quantized; derived counts are for the unquantized architecture",
+                        "compare with the manifest's dtypes; load with the matching quantizer installed")]
+    return []
+
+
+def use_cache(c: LintContext) -> list[Finding]:
+    if c.family in ("decoder", "composite") and c.cfg.data.get("use_cache") is False:
+        return [Finding("use-cache-disabled", "info", "use_cache is false: generation recomputes every token",
+                        "set use_cache: true for inference (it was likely left from training)")]
+    return []
+
+
+RULES: tuple[Rule, ...] = (kv_heads, heads_hidden, vocab_tokenizer, eos_generation, rope_scaling, float32_large,
+                           custom_code, final_norm, deep_init, pad_token, context_lengths, experts, quantized, use_cache)
+
+
+def lint(ctx: LintContext) -> list[Finding]:
+    out: list[Finding] = []
+    for rule in RULES:
+        out.extend(rule(ctx))
+    return out

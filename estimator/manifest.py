@@ -1,0 +1,134 @@
+"""The weight manifest (safetensors headers or an index's total size) and the derived-vs-checkpoint comparison."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hubwatch.estimator.config import ConfigError
+
+__all__ = ["DTYPE_BYTES", "Manifest", "Tensor", "explain_delta"]
+
+DTYPE_BYTES: dict[str, float] = {
+    "F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "U16": 2, "U32": 4,
+    "U64": 8, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "F8_E4M3FN": 1, "F4": 0.5, "F6_E2M3": 0.75,
+    "FLOAT32": 4, "FLOAT16": 2, "BFLOAT16": 2, "FLOAT64": 8, "FLOAT8_E4M3FN": 1, "INT8": 1, "UINT8": 1,
+}
+_PACKED = {"U8", "I32", "U32", "I8", "F4", "UINT8", "INT8"}
+_LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|h|blocks|block|layer)\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """What a checkpoint stores: its tensors (from headers) or only its byte size (from an index)."""
+
+    tensors: tuple[Tensor, ...] = ()
+    total_size: int | None = None
+    dtype: str | None = None
+
+    @classmethod
+    def from_safetensors_headers(cls, headers: Mapping[str, Mapping[str, Any]]) -> Manifest:
+        """{file: safetensors header} (each header: tensor → {dtype, shape, data_offsets}; __metadata__ skipped)."""
+        if not isinstance(headers, Mapping):
+            raise ConfigError("manifest", "expected {file: header}")
+        tensors: list[Tensor] = []
+        for file, header in headers.items():
+            if not isinstance(header, Mapping):
+                raise ConfigError(f"manifest.{file}", "expected a safetensors header object")
+            for name, info in header.items():
+                if name == "__metadata__":
+                    continue
+                if not isinstance(info, Mapping):
+                    raise ConfigError(f"manifest.{file}.{name}", "expected {dtype, shape}")
+                dtype, shape = info.get("dtype"), info.get("shape")
+                if not isinstance(dtype, str) or not isinstance(shape, (list, tuple)) or not all(
+                        isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 40 for d in shape):
+                    raise ConfigError(f"manifest.{file}.{name}", "dtype must be a string and shape whole numbers ≥ 0")
+                tensors.append(Tensor(str(name), dtype.upper(), tuple(shape)))
+        return cls(tensors=tuple(tensors))
+
+    @classmethod
+    def from_weights_json(cls, weights: Mapping[str, Mapping[str, Any]]) -> Manifest:
+        """The hub emulator's weights.json: {file: {tensor: {dtype, shape}}} (the same shape as headers)."""
+        return cls.from_safetensors_headers(weights)
+
+    @classmethod
+    def from_index(cls, index: Mapping[str, Any], dtype: str | None = None) -> Manifest:
+        """A `*.safetensors.index.json`: metadata.total_size in bytes; the count needs the storage dtype."""
+        if not isinstance(index, Mapping):
+            raise ConfigError("index", "expected a JSON object")
+        meta = index.get("metadata")
+        size = meta.get("total_size") if isinstance(meta, Mapping) else None
+        if isinstance(size, float) and size.is_integer():
+            size = int(size)
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ConfigError("index.metadata.total_size", "missing or not a whole number of bytes")
+        names = index.get("weight_map")
+        tensors = tuple(Tensor(str(n), "", ()) for n in names) if isinstance(names, Mapping) else ()
+        return cls(tensors=tensors, total_size=size, dtype=dtype.upper() if isinstance(dtype, str) else None)
+
+    @property
+    def has_shapes(self) -> bool:
+        return any(t.dtype for t in self.tensors)
+
+    def params(self, fallback_dtype: str | None = None) -> int | None:
+        """Scalar count of the checkpoint (exact from headers; from bytes ÷ dtype size for an index)."""
+        if self.has_shapes:
+            return sum(t.numel for t in self.tensors)
+        dtype = (self.dtype or fallback_dtype or "").upper()
+        dtype = {"FLOAT32": "F32", "FLOAT16": "F16", "BFLOAT16": "BF16"}.get(dtype, dtype)
+        if self.total_size is None or dtype not in DTYPE_BYTES:
+            return None
+        return int(self.total_size / DTYPE_BYTES[dtype])
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return tuple(sorted({t.dtype for t in self.tensors if t.dtype}))
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tensors)
+
+
+def explain_delta(manifest: Manifest, checkpoint: int, derived: int, *, lm_head: int, tied_rows: int,
+                  layers: int, towers: Mapping[str, int]) -> str:
+    """Why the checkpoint and the derived count differ (empty when they agree within 1%)."""
+    delta = checkpoint - derived
+    if derived and abs(delta) / derived <= 0.01:
+        return ""
+    names = manifest.names()
+    reasons: list[str] = []
+    near = max(derived // 200, 1)
+    packed = [d for d in manifest.dtypes if d in _PACKED]
+    if packed:
+        reasons.append(f"quantized checkpoint ({', '.join(packed)} tensors hold packed weights; scale tensors add more)")
+    if lm_head and delta < 0 and abs(-delta - lm_head) <= near and not any("lm_head" in n for n in names):
+        reasons.append(f"untied LM head ({lm_head:,} params) is not stored in the checkpoint (tied at load time)")
+    if tied_rows and delta > 0 and abs(delta - tied_rows) <= near:
+        reasons.append(f"checkpoint stores a separate output layer ({tied_rows:,}) that the config ties")
+    for tower, params in towers.items():
+        key = tower.split("_")[0]
+        if params and names and not any(key in n for n in names) and delta < 0:
+            reasons.append(f"{tower} ({params:,} params) is referenced by the config but not inlined in the checkpoint")
+    indices = {int(m.group(1)) for n in names if (m := _LAYER_INDEX.search(n))}
+    if layers and indices and max(indices) >= layers and delta > 0:
+        reasons.append(f"checkpoint holds layers beyond the config's {layers} (e.g. next-token-prediction modules)")
+    if not reasons:
+        reasons.append("checkpoint holds tensors the config does not describe (task heads, adapters or buffers)"
+                       if delta > 0 else "checkpoint lacks modules the architecture builds (a head or a tower)")
+    return "; ".join(reasons)

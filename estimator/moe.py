@@ -1,0 +1,60 @@
+"""Mixture-of-experts feed-forward layers: router, routed experts, shared experts, and which layers are sparse."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hubwatch.estimator.blocks import ffn_linears, lin
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.profiles import DecoderProfile
+from hubwatch.estimator.spec import LinearSpec
+
+__all__ = ["MoE", "moe_layers", "moe_spec"]
+
+
+@dataclass
+class MoE:
+    experts: int
+    top_k: int
+    intermediate: int
+    linears: list[tuple[str, LinearSpec]]
+    extra: int
+    node_type: str
+
+
+def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
+    """The sparse feed-forward block a config describes, or None for a dense model."""
+    experts = cfg.concept("experts", minimum=0)
+    if not experts or experts <= 1:
+        return None
+    top_k = cfg.concept("experts_per_tok", default=2, minimum=1) or 1
+    inter = cfg.int("moe_intermediate_size", "expert_intermediate_size", default=ffn, minimum=1) or ffn
+    biased = cfg.model_type == "gpt_oss"
+    linears = [("router", lin("gate", h, experts, biased))]
+    linears += ffn_linears(h, inter, gated=p.gated, bias=biased, component="experts", count=experts,
+                           active=min(top_k, experts))
+    shared_note = ""
+    n_shared = cfg.int("n_shared_experts", "num_shared_experts", default=0) or 0
+    shared_size = cfg.int("shared_expert_intermediate_size", "shared_intermediate_size", default=0) or 0
+    if n_shared and not shared_size:
+        shared_size = inter * n_shared
+    if shared_size:
+        linears += ffn_linears(h, shared_size, gated=p.gated, bias=False, component="shared_experts",
+                               names=("shared_gate_proj", "shared_up_proj", "shared_down_proj"))
+        shared_note = f" +shared {shared_size}"
+        if cfg.has("shared_expert_intermediate_size") and cfg.model_type.startswith("qwen"):
+            linears.append(("router", lin("shared_expert_gate", h, 1)))
+    return MoE(experts, top_k, inter, linears, 0, f"moe[{min(top_k, experts)} of {experts} x {inter}{shared_note}]")
+
+
+def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
+    """For each layer, whether its feed-forward block is the sparse one."""
+    if cfg.has("first_k_dense_replace", "moe_layer_freq"):
+        first = cfg.int("first_k_dense_replace", default=0) or 0
+        freq = cfg.int("moe_layer_freq", default=1, minimum=1) or 1
+        return [i >= first and i % freq == 0 for i in range(n)]
+    if cfg.has("decoder_sparse_step", "mlp_only_layers"):
+        step = cfg.int("decoder_sparse_step", default=1, minimum=1) or 1
+        dense = set(cfg.int_list("mlp_only_layers") or [])
+        return [i not in dense and (i + 1) % step == 0 for i in range(n)]
+    return [True] * n

@@ -1,0 +1,119 @@
+"""Vision and multimodal models: ViT/CLIP/SigLIP towers, CLIP-style dual towers, LLaVA-style vision + language."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.spec import AttentionSpec
+
+__all__ = ["VISION_TYPES", "build_text_tower", "build_vision", "build_vision_tower"]
+
+VISION_TYPES = {"vit", "deit", "dinov2", "beit", "vit_mae", "vit_msn", "dinov2_with_registers", "clip_vision_model",
+                "siglip_vision_model", "idefics3_vision", "siglip2_vision_model", "data2vec-vision"}
+
+
+def _block(h: int, nh: int, inter: int, *, qkv_bias: bool = True, names: tuple[str, ...] = ("q_proj", "k_proj",
+           "v_proj", "out_proj", "fc1", "fc2")) -> Layer:
+    hd = h // max(nh, 1)
+    linears = attention_linears(h, nh, nh, hd, qkv_bias=qkv_bias, o_bias=True, names=names[:4])  # type: ignore[arg-type]
+    linears += ffn_linears(h, inter, gated=False, bias=True, names=names[4:])
+    layer = Layer(f"self_attn[mha {nh}x{hd}]", f"mlp[plain {inter}]", linears)
+    layer.more("norms", 4 * h)
+    return layer
+
+
+def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
+    """Adds a ViT-style image encoder; returns its hidden size. style: vit | clip | siglip."""
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    b.check(h % nh == 0, f"{prefix}: num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    size = cfg.int("image_size", default=224, minimum=1) or 224
+    patch = cfg.int("patch_size", default=16, minimum=1) or 16
+    chans = cfg.int("num_channels", default=3, minimum=1) or 3
+    b.check(size % patch == 0, f"{prefix}: patch_size ({patch}) does not divide image_size ({size})")
+    patches = (size // patch) ** 2
+    tokens = patches + (0 if style == "siglip" else 1)
+    shape = (tokens, h)
+    b.add("embeddings", chans * patch * patch * h + (0 if style == "clip" else h))
+    b.node(f"{prefix}.embeddings.patch_embedding", f"conv2d[{chans}->{h} k{patch}]", (patches, h))
+    if style != "siglip":
+        b.add("embeddings", h)
+    b.add("embeddings", tokens * h)
+    b.node(f"{prefix}.embeddings.position_embedding", f"position_embedding[{tokens}x{h}]", shape)
+    if style == "clip":
+        b.add("norms", 2 * h)
+    qkv_bias = cfg.bool("qkv_bias", default=True)
+    layer = _block(h, nh, inter, qkv_bias=qkv_bias)
+    b.stack("vision", f"{prefix}.encoder.layers", [layer] * n_layers, hidden=h, intermediate=inter,
+            attention=AttentionSpec(nh, nh, h // nh, ("full",) * n_layers), shape=shape)
+    b.add("norms", 2 * h)
+    b.node(f"{prefix}.post_layernorm", "norm[ln]", shape)
+    if style == "siglip" and cfg.bool("vision_use_head", default=cfg.model_type.startswith("siglip")):
+        b.add("head", h + 4 * h * h + 4 * h + 2 * h + 2 * h * inter + inter + h)
+        b.node(f"{prefix}.head", "attention_pooling_head", (h,))
+    return h
+
+
+def build_text_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
+    """A CLIP/SigLIP text encoder: token and position embeddings, layers, final norm."""
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    b.check(h % nh == 0, f"{prefix}: num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    vocab = cfg.need("vocab")
+    pos = cfg.concept("max_pos", minimum=1) or 77
+    seq = min(b.seq, pos)
+    b.add("embeddings", vocab * h + pos * h)
+    b.node(f"{prefix}.embeddings", f"embedding[{vocab}x{h}]+position[{pos}]", (seq, h))
+    b.stack("text", f"{prefix}.encoder.layers", [_block(h, nh, inter)] * n_layers, hidden=h, intermediate=inter,
+            attention=AttentionSpec(nh, nh, h // nh, ("full",) * n_layers), shape=(seq, h))
+    b.add("norms", 2 * h)
+    if style == "siglip":
+        proj = cfg.int("projection_size", default=h) or h
+        b.add("head", h * proj + proj)
+    return h
+
+
+def build_vision(cfg: Cfg, b: Build) -> None:
+    """A single ViT-style image model with the head its architecture names."""
+    style = vision_style(cfg)
+    h = build_vision_tower(cfg, b, "vit", style)
+    kind = head_kind(cfg)
+    if kind == "imgcls":
+        labels = cfg.num_labels()
+        b.add("head", h * labels + labels)
+        b.node("classifier", f"classifier[{labels}]", (labels,))
+    elif kind == "base" and cfg.model_type == "vit" and cfg.bool("add_pooling_layer", default=True):
+        out = cfg.int("pooler_output_size", default=h) or h
+        b.add("pooler", h * out + out)
+        b.node("pooler", "pooler", (out,))
+
+
+def vision_style(cfg: Cfg) -> str:
+    mt = cfg.model_type
+    if mt.startswith("clip") or mt in ("", "llava_vision"):
+        return "clip"
+    if mt.startswith("siglip") or "idefics" in mt or mt.startswith("smolvlm"):
+        return "siglip"
+    return "vit"
+
+
+def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
+    """The layer that maps vision features into the language model's space."""
+    mt = cfg.model_type
+    b.tower = "projector"
+    if mt == "gemma3":
+        b.add("projector", vh * th + vh)
+    elif mt in ("idefics3", "smolvlm"):
+        scale = cfg.int("scale_factor", default=2, minimum=1) or 1
+        b.add("projector", vh * scale * scale * th)
+    elif mt == "paligemma":
+        proj = cfg.int("projection_dim", default=th) or th
+        b.add("projector", vh * proj + proj)
+    else:
+        bias = cfg.bool("multimodal_projector_bias", default=True)
+        b.add("projector", vh * th + th * th + (2 * th if bias else 0))
+        if mt in ("llava_next", "llava_onevision"):
+            b.add("projector", th)
+    b.tower = None
+    b.node("multi_modal_projector", f"projector[{vh}->{th}]", (b.seq, th))
