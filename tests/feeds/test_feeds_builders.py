@@ -1,0 +1,91 @@
+"""The web app's pure builders: text safety, page tokens, conditional responses, plots, estimates."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hubwatch.feeds.builders.markdown import md_escape
+from hubwatch.feeds.builders.osv import QueryError, decode_page_token, page, parse_query
+from hubwatch.feeds.builders.plots import Series, line_chart
+from hubwatch.feeds.builders.views import estimate_view
+from hubwatch.feeds.text import fmt_bytes, fmt_count, xml_safe
+from hubwatch.storage.records import AdvisoryRecord, RepoId
+
+
+@given(st.text())
+def test_xml_safe_leaves_only_xml_characters(text: str) -> None:
+    cleaned = xml_safe(text)
+    assert all(c in "\t\n\r" or 0x20 <= ord(c) < 0x7F or 0xA0 <= ord(c) or c == "\x85" for c in cleaned)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF or c in "\ufffe\uffff" for c in cleaned)
+
+
+@given(st.text())
+def test_md_escape_never_lets_markup_through(text: str) -> None:
+    escaped = md_escape(text)
+    assert "<" not in escaped and ">" not in escaped and "\n" not in escaped
+    assert "[" not in escaped.replace("\\[", "")
+
+
+def _adv(i: int) -> AdvisoryRecord:
+    return AdvisoryRecord(f"x_T-{i:03d}", RepoId("a", "b"), "0" * 40, {"id": f"x_T-{i:03d}"},
+                          datetime(2024, 1, 1, tzinfo=UTC))
+
+
+def test_paging_walks_every_record_once_in_id_order() -> None:
+    records = [_adv(i) for i in (5, 1, 4, 2, 3, 1)]
+    seen, token = [], None
+    while True:
+        chunk, token = page(records, token, 2)
+        seen += [a.id for a in chunk]
+        if token is None:
+            break
+    assert seen == [f"x_T-{i:03d}" for i in range(1, 6)]
+
+
+def test_page_tokens_are_checked() -> None:
+    import base64
+
+    def token(text: str) -> str:
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    assert decode_page_token(token("o:4")) == 4
+    for bad in ("%%%", token("x:1"), token("o:-1"), token("o:many"), "\u00e9"):
+        with pytest.raises(QueryError, match="page_token"):
+            decode_page_token(bad)
+    with pytest.raises(QueryError, match="page_token"):
+        parse_query({"commit": "a" * 40, "page_token": token("nope")})
+
+
+def test_package_urls_are_parsed() -> None:
+    query = parse_query({"package": {"ecosystem": "GIT", "name": "https://huggingface.co/org/name.git/"},
+                         "version": "abc1234"})
+    assert query.repo == RepoId("org", "name") and query.version == "abc1234"
+    with pytest.raises(QueryError, match="purl"):
+        parse_query({"package": {"purl": "pkg:pypi/x"}})
+
+
+def test_line_chart_escapes_labels_and_skips_unknown_values() -> None:
+    svg = line_chart("t<i>", ["a", "<b>", "c"], [Series("s&", (1.0, None, 3.0))], fmt_count)
+    assert "<i>" not in svg and "t&lt;i&gt;" in svg and "&lt;b&gt;" in svg and "s&amp;" in svg
+    assert svg.count("<circle") == 2
+    assert line_chart("t", ["a"], [Series("s", (None,))], fmt_count) == ""
+
+
+def test_estimate_view_tolerates_missing_and_odd_keys() -> None:
+    assert estimate_view(None) is None
+    empty = estimate_view({})
+    assert empty is not None and empty.params is None and empty.memory == () and empty.batch == ()
+    odd = estimate_view({"params": "many", "memory": {"full": "big", "lora": 10}, "batch_per_card": {"A": None}})
+    assert odd is not None and odd.params is None and odd.memory == (("lora", 10),) and odd.batch == ()
+    listed = estimate_view({"parameters": 7, "memory": [{"method": "qlora", "total": 5, "max_batch": 3}]})
+    assert listed is not None and listed.params == 7 and listed.memory == (("qlora", 5),)
+    assert estimate_view({"error": "bad config"}).error == "bad config"  # type: ignore[union-attr]
+
+
+def test_human_units() -> None:
+    assert fmt_count(6_738_415_616) == "6.74 B" and fmt_count(None) == "—" and fmt_count(12) == "12"
+    assert fmt_bytes(3 << 30) == "3.00 GiB" and fmt_bytes(100) == "100 B"

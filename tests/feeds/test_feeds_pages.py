@@ -1,0 +1,75 @@
+"""HTML pages and the Markdown twin: content, links, plots, and hostile text escaped."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, seeded  # noqa: F401
+
+
+def test_index_lists_watched_repos_with_state_and_latest_change(client: TestClient) -> None:
+    response = client.get("/")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+    html = response.text
+    for repo in ("meta-llama/Llama-2-7b-hf", "meta-llama/Llama-3.1-8B-Instruct", "evil-org/hostile"):
+        assert f'href="/models/{repo}"' in html
+    assert "max_position_embeddings 2048 → 4096" in html
+    assert "2023-07-25 12:00 UTC" in html  # last poll of Llama-2
+
+
+def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client: TestClient, seeded: Seeded) -> None:
+    html = client.get(f"/models/{LLAMA2}").text
+    shas = seeded.shas[LLAMA2]
+    positions = [html.index(f'id="r-{s}"') for s in reversed(shas)]
+    assert positions == sorted(positions)
+    assert "6.74 B" in html and "132.00 GiB" in html and "H100-80GB" in html
+    assert html.count("<svg") == 2 and "<polyline" in html
+    assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
+    assert f'href="/advisories/x_HUBWATCH-2023-' in html
+    assert client.get("/models/nobody/nothing").status_code == 404
+
+
+def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestClient, seeded: Seeded) -> None:
+    shas = seeded.shas[LLAMA2]
+    html = client.get(f"/models/{LLAMA2}/revisions/{shas[1][:8]}").text
+    assert "Rendered prompt diff" in html and 'class="add"' in html and "&lt;s&gt;[INST]" in html
+    assert "transformers_version 4.31.0 → 4.32.0" in html
+    assert "-fix" in html  # the fix advisory raised here
+    context = client.get(f"/models/{LLAMA2}/revisions/{shas[3]}").text
+    assert "Unified diff" in context and "<h4>Old</h4><pre>2048</pre>" in context
+    assert context.count('href="/advisories/') >= 2  # affecting: eos + context
+    missing = client.get(f"/models/{LLAMA2}/revisions/{'f' * 40}")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_advisory_page(client: TestClient, seeded: Seeded) -> None:
+    adv = next(a for a in seeded.advisories.values() if a.repo == LLAMA2 and not a.id.endswith("-fix"))
+    html = client.get(f"/advisories/{adv.id}").text
+    assert adv.id in html and f"/v1/vulns/{adv.id}" in html and "introduced" in html
+    assert client.get("/advisories/x_nope").status_code == 404
+
+
+def test_hostile_text_is_escaped_in_html(client: TestClient, seeded: Seeded) -> None:
+    sha = seeded.shas[HOSTILE][0]
+    adv = next(a for a in seeded.advisories.values() if a.repo == HOSTILE)
+    for path in ("/", f"/models/{HOSTILE}", f"/models/{HOSTILE}/revisions/{sha}", f"/advisories/{adv.id}"):
+        html = client.get(path).text
+        assert "<script>" not in html, path
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html, path
+        assert not any(c in html for c in "\x00\x07\x1b"), path
+    assert "unknown architecture &lt;b&gt;x&lt;/b&gt;" in client.get(f"/models/{HOSTILE}").text
+
+
+def test_markdown_twin(client: TestClient, seeded: Seeded) -> None:
+    response = client.get(f"/models/{LLAMA2}.md")
+    assert response.headers["content-type"].startswith("text/markdown")
+    text = response.text
+    assert text.startswith("# meta\\-llama/Llama\\-2\\-7b\\-hf\n")
+    shas = seeded.shas[LLAMA2]
+    heads = [text.index(f"## {s[:7]}") for s in reversed(shas)]
+    assert heads == sorted(heads)
+    assert "**context/medium** `config.json:max_position_embeddings`" in text
+    assert "params 6.74 B" in text and "(https://hubwatch.example/advisories/x_HUBWATCH-2023-" in text
+    assert "ETag" in {k.title() for k in response.headers} or "etag" in response.headers
+    hostile = client.get(f"/models/{HOSTILE}.md").text
+    assert "<script>" not in hostile and "&lt;script&gt;" in hostile and "\x00" not in hostile
+    assert client.get("/models/nobody/nothing.md").status_code == 404
