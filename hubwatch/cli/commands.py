@@ -6,3 +6,4 @@ from hubwatch.cli import poll  # noqa: F401
 from hubwatch.cli import run  # noqa: F401
 from hubwatch.cli import hubsim  # noqa: F401
 from hubwatch.cli import advisories  # noqa: F401
+from hubwatch.cli import estimate  # noqa: F401
