@@ -1,0 +1,192 @@
+"""`hubwatch estimate`: parameters, memory per method, batch per card and cost of one or more models."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hubwatch.cli import cli
+from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
+from hubwatch.cli.estimate_inputs import TargetError, TargetInputs, load_target
+from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name, parse_cards
+from hubwatch.estimator.cost import RunShape
+from hubwatch.estimator.memory_report import memory_report
+from hubwatch.estimator.memory_settings import (
+    ATTENTION_IMPLS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
+    MemorySettings, MemorySettingsError,
+)
+from hubwatch.tracker.errors import HubError
+
+__all__ = ["estimate", "estimate_entry"]
+
+
+def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
+                   cost_card: Card | None) -> dict[str, Any]:
+    """One JSON entry: the analysis (structure, parameters, findings) plus memory, cards and cost."""
+    from hubwatch.estimator import analyze
+
+    analysis = analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
+                       generation_config=inputs.generation_config, seq_len=settings.seq_len or 2048,
+                       model=inputs.target if inputs.source == "hub" else None, revision=inputs.revision)
+    entry: dict[str, Any] = {"target": inputs.target, "source": inputs.source}
+    entry.update(analysis.to_json())
+    entry.update(memory_report(analysis.spec, settings, cards=cards, run=run, cost_card=cost_card))
+    entry["model_type"] = analysis.spec.model_type
+    entry["total_params"] = analysis.spec.total_params
+    return entry
+
+
+def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    prices: dict[str, float] = {}
+    for item in values:
+        name, sep, usd = item.partition("=")
+        try:
+            price = float(usd)
+        except ValueError:
+            price = -1.0
+        if not sep or price < 0:
+            raise click.BadParameter(f"{item!r}: expected NAME=USD_PER_HOUR, e.g. H100=2.5", param_hint="--price")
+        try:
+            prices[card_by_name(name, cards).name] = price
+        except MemorySettingsError as exc:
+            raise click.BadParameter(str(exc), param_hint="--price") from exc
+    return tuple(Card(c.name, c.memory_gb, c.bf16_tflops, prices.get(c.name, c.usd_per_hour)) for c in cards)
+
+
+def _fmt_gb(value: Any) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+def _render(console: Console, entries: list[dict[str, Any]], settings: MemorySettings) -> None:
+    ok = [e for e in entries if "error" not in e]
+    table = Table(title=f"Memory (GB, peak allocated) — method {settings.method}, batch {settings.batch}")
+    table.add_column("", style="bold", no_wrap=True)
+    for entry in ok:
+        table.add_column(entry["target"], justify="right", overflow="fold")
+    if ok:
+        rows: list[tuple[str, list[str]]] = [
+            ("model type", [str(e["model_type"]) for e in ok]),
+            ("parameters", [f"{e['total_params'] / 1e9:.2f} B" for e in ok]),
+            ("seq len", [str(e["settings"]["seq_len"]) for e in ok]),
+            ("full fine-tune", [_fmt_gb(e["memory_gb"]["full_finetune"]) for e in ok]),
+            (f"LoRA r={settings.lora_rank}", [_fmt_gb(e["memory_gb"]["lora"]) for e in ok]),
+            (f"QLoRA r={settings.lora_rank}", [_fmt_gb(e["memory_gb"]["qlora"]) for e in ok]),
+            (f"serve weights ({settings.serve_dtype})", [_fmt_gb(e["memory_gb"]["serve_weights"]) for e in ok]),
+            ("KV cache", [_fmt_gb(e["memory_gb"]["kv_cache"]) for e in ok]),
+        ]
+        term_names: list[str] = []
+        for e in ok:
+            term_names += [t for t in e["selected"]["terms"] if t not in term_names]
+        rows.append((f"[cyan]{settings.method} peak[/cyan]", [_fmt_gb(e["selected"]["peak_gb"]) for e in ok]))
+        for term in term_names:
+            values = [e["selected"]["terms"].get(term) for e in ok]
+            if any(v for v in values):
+                rows.append((f"  {term.replace('_', ' ')}", [_fmt_gb(v) for v in values]))
+        rows.append(("  needs (× headroom + overhead)", [_fmt_gb(e["selected"]["required_gb"]) for e in ok]))
+        for i, card in enumerate(ok[0]["cards"]):
+            cells = []
+            for e in ok:
+                row = e["cards"][i]
+                cells.append(" / ".join("—" if row[k] is None else str(row[k]) for k in
+                                        ("full_finetune_batch", "lora_batch", "qlora_batch", "serve_batch")))
+            rows.append((f"{card['name']} {card['memory_gb']:g} GB: batch F/L/Q/S", cells))
+        rows.append(("cost", [_cost_text(e.get("cost")) for e in ok]))
+        for label, cells in rows:
+            table.add_row(label, *cells)
+        console.print(table)
+    for entry in entries:
+        if "error" in entry:
+            message = entry["error"] if entry["target"] in entry["error"] else f"{entry['target']}: {entry['error']}"
+            console.print(f"[red]error:[/red] {message}", soft_wrap=True)
+
+
+def _cost_text(cost: dict[str, Any] | None) -> str:
+    if not cost:
+        return "—"
+    money = "" if cost.get("usd") is None else f", ${cost['usd']:,.2f}"
+    return f"{cost['hours']:.2f} h on {cost['cards']}× {cost['card']}{money}"
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, required=True)
+@click.option("--revision", default=None, help="Hub revision (branch, tag or commit) for org/name targets.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one entry per target, in order.")
+@click.option("--method", type=click.Choice(METHODS), default="lora", show_default=True, help="Method whose terms are shown.")
+@click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Micro-batch size.")
+@click.option("--seq-len", type=click.IntRange(min=1), default=None,
+              help="Tokens per sequence [default: 2048, or the model's context when shorter].")
+@click.option("--lora-rank", type=click.IntRange(min=1), default=16, show_default=True, help="LoRA rank r.")
+@click.option("--lora-targets", default="all-linear", show_default=True,
+              help="'all-linear' (every linear but the head) or names/roles such as q_proj,v_proj or attn,mlp.")
+@click.option("--precision", type=click.Choice(PRECISIONS), default="amp-bf16", show_default=True, help="Training recipe.")
+@click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adamw", show_default=True, help="Optimizer.")
+@click.option("--grad-checkpointing", is_flag=True, help="Gradient checkpointing (keep layer inputs, recompute).")
+@click.option("--serve-dtype", type=click.Choice(SERVE_DTYPES), default="bf16", show_default=True, help="Weights when serving.")
+@click.option("--kv-dtype", type=click.Choice(KV_DTYPES), default="bf16", show_default=True, help="KV cache dtype.")
+@click.option("--attention", type=click.Choice(ATTENTION_IMPLS), default="sdpa", show_default=True, help="Attention kernel.")
+@click.option("--loss", type=click.Choice(LOSS_IMPLS), default="fp32", show_default=True,
+              help="fp32: logits upcast for the loss (transformers); chunked: compute-dtype chunks (LitGPT).")
+@click.option("--headroom", type=click.FloatRange(1.0, 10.0), default=1.15, show_default=True, help="Fit factor on the peak.")
+@click.option("--cards", "card_list", default=None, help="Comma-separated cards (names, or NAME:GB) [default: all known].")
+@click.option("--price", "prices", multiple=True, help="Override a card's price: NAME=USD_PER_HOUR (repeatable).")
+@click.option("--cost-card", default=None, help="Cost the run on this card [default: the cheapest that fits].")
+@click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Epochs.")
+@click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Samples per epoch.")
+@click.option("--utilisation", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
+              help="Model FLOPs utilisation assumed for the cost.")
+def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, method: str, batch: int,
+             seq_len: int | None, lora_rank: int, lora_targets: str, precision: str, optimizer: str,
+             grad_checkpointing: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str,
+             headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
+             epochs: float, samples: int, utilisation: float) -> int:
+    """Estimate parameters, memory per method, batch per card and training cost of TARGETS.
+
+    Each TARGET is a config.json path, a folder with config.json (and optionally a
+    *.safetensors.index.json or weights.json manifest), or org/name on the hub. Several targets
+    are compared side by side. A target that fails is reported (as {"target", "error"} with
+    --json) without stopping the others; the exit code is 0 when every target was estimated and
+    1 when any failed.
+    """
+    try:
+        settings = MemorySettings(
+            method=method, batch=batch, seq_len=seq_len, lora_rank=lora_rank,
+            lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()) or ("",),
+            precision=precision, optimizer=optimizer, grad_checkpointing=grad_checkpointing,
+            attention=attention, loss=loss, serve_dtype=serve_dtype, kv_dtype=kv_dtype, headroom=headroom,
+        )
+        cards = parse_cards(card_list) if card_list else DEFAULT_CARDS
+        cost_on = card_by_name(cost_card, cards) if cost_card else None
+        run = RunShape(epochs=epochs, samples=samples, utilisation=utilisation)
+    except MemorySettingsError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    cards = _prices(prices, cards)
+    if cost_on is not None:
+        cost_on = card_by_name(cost_on.name, cards)
+    hub = None
+    entries: list[dict[str, Any]] = []
+    for target in targets:
+        try:
+            if hub is None and not _is_local(target):
+                from hubwatch.settings import load_settings
+                from hubwatch.tracker.hub import HubClient
+
+                hub = HubClient.from_settings(load_settings())
+            inputs = load_target(target, revision=revision, hub=hub)
+            entries.append(estimate_entry(inputs, settings, cards=cards, run=run, cost_card=cost_on))
+        except (TargetError, HubError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
+            entries.append({"target": target, "error": str(exc)})
+    if as_json:
+        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+    else:
+        _render(Console(width=max(100, 40 + 24 * len(entries))), entries, settings)
+    return EXIT_FAILED if any("error" in e for e in entries) else EXIT_OK
+
+
+def _is_local(target: str) -> bool:
+    from pathlib import Path
+
+    return Path(target).expanduser().exists() or target.endswith(".json")

@@ -1,0 +1,100 @@
+"""Reads one `hubwatch estimate` target: a config.json path, a model folder, or `org/name` on the hub."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from hubwatch.estimator.manifest import Manifest
+
+__all__ = ["TargetError", "TargetInputs", "load_target"]
+
+
+class TargetError(ValueError):
+    """A target that could not be read (missing file, invalid JSON, not a repo id)."""
+
+
+class _Hub(Protocol):
+    def fetch_estimate_inputs(self, repo_id: str, revision: str | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class TargetInputs:
+    """What the estimator needs of one target, and where it came from."""
+
+    target: str
+    source: str  # "file", "folder" or "hub"
+    config: dict[str, Any]
+    manifest: Manifest | None
+    tokenizer_config: dict[str, Any] | None
+    generation_config: dict[str, Any] | None
+    revision: str | None = None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TargetError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _object(path: Path) -> dict[str, Any]:
+    value = _read_json(path)
+    if not isinstance(value, dict):
+        raise TargetError(f"{path}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _optional(folder: Path, name: str) -> dict[str, Any] | None:
+    path = folder / name
+    return _object(path) if path.is_file() else None
+
+
+def _folder_manifest(folder: Path, config: dict[str, Any]) -> Manifest | None:
+    """The checkpoint manifest: `weights.json` (file → tensor → dtype/shape), else the index's total size."""
+    weights = folder / "weights.json"
+    if weights.is_file():
+        return Manifest.from_weights_json(_object(weights))
+    indexes = sorted(folder.glob("*.safetensors.index.json"))
+    if indexes:
+        dtype = config.get("torch_dtype") or config.get("dtype")
+        return Manifest.from_index(_object(indexes[0]), dtype=dtype if isinstance(dtype, str) else None)
+    return None
+
+
+def _hub_manifest(manifest: Any) -> Manifest | None:
+    """The hub client's manifest: tensor → header (flat), or file → header."""
+    if not manifest:
+        return None
+    flat = all(isinstance(v, Mapping) and "dtype" in v for v in manifest.values())
+    headers = {"model.safetensors": manifest} if flat else manifest
+    return Manifest.from_safetensors_headers(headers)
+
+
+def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> TargetInputs:
+    """Read `target`; `hub` is used only for `org/name` targets that are not local paths."""
+    path = Path(target).expanduser()
+    if path.is_dir():
+        config_path = path / "config.json"
+        if not config_path.is_file():
+            raise TargetError(f"{path}: the folder has no config.json")
+        config = _object(config_path)
+        return TargetInputs(target, "folder", config, _folder_manifest(path, config),
+                            _optional(path, "tokenizer_config.json"), _optional(path, "generation_config.json"))
+    if path.is_file() or target.endswith(".json"):
+        return TargetInputs(target, "file", _object(path), None, None, None)
+    if hub is None:
+        raise TargetError(f"{target}: not a local file or folder, and no hub client to look it up")
+    inputs = hub.fetch_estimate_inputs(target, revision)
+    return TargetInputs(
+        target, "hub", dict(inputs.config),
+        _hub_manifest(inputs.manifest),
+        None if inputs.tokenizer_config is None else dict(inputs.tokenizer_config),
+        None if inputs.generation_config is None else dict(inputs.generation_config),
+        revision=inputs.sha,
+    )
