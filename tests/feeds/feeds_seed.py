@@ -12,7 +12,6 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +33,8 @@ from hubwatch.storage.records import (
 LLAMA2 = RepoId("meta-llama", "Llama-2-7b-hf")
 LLAMA3 = RepoId("meta-llama", "Llama-3.1-8B-Instruct")
 HOSTILE = RepoId("evil-org", "hostile")
-HOSTILE_TEXT = "eos <script>alert(1)</script> ]]> \x00\x07\x1b end"
+# No NUL: PostgreSQL text cannot hold it (see test_feeds_builders for NUL in feeds).
+HOSTILE_TEXT = "eos <script>alert(1)</script> ]]> \x01\x07\x1b end"
 ADMIN_TOKEN = "s3cret-admin"
 WEBHOOK_SECRET = "hook-secret"
 
@@ -168,12 +168,9 @@ def make_settings(**overrides: Any) -> Settings:
 
 
 @pytest.fixture
-def feeds_store(tmp_path: Path) -> Iterator[Store]:
-    store = Store.open(f"sqlite:///{tmp_path / 'feeds.db'}")
-    try:
-        yield store
-    finally:
-        store.close()
+def feeds_store(store: Store) -> Store:
+    """The shared `store` fixture (a fresh SQLite file, or PostgreSQL when configured)."""
+    return store
 
 
 @pytest.fixture

@@ -89,3 +89,23 @@ def test_estimate_view_tolerates_missing_and_odd_keys() -> None:
 def test_human_units() -> None:
     assert fmt_count(6_738_415_616) == "6.74 B" and fmt_count(None) == "—" and fmt_count(12) == "12"
     assert fmt_bytes(3 << 30) == "3.00 GiB" and fmt_bytes(100) == "100 B"
+
+
+def test_feed_builders_strip_nul_and_escape_markup() -> None:
+    import feedparser
+
+    from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
+    from hubwatch.storage.records import ChangeRecord, Kind, RevisionRecord, Severity
+    from hubwatch.storage.values import FeedItem
+
+    nasty = "a\x00b <script>x</script> ]]> \ud800 \x1b"
+    revision = RevisionRecord("1" * 40, None, datetime(2024, 5, 1, 8, tzinfo=UTC), nasty, nasty, (nasty,))
+    change = ChangeRecord(Kind.LICENSE, Severity.MEDIUM, "README.md:license", nasty)
+    items = [FeedItem(RepoId("o", "n"), revision, [change], [])]
+    meta = FeedMeta("tag:hubwatch,2025:feeds/t", nasty, nasty, "https://h/feed.atom", "https://h/")
+    entries = feed_entries(items, "https://h")
+    for body in (atom_bytes(meta, entries), rss_bytes(meta, entries)):
+        assert b"\x00" not in body and b"<script>" not in body
+        parsed = feedparser.parse(body)
+        assert not parsed.bozo and parsed.entries[0].id == f"tag:hubwatch,2024-05-01:o/n/{'1' * 40}"
+        assert "ab <script>x</script> ]]>" in parsed.entries[0].title
