@@ -15,6 +15,8 @@ __all__ = ["build_decoder", "layer_types"]
 def _kv_heads(cfg: Cfg, nh: int) -> int:
     if cfg.model_type == "chatglm" and not cfg.bool("multi_query_attention"):
         return nh
+    if cfg.model_type in ("falcon", "RefinedWebModel") and not cfg.bool("new_decoder_architecture"):
+        return 1 if cfg.bool("multi_query", default=True) else nh
     kv = cfg.concept("kv_heads", minimum=1)
     if kv is not None:
         return kv

@@ -8,9 +8,10 @@ from hubwatch.estimator.decoders import build_decoder
 from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_bart, build_t5
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
-                                       build_vision_tower, vision_style)
+                                       build_qwen_vision, build_vision_tower, vision_style)
 
 __all__ = ["build", "detect_family"]
 
@@ -27,8 +28,10 @@ def detect_family(cfg: Cfg) -> str:
         return "encoder-decoder"
     if cfg.sub("encoder") is not None and cfg.sub("decoder") is not None:
         return "encoder-decoder"
-    if mt in ENCODER_TYPES:
+    if mt in ENCODER_TYPES or mt == "modernbert":
         return "encoder"
+    if mt in ("clip_text_model", "siglip_text_model"):
+        return "text-tower"
     if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size")):
         return "vision"
     if cfg.sub("text_config", "llm_config", "language_config") is not None:
@@ -50,7 +53,14 @@ def build(cfg: Cfg, b: Build) -> str:
         else:
             build_bart(cfg, b)
     elif family == "encoder":
-        build_encoder(cfg, b)
+        if mt == "modernbert":
+            build_modernbert(cfg, b)
+        else:
+            build_encoder(cfg, b)
+    elif family == "text-tower":
+        b.vocab = cfg.need("vocab")
+        build_text_tower(cfg, b, "text_model", "siglip" if mt.startswith("siglip") else "clip")
+        family = "encoder"
     elif family == "vision":
         build_vision(cfg, b)
     else:
@@ -83,7 +93,10 @@ def _composite(cfg: Cfg, b: Build) -> None:
     vh = 0
     if vision is not None:
         b.tower = "vision_tower"
-        vh = build_vision_tower(vision, b, "vision_tower", vision_style(vision))
+        if vision.model_type.startswith("qwen2"):
+            vh = build_qwen_vision(vision, b, "visual")
+        else:
+            vh = build_vision_tower(vision, b, "vision_tower", vision_style(vision))
         b.tower = None
     tcfg = _text_cfg(cfg, text, "gemma3_text" if mt == "gemma3" else "llama")
     build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))

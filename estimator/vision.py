@@ -101,6 +101,8 @@ def vision_style(cfg: Cfg) -> str:
 def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
     """The layer that maps vision features into the language model's space."""
     mt = cfg.model_type
+    if mt.startswith("qwen2"):  # the patch merger inside the vision tower is the projector
+        return
     b.tower = "projector"
     if mt == "gemma3":
         b.add("projector", vh * th + vh)
@@ -117,3 +119,36 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
             b.add("projector", th)
     b.tower = None
     b.node("multi_modal_projector", f"projector[{vh}->{th}]", (b.seq, th))
+
+
+def build_qwen_vision(cfg: Cfg, b: Build, prefix: str) -> int:
+    """Qwen2-VL / Qwen2.5-VL vision encoder with its patch merger; returns the merger's output size."""
+    v25 = not cfg.has("embed_dim")
+    e = cfg.int("embed_dim", default=None, minimum=1) or cfg.need("hidden")
+    out = cfg.int("out_hidden_size", default=None, minimum=1) or cfg.need("hidden") if v25 else cfg.need("hidden")
+    n, nh = cfg.need("layers"), cfg.need("heads")
+    b.check(e % nh == 0, f"{prefix}: num_heads ({nh}) does not divide the vision width ({e})")
+    p = cfg.int("patch_size", default=14, minimum=1) or 14
+    t = cfg.int("temporal_patch_size", default=2, minimum=1) or 2
+    chans = cfg.int("in_channels", "in_chans", default=3, minimum=1) or 3
+    m = cfg.int("spatial_merge_size", default=2, minimum=1) or 2
+    b.add("embeddings", chans * t * p * p * e)
+    b.node(f"{prefix}.patch_embed", f"conv3d[{chans}->{e} k{t}x{p}x{p}]", (b.seq, e))
+    attn = attention_linears(e, nh, nh, e // nh, qkv_bias=True, o_bias=True, fused="qkv", names=("qkv", "qkv", "qkv", "proj"))
+    if v25:
+        inter = cfg.concept("ffn", minimum=1) or 4 * e
+        mlp = ffn_linears(e, inter, gated=True, bias=True)
+        norms = 2 * e
+    else:
+        inter = int((cfg.float("mlp_ratio") or 4) * e)
+        mlp = ffn_linears(e, inter, gated=False, bias=True, names=("fc1", "fc2"))
+        norms = 4 * e
+    layer = Layer(f"attn[mha {nh}x{e // nh}]", f"mlp[{'glu' if v25 else 'plain'} {inter}]", attn + mlp)
+    layer.more("norms", norms)
+    b.stack("vision", f"{prefix}.blocks", [layer] * n, hidden=e, intermediate=inter,
+            attention=AttentionSpec(nh, nh, e // nh, ("full",) * n), shape=(b.seq, e), gated=v25)
+    merged = e * m * m
+    b.add("norms", e if v25 else 2 * e)
+    b.add("projector", merged * merged + merged + merged * out + out)
+    b.node(f"{prefix}.merger", f"patch_merger[{merged}->{out}]", (b.seq, out))
+    return out
