@@ -1,0 +1,22 @@
+"""What a change means: semantic diffs per file kind and their classification (pure functions).
+
+`diff_snapshots(old, new)` is the entry point; `render_chat_template` renders a chat template in
+the sandbox; `diff_text` is the unified text diff used throughout.
+"""
+
+from __future__ import annotations
+
+from .conversations import CONVERSATIONS, Conversation, render_chat_template
+from .engine import diff_snapshots
+from .sandbox import RenderLimits, RenderResult
+from .text import diff_text
+
+__all__ = [
+    "CONVERSATIONS",
+    "Conversation",
+    "RenderLimits",
+    "RenderResult",
+    "diff_snapshots",
+    "diff_text",
+    "render_chat_template",
+]
