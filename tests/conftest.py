@@ -144,3 +144,68 @@ def hubsim_factory(histories_root: Path) -> _Iterator[_Callable[..., _Any]]:
 def hubsim(hubsim_factory: _Callable[..., _Any]) -> _Any:
     """A running HubSim on `histories_root` with every repo at v1 (see `hubsim_factory`)."""
     return hubsim_factory()
+
+
+# ---- advisories: `advised_store_url` (owner: tracker/advise + check) -----------------------
+# A SQLite store filled through Store.save_revision with advisories built by plan_advisories,
+# matching the pins of tests/data/checkproj:
+#   acme/llama-small: L1 = 0123…4567 (first) → L2 = 89ab…cdef adds a pickle (high risk)
+#                     → L3 fixes the chat template (medium fix: L1 and L2 affected)
+#   acme/tiny:        T1 = fedcba9… (first) → T2 licence change (medium risk; T1 clean)
+ADVISED_SHAS = {
+    "L1": "0123456789abcdef0123456789abcdef01234567",
+    "L2": "89abcdef0123456789abcdef0123456789abcdef",
+    "L3": "3" * 40,
+    "T1": "fedcba9" + "0" * 33,
+    "T2": "1" * 40,
+}
+
+
+def fill_advised_store(url: str) -> None:
+    """Save the two histories above into the store at `url` the way the tracker does."""
+    from datetime import datetime, timezone
+
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+    from hubwatch.storage.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+    from hubwatch.tracker.advise import plan_advisories
+
+    def change(kind: Kind, sev: Severity, file: str, key: str | None, old: object, new: object,
+               direction: str) -> ChangeRecord:
+        path = f"{file}:{key}" if key else file
+        return ChangeRecord(kind, sev, path, f"{path}: {old} → {new}",
+                            {"file": file, "key": key, "old": old, "new": new}, direction)
+
+    s = ADVISED_SHAS
+    histories = {
+        RepoId("acme", "llama-small"): [
+            (s["L1"], None, []),
+            (s["L2"], s["L1"], [change(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", None, None, 1, "risk")]),
+            (s["L3"], s["L2"], [change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "tokenizer_config.json",
+                                       "chat_template", "bad", "good", "fix")]),
+        ],
+        RepoId("acme", "tiny"): [
+            (s["T1"], None, []),
+            (s["T2"], s["T1"], [change(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "mit", "other",
+                                       "risk")]),
+        ],
+    }
+    settings = Settings()
+    store = Store.open(url)
+    try:
+        for repo, revisions in histories.items():
+            store.watch(repo)
+            for day, (sha, parent, changes) in enumerate(revisions, start=1):
+                revision = RevisionRecord(sha, parent, datetime(2024, 6, day, tzinfo=timezone.utc), f"commit {day}")
+                advisories = plan_advisories(repo, revision, changes, store.advisories(repo), settings)
+                assert store.save_revision(repo, revision, [], {}, changes, None, advisories)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def advised_store_url(tmp_path: Path) -> str:
+    """URL of a fresh SQLite store holding the advised histories above."""
+    url = f"sqlite:///{tmp_path / 'advised.db'}"
+    fill_advised_store(url)
+    return url

@@ -54,6 +54,7 @@ class Lookup:
 
     commit: str | None
     hits: tuple[AdvisoryHit, ...] = ()
+    note: str = ""  # why the commit is unknown, when it is
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,15 @@ class StoreSource:
         self._store = store
 
     def lookup(self, queries: Sequence[tuple[RepoId, str]]) -> list[Lookup]:
+        from hubwatch.storage.errors import AmbiguousRevision
+
         out = []
         for repo, revision in queries:
-            entry = self._store.revision(repo, revision)
+            try:
+                entry = self._store.revision(repo, revision)
+            except AmbiguousRevision as exc:
+                out.append(Lookup(None, note=f"{exc}; give more hex digits"))
+                continue
             if entry is None:
                 out.append(Lookup(None))
                 continue
@@ -125,13 +132,15 @@ class ServerSource:
         except ValueError as exc:
             raise ServerError(f"{what}: the server's answer is not JSON") from exc
 
-    def _resolve(self, repo: RepoId, revision: str) -> str | None:
+    def _resolve(self, repo: RepoId, revision: str) -> tuple[str | None, str]:
         path = f"/api/v1/models/{quote(repo.org)}/{quote(repo.name)}/revisions/{quote(revision)}"
         response = self._get(path)
         if response.status_code == 404:
-            return None
+            return None, ""
+        if 400 <= response.status_code < 500:  # e.g. an ambiguous prefix: unknown, with the reason
+            return None, f"the server says: {response.text[:200]}"
         sha = self._json(response, f"revision {repo}@{revision}").get("sha")
-        return str(sha) if sha else None
+        return (str(sha), "") if sha else (None, "")
 
     def _batch(self, queries: list[dict[str, Any]]) -> list[list[str]]:
         ids: list[list[str]] = [[] for _ in queries]
@@ -155,7 +164,8 @@ class ServerSource:
         return ids
 
     def lookup(self, queries: Sequence[tuple[RepoId, str]]) -> list[Lookup]:
-        commits = [self._resolve(repo, revision) for repo, revision in queries]
+        resolved = [self._resolve(repo, revision) for repo, revision in queries]
+        commits = [sha for sha, _ in resolved]
         known = [i for i, sha in enumerate(commits) if sha is not None]
         found: dict[int, list[str]] = {}
         for start in range(0, len(known), BATCH):
@@ -171,8 +181,8 @@ class ServerSource:
             osv = self._json(self._get(f"/v1/vulns/{quote(ident)}"), f"advisory {ident}")
             records[ident] = hit_from_osv(osv)
         return [
-            Lookup(sha, tuple(records[x] for x in sorted(set(found.get(i, []))))) if sha else Lookup(None)
-            for i, sha in enumerate(commits)
+            Lookup(sha, tuple(records[x] for x in sorted(set(found.get(i, []))))) if sha else Lookup(None, note=why)
+            for i, (sha, why) in enumerate(resolved)
         ]
 
 
@@ -186,7 +196,8 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource) -> list[PinReport]:
         if pin.kind == "commit" and pin.revision:
             answer = answers[(pin.repo, pin.revision.lower())]
             if answer.commit is None:
-                reports.append(PinReport(pin, "unknown", None, (), "not in the advisory database (watch it first)"))
+                why = answer.note or "not in the advisory database (watch the repo, then poll)"
+                reports.append(PinReport(pin, "unknown", None, (), why))
             else:
                 status = "affected" if answer.hits else "clean"
                 reports.append(PinReport(pin, status, answer.commit, answer.hits))
