@@ -5,7 +5,7 @@ The one place objects are constructed; nothing here runs at import time.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from hubwatch.storage import Store
+    from hubwatch.storage.records import RepoId
     from hubwatch.tracker.hub import HubClient
     from hubwatch.tracker.scheduler import PollCycle, Scheduler
 
@@ -43,10 +44,10 @@ def build_hub(settings: Settings) -> HubClient:
     return HubClient.from_settings(settings)
 
 
-def build_app(settings: Settings, store: Store) -> FastAPI:
+def build_app(settings: Settings, store: Store, on_webhook: Callable[[RepoId], None] | None = None) -> FastAPI:
     from hubwatch.feeds import create_app
 
-    return create_app(settings, store)
+    return create_app(settings, store, on_webhook=on_webhook)
 
 
 def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
@@ -55,10 +56,10 @@ def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
     return PollCycle(hub=runtime.hub, store=runtime.store, settings=runtime.settings, worker_id=worker_id)
 
 
-def build_scheduler(runtime: Runtime, worker_id: str | None = None) -> Scheduler:
+def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
     from hubwatch.tracker.scheduler import Scheduler
 
-    return Scheduler(build_cycle(runtime, worker_id), runtime.settings.poll_interval_s)
+    return Scheduler(cycle, runtime.settings.poll_interval_s)
 
 
 @contextmanager

@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
 from hubwatch.tracker.snapshot import Snapshot
 
+if TYPE_CHECKING:
+    from hubwatch.estimator import Manifest
+
 __all__ = ["estimate_change", "estimate_snapshot", "snapshot_manifest"]
-
-log = logging.getLogger(__name__)
-
-
-def snapshot_manifest(snapshot: Snapshot) -> dict[str, Any] | None:
-    """Tensor name → {"dtype", "shape"} over every safetensors header of the snapshot."""
-    manifest: dict[str, Any] = {}
-    for _path, header in sorted(snapshot.safetensors.items()):
-        manifest.update(header)
-    return manifest or None
 
 
 def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
@@ -34,36 +26,82 @@ def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def snapshot_manifest(snapshot: Snapshot, config: Mapping[str, Any]) -> Manifest | None:
+    """The checkpoint as the estimator reads it: safetensors headers, else the index's total size."""
+    from hubwatch.estimator import Manifest
+
+    if snapshot.safetensors:
+        return Manifest.from_safetensors_headers(snapshot.safetensors)
+    for path in sorted(snapshot.contents):
+        if path.endswith(".safetensors.index.json") and "/" not in path:
+            index = _json_object(snapshot, path)
+            if index is not None:
+                dtype = config.get("torch_dtype") or config.get("dtype")
+                return Manifest.from_index(index, dtype=dtype if isinstance(dtype, str) else None)
+    return None
+
+
 def estimate_snapshot(snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
-    """(estimator version, JSON estimate) of the revision, or None when it has no usable config."""
-    from hubwatch.estimator import ESTIMATOR_VERSION, EstimatorError, estimate_revision
+    """(estimator version, JSON estimate) of the revision, or None when it has no config.json.
+
+    The JSON holds the analysis (parameters, findings, layer count) and the memory report
+    (memory per method, batch per card, cost). A config the estimator cannot read gives
+    `{"error": …}`: recorded, never fatal to the poll.
+    """
+    from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, analyze
+    from hubwatch.estimator.memory_report import estimate_revision
 
     config = _json_object(snapshot, "config.json")
     if config is None:
         return None
     try:
-        result = estimate_revision(config, manifest=snapshot_manifest(snapshot))
-    except EstimatorError as exc:
-        # A config the estimator cannot read is recorded, not fatal: the revision is still tracked.
+        analysis = analyze(
+            config,
+            manifest=snapshot_manifest(snapshot, config),
+            tokenizer_config=_json_object(snapshot, "tokenizer_config.json"),
+            generation_config=_json_object(snapshot, "generation_config.json"),
+            revision=snapshot.sha,
+        )
+        report = estimate_revision(analysis)
+    except ConfigError as exc:
         return ESTIMATOR_VERSION, {"error": str(exc)}
-    return ESTIMATOR_VERSION, dict(result)
+    body = analysis.to_json()
+    structure = body.pop("structure", {}) or {}
+    body["structure"] = {k: structure.get(k) for k in ("layers", "forward_pass_ok", "failures")}
+    return ESTIMATOR_VERSION, {**body, **report}
+
+
+def _params(estimate: Mapping[str, Any], key: str) -> int | None:
+    params = estimate.get("params")
+    value = params.get(key) if isinstance(params, Mapping) else None
+    return value if isinstance(value, int) else None
 
 
 def estimate_change(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> ChangeRecord | None:
     """A change when parameters, memory or card fit moved between two stored estimates."""
-    from hubwatch.estimator import memory_delta_summary
+    from hubwatch.estimator.memory_report import memory_delta_summary
 
     if not old or not new or "error" in old or "error" in new:
         return None
-    delta = memory_delta_summary(old, new)
-    if delta is None:
+    delta: dict[str, Any] = {}
+    lines: list[str] = []
+    for key in ("derived", "checkpoint"):
+        a, b = _params(old, key), _params(new, key)
+        if a is not None and b is not None and a != b:
+            delta[f"params_{key}"] = {"old": a, "new": b}
+            lines.append(f"{key} parameters {a:,} → {b:,}")
+    memory = memory_delta_summary(dict(old), dict(new))
+    if memory:
+        delta["memory"] = memory
+        lines.extend(memory.splitlines())
+    if not lines:
         return None
-    summary, detail = delta
+    fit = bool(memory and ("no longer fits" in memory or "now fits" in memory))
     return ChangeRecord(
-        kind=Kind.ARCHITECTURE if detail.get("params_changed") else Kind.CONFIG,
-        severity=Severity.MEDIUM if detail.get("fit_changed") else Severity.LOW,
+        kind=Kind.ARCHITECTURE if any(k.startswith("params_") for k in delta) else Kind.CONFIG,
+        severity=Severity.MEDIUM if fit or "no longer fits" in (memory or "") else Severity.LOW,
         path="estimate",
-        summary=summary,
-        detail={"file": "config.json", "key": None, "old": None, "new": None, **detail},
+        summary="estimate moved: " + "; ".join(lines),
+        detail={"file": "config.json", "key": None, "old": None, "new": None, **delta},
         direction="risk",
     )

@@ -77,6 +77,13 @@ class PollCycle:
         finally:
             self._lock.release()
 
+    def poll_now(self, repo: RepoId) -> PollOutcome | None:
+        """Poll one watched repo at once (a webhook said it changed); None when it is not watched."""
+        if repo not in {s.repo for s in self._store.watched()}:
+            return None
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+        return outcome
+
     def _unchanged_by_listing(self, repos: list[RepoId]) -> dict[RepoId, str]:
         """Repos the recently-modified listing shows unchanged since their last poll (→ stored head).
 
@@ -151,6 +158,12 @@ class Scheduler:
         )
         scheduler.start()
         self._scheduler = scheduler
+
+    def submit(self, job: Callable[[], object]) -> None:
+        """Run `job` once, soon, on the scheduler's thread pool (e.g. a webhook's immediate poll)."""
+        if self._scheduler is None:
+            raise RuntimeError("the scheduler is not started")
+        self._scheduler.add_job(job, "date", run_date=datetime.now(timezone.utc), misfire_grace_time=None)
 
     def stop(self, wait: bool = True) -> None:
         if self._scheduler is not None:

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import click
 from rich.console import Console
 
 from hubwatch.cli import cli
 from hubwatch.settings import load_settings
-from hubwatch.wiring import Runtime, build_app, build_scheduler, open_runtime
+from hubwatch.storage.records import RepoId
+from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime
 
 __all__ = ["demo", "run", "serve"]
 
 DEMO_REPO = "meta-llama/Llama-2-7b-hf"
 
 
-def _serve(runtime: Runtime, host: str, port: int) -> None:
+def _serve(runtime: Runtime, host: str, port: int, on_webhook: Callable[[RepoId], None] | None = None) -> None:
     import uvicorn
 
-    app = build_app(runtime.settings, runtime.store)
+    app = build_app(runtime.settings, runtime.store, on_webhook)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -27,18 +29,28 @@ def _serve(runtime: Runtime, host: str, port: int) -> None:
 @click.option("--no-web", is_flag=True, help="Only poll (a worker); no web app in this process.")
 @click.option("--worker-id", default=None, help="Name of this worker in the lease table (default host:pid).")
 def run(no_web: bool, worker_id: str | None) -> None:
-    """Poll watched repos every HUBWATCH_POLL_INTERVAL_S seconds and serve the web app."""
+    """Poll watched repos every HUBWATCH_POLL_INTERVAL_S seconds and serve the web app.
+
+    Several `run` processes on one PostgreSQL database share the repos (leases); a hub webhook
+    (POST /webhooks/hub, HUBWATCH_WEBHOOK_SECRET) triggers an immediate poll of its repo.
+    """
     out = Console(stderr=True)
     with open_runtime() as rt:
-        scheduler = build_scheduler(rt, worker_id)
+        cycle = build_cycle(rt, worker_id)
+        scheduler = build_scheduler(rt, cycle)
         scheduler.start()
-        out.print(f"polling every {rt.settings.poll_interval_s}s against {rt.settings.hub_endpoint}")
+        out.print(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
+                  f"against {rt.settings.hub_endpoint}")
+
+        def on_webhook(repo: RepoId) -> None:
+            scheduler.submit(lambda: cycle.poll_now(repo))
+
         try:
             if no_web:
                 threading.Event().wait()
             else:
                 out.print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
-                _serve(rt, rt.settings.host, rt.settings.port)
+                _serve(rt, rt.settings.host, rt.settings.port, on_webhook)
         except KeyboardInterrupt:
             pass
         finally:
@@ -63,16 +75,19 @@ def demo(port: int | None, every: float) -> None:
     upstream commit appear every few seconds; the web app shows each one as it is polled.
     """
     from hubwatch.tracker.hubsim import HubSim, demo_root
+    from hubwatch.tracker.hubsim.state import SimError
     from hubwatch.tracker.poller import poll_repos
-    from hubwatch.storage.records import RepoId
 
     out = Console(stderr=True)
     base = load_settings()
     repo = RepoId.parse(DEMO_REPO)
-    sim = HubSim(demo_root(), at=1)
-    sim.start()
+    sim = HubSim(demo_root(), at=1).start()
     try:
-        settings = base.model_copy(update={"hub_endpoint": sim.url, "port": port or base.port, "hf_token": None})
+        web_port = port or base.port
+        settings = base.model_copy(update={
+            "hub_endpoint": sim.url, "port": web_port, "hf_token": None,
+            "public_url": f"http://{base.host}:{web_port}",
+        })
         with open_runtime(settings) as rt:
             rt.store.watch(repo)
             outcomes = poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings)
@@ -81,8 +96,10 @@ def demo(port: int | None, every: float) -> None:
 
             def replay() -> None:
                 while not stop.wait(every):
-                    if not sim.advance(str(repo)):
-                        out.print("[dim]demo history fully replayed[/dim]")
+                    try:
+                        sim.advance(str(repo))
+                    except SimError:
+                        out.print("[dim]demo history fully replayed: no more upstream commits[/dim]")
                         return
                     for outcome in poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings):
                         out.print(f"upstream commit appeared → {outcome}")
@@ -90,9 +107,13 @@ def demo(port: int | None, every: float) -> None:
             worker = threading.Thread(target=replay, name="hubwatch-demo", daemon=True)
             worker.start()
             web = f"http://{settings.host}:{settings.port}"
-            out.print(f"\nopen:\n  model page  {web}/models/{repo}\n  feed        {web}/feeds/{repo}.atom\n"
-                      f"  all changes {web}/feeds/all.atom\n  OSV API     POST {web}/v1/query "
-                      f"{{\"package\": {{\"ecosystem\": \"GIT\", \"name\": \"{repo.url()}\"}}}}\n")
+            out.print(
+                f"\nopen:\n  model page   {web}/models/{repo}\n  model feed   {web}/models/{repo}/feed.atom\n"
+                f"  all changes  {web}/feed.atom\n  history API  {web}/api/v1/models/{repo}/history\n"
+                f"  OSV API      curl -s {web}/v1/query -d '{{\"package\": {{\"ecosystem\": \"GIT\", "
+                f"\"name\": \"{repo.url()}\"}}}}'\n",
+                highlight=False, soft_wrap=True,
+            )
             try:
                 _serve(rt, settings.host, settings.port)
             finally:
