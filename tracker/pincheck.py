@@ -196,7 +196,7 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource) -> list[PinReport]:
         if pin.kind == "commit" and pin.revision:
             answer = answers[(pin.repo, pin.revision.lower())]
             if answer.commit is None:
-                why = answer.note or "not in the advisory database (watch the repo, then poll)"
+                why = answer.note or "unknown to the store (watch the repo, then poll)"
                 reports.append(PinReport(pin, "unknown", None, (), why))
             else:
                 status = "affected" if answer.hits else "clean"

@@ -60,21 +60,16 @@ def advisories(repo: RepoId | None, as_json: bool) -> None:
         Console().print("no advisories" + (f" for {repo}" if repo else "") + " yet (`hubwatch poll` first)")
         return
     table = Table(title="advisories" + (f" for {repo}" if repo else ""))
-    for column in ("id", "repo", "severity", "kinds", "affected", "summary"):
-        table.add_column(column, overflow="fold")
+    table.add_column("id / affected commits", no_wrap=True)
+    table.add_column("severity", no_wrap=True)
+    table.add_column("summary", overflow="fold")
     for record in records:
         ds = record.osv.get("database_specific") or {}
         summary = escape(str(record.osv.get("summary", "")))
         if record.withdrawn is not None:
             summary = f"[dim](withdrawn)[/dim] {summary}"
-        table.add_row(
-            record.id,
-            str(record.repo),
-            _styled(ds.get("max_severity")),
-            escape(", ".join(ds.get("kinds", []))),
-            _range_text(record),
-            summary,
-        )
+        ident = f"{record.id}\n[dim]{_range_text(record)}[/dim]"
+        table.add_row(ident, _styled(ds.get("max_severity")), summary)
     Console().print(table)
 
 
@@ -134,15 +129,21 @@ def _report_table(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], th
         out.print("no model pins found")
     else:
         table = Table(title="model pins")
-        for column in ("where", "repo", "revision", "status", "advisories"):
-            table.add_column(column, overflow="fold")
+        table.add_column("where", no_wrap=True)
+        table.add_column("pin (repo@revision)", overflow="fold")
+        table.add_column("status", no_wrap=True)
+        table.add_column("advisories / note", overflow="fold")
         for r in reports:
             style = _STATUS_STYLE[r.status]
-            lines = [f"{_styled(h.severity.value if h.severity else None)} {escape(h.id)}: {escape(h.summary)}"
-                     for h in r.hits]
+            lines = [
+                f"{_styled(h.severity.value if h.severity else None)} {escape(h.id)}"
+                + (f" ({escape(', '.join(h.kinds))})" if h.kinds else "")
+                for h in r.hits
+            ]
             if r.note:
                 lines.append(f"[dim]{escape(r.note)}[/dim]")
-            table.add_row(escape(r.pin.where), str(r.pin.repo), escape(r.pin.revision or "—"),
+            revision = (r.pin.revision or "")[:12] if r.pin.kind == "commit" else (r.pin.revision or "—")
+            table.add_row(escape(r.pin.where), escape(f"{r.pin.repo}@{revision}"),
                           f"[{style}]{r.status}[/{style}]", "\n".join(lines))
         out.print(table)
     for path, why in skipped:
