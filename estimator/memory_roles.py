@@ -135,6 +135,10 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
             wanted_names.add(t)
             if t in _NAME_ROLE and t not in _AMBIGUOUS:
                 wanted_roles.add(_NAME_ROLE[t])
+    # A fused role asked of a model with separate matrices means its parts (c_attn → q, k, v).
+    for fused, parts in (("qkv", ("q", "k", "v")), ("gate_up", ("gate", "up"))):
+        if fused in wanted_roles:
+            wanted_roles.update(parts)
     matched: set[str] = set()
     stacks: list[StackLora] = []
     for stack in spec.stacks:
@@ -144,26 +148,30 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
         for linear in _linears(stack):
             name = linear.name.rsplit(".", 1)[-1].lower()
             role = linear_role(linear, stack)
-            share = 0.0
+            share, adapters = 0.0, 1
             if all_linear or name in wanted_names or role in wanted_roles:
                 share = 1.0
                 matched.update({name, role})
             else:
+                # Parts of a fused matrix: one A (r×in) per part, B covering each part's share.
                 parts = [r for r in wanted_roles if _FUSED.get(r) == role]
                 if parts:
                     share = min(1.0, sum(_fused_share(r, linear, stack) for r in parts))
+                    adapters = len(parts)
                     matched.update(parts)
             if share <= 0:
                 continue
             roles.add(role)
             out = max(1, round(linear.out_features * share))
-            params += linear.count * rank * (linear.in_features + out)
-            outputs += (linear.active_count if linear.active_count is not None else linear.count) * rank
+            params += linear.count * rank * (adapters * linear.in_features + out)
+            outputs += (linear.active_count if linear.active_count is not None else linear.count) * rank * adapters
         stacks.append(StackLora(stack.name, frozenset(roles), params, outputs))
     if not all_linear:
         missing = [t for t in targets if t.strip().lower() not in matched
                    and not (t.strip().lower() in _GROUPS and _GROUPS[t.strip().lower()] & matched)
-                   and _NAME_ROLE.get(t.strip().lower()) not in matched]
+                   and _NAME_ROLE.get(t.strip().lower()) not in matched
+                   and not ({"qkv": {"q", "k", "v"}, "gate_up": {"gate", "up"}}.get(
+                       _NAME_ROLE.get(t.strip().lower(), t.strip().lower()), set()) & matched)]
         if missing:
             names = sorted({l.name for s in spec.stacks for l in s.linears})
             raise MemorySettingsError(

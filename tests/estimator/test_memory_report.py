@@ -1,0 +1,53 @@
+"""The per-revision estimate (JSON) and the summary of how memory moved between two revisions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from memory_spec_builders import llama_like
+
+from hubwatch.estimator import analyze
+from hubwatch.estimator.memory_report import estimate_revision, memory_delta_summary
+
+KEYS = {"full_finetune", "lora", "qlora", "serve_weights", "kv_cache"}
+
+
+def test_estimate_revision_from_a_config_is_json_and_complete(data_dir: Path) -> None:
+    config = json.loads((data_dir / "configs" / "meta-llama__Llama-3.2-1B-Instruct" / "config.json").read_text())
+    result = estimate_revision(config)
+    assert json.loads(json.dumps(result)) == result
+    assert set(result["memory_gb"]) == KEYS
+    assert result["settings"]["seq_len"] == 2048 and result["settings"]["lora_rank"] == 16
+    names = [row["name"] for row in result["cards"]]
+    assert names[:3] == ["T4", "L4", "A10G"] and "MI300X" in names
+    for row in result["cards"]:
+        assert {"full_finetune_batch", "lora_batch", "qlora_batch", "serve_batch"} <= set(row)
+    # The same from an Analysis and from its spec.
+    assert estimate_revision(analyze(config)) == result == estimate_revision(analyze(config).spec)
+    selected = result["selected"]
+    assert abs(sum(selected["terms"].values()) - selected["peak_gb"]) < 0.01
+
+
+def test_delta_summary_says_what_moved_and_which_card_no_longer_fits() -> None:
+    old = estimate_revision(llama_like(layers=32, hidden=4096, inter=11008, vocab=32000))
+    new = estimate_revision(llama_like(layers=32, hidden=4096, inter=14336, vocab=128256, kv_heads=8))
+    text = memory_delta_summary(old, new)
+    assert text is not None
+    lines = text.splitlines()
+    lora = next(line for line in lines if line.startswith("LoRA r=16 at 2048 tokens: "))
+    assert f"{old['memory_gb']['lora']:.1f} → {new['memory_gb']['lora']:.1f} GB" in lora
+    qlora = next(line for line in lines if line.startswith("QLoRA"))
+    assert "no longer fits L4 24 GB" in qlora
+    # And back again: the card fits once more.
+    back = memory_delta_summary(new, old)
+    assert back is not None and "now fits L4 24 GB" in back
+
+
+def test_delta_summary_is_none_when_nothing_moved() -> None:
+    a = estimate_revision(llama_like(layers=8))
+    assert memory_delta_summary(a, a) is None
+    b = estimate_revision(llama_like(layers=8, vocab=32001))  # far below 5 %
+    assert memory_delta_summary(a, b) is None
+    assert memory_delta_summary(a, b, threshold_pct=0.001) is not None
+    assert memory_delta_summary({"error": "bad config"}, a) is None
