@@ -45,11 +45,11 @@ def fmt_count(value: float | int | None) -> str:
 
 
 def fmt_bytes(value: float | int | None) -> str:
-    """A size for people in binary units: 14483464192 → '13.49 GiB'."""
+    """A size for people in decimal units, as the estimator reports them: 26624000000 → '26.62 GB'."""
     if value is None:
         return "—"
     number = float(value)
-    for bound, suffix in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+    for bound, suffix in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
         if abs(number) >= bound:
             return f"{number / bound:.2f} {suffix}"
     return f"{int(number)} B"

@@ -33,8 +33,11 @@ def _estimate_line(entry: HistoryEntryLike) -> str | None:
         return f"- Estimate: not available ({md_escape(view.error)})"
     bits = [f"params {fmt_count(view.params)}"]
     bits += [f"{md_escape(method)} {fmt_bytes(total)}" for method, total in view.memory]
-    bits += [f"batch/card {md_escape(card)} {n}" for card, n in view.batch]
-    return "- Estimate: " + ", ".join(bits)
+    line = "- Estimate: " + ", ".join(bits)
+    for card in view.cards:
+        fits = ", ".join(f"{md_escape(label)} {n if n else 'does not fit'}" for label, n in card.batches if n is not None)
+        line += f"\n  - Largest batch on {md_escape(card.name)}: {fits or 'unknown'}"
+    return line
 
 
 def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str) -> str:

@@ -1,45 +1,45 @@
-"""`POST /api/v1/plan`: validate a pasted config (and settings) and run the estimator on it."""
+"""`POST /api/v1/plan`: validate a pasted config (and memory settings) and run the estimator on it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hubwatch.feeds.errors import ApiError, bad_request
+from hubwatch.feeds.errors import bad_request
 
 __all__ = ["plan_estimate"]
 
-_KEYS = {"config", "settings", "manifest"}
+_KEYS = ("config", "settings")
 
 
 def plan_estimate(body: Any) -> dict[str, Any]:
-    """The estimator's analysis of `body["config"]`, plus memory when the estimator provides it.
+    """`analyze(config).to_json()` plus `"memory"`: the memory report (per method, batch per card,
+    cost) at the given settings. A config or setting the estimator rejects is a 400 naming the key."""
+    from hubwatch.estimator import ConfigError, analyze
+    from hubwatch.estimator.memory_report import estimate_revision
+    from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 
-    A config the estimator cannot read is a 400 whose message names the offending key."""
     if not isinstance(body, dict):
-        raise bad_request("body must be a JSON object: {\"config\": {...}, \"settings\": {...}}")
-    unknown = sorted(set(body) - _KEYS)
+        raise bad_request('body must be a JSON object: {"config": {...}, "settings": {...}}')
+    unknown = sorted(set(body) - set(_KEYS))
     if unknown:
-        raise bad_request(f"{unknown[0]} is not a plan field (use config, settings, manifest)")
-    config, settings, manifest = body.get("config"), body.get("settings"), body.get("manifest")
+        raise bad_request(f"{unknown[0]} is not a plan field (use {', '.join(_KEYS)})")
+    config, raw_settings = body.get("config"), body.get("settings")
     if not isinstance(config, dict):
         raise bad_request("config must be a JSON object (the model's config.json)")
-    if settings is not None and not isinstance(settings, dict):
-        raise bad_request("settings must be a JSON object")
-    if manifest is not None and not isinstance(manifest, dict):
-        raise bad_request("manifest must be a JSON object (tensor name → {dtype, shape})")
+    if raw_settings is not None and not isinstance(raw_settings, dict):
+        raise bad_request("settings must be a JSON object of memory settings (method, batch, seq_len, …)")
     try:
-        from hubwatch import estimator
-    except ImportError as exc:  # pragma: no cover - the estimator ships with hubwatch
-        raise ApiError(503, "unavailable", f"the estimator is not available: {exc}") from exc
-    analyze = getattr(estimator, "analyze", None)
-    if analyze is None:
-        raise ApiError(503, "unavailable", "the estimator in this build has no analyze()")
-    error_type: type[Exception] = getattr(estimator, "EstimatorError", ValueError)
+        settings = MemorySettings.from_json(raw_settings or {})
+    except MemorySettingsError as exc:
+        raise bad_request(f"settings.{exc}") from exc
+    except TypeError as exc:  # a wrongly typed value the dataclass itself refuses
+        raise bad_request(f"settings: {exc}") from exc
     try:
-        result: dict[str, Any] = dict(analyze(config).to_json())
-        revision = getattr(estimator, "estimate_revision", None)
-        if revision is not None:
-            result["revision_estimate"] = dict(revision(config, manifest=manifest, settings=settings))
-    except (error_type, ValueError, TypeError) as exc:
-        raise bad_request(f"config: {exc}") from exc
+        analysis = analyze(config, seq_len=settings.resolved_seq_len(None))
+        result = analysis.to_json()
+        result["memory"] = estimate_revision(analysis, settings)
+    except ConfigError as exc:
+        raise bad_request(f"config.{exc}" if exc.key and exc.key != "config" else f"config: {exc.problem}") from exc
+    except MemorySettingsError as exc:
+        raise bad_request(f"settings.{exc}") from exc
     return result

@@ -14,6 +14,7 @@ from hubwatch.feeds.text import as_utc, rfc3339
 from hubwatch.storage.records import ChangeRecord, RevisionRecord
 
 __all__ = [
+    "CardFit",
     "EstimateView",
     "HistoryEntryLike",
     "change_json",
@@ -22,18 +23,13 @@ __all__ = [
     "revision_json",
 ]
 
-_PARAM_PATHS = (
-    ("params", "total"),
-    ("parameters", "total"),
-    ("params", "derived"),
-    ("parameters", "derived"),
-    ("total_params",),
-    ("params",),
-    ("parameters",),
-)
-_CHECKPOINT_PATHS = (("params", "checkpoint"), ("parameters", "checkpoint"), ("checkpoint_params",))
-_TOTAL_KEYS = ("total_bytes", "total", "bytes", "peak_bytes")
-_BATCH_KEYS = ("batch_per_card", "max_batch_per_card", "largest_batch", "max_batch")
+_PARAM_PATHS = (("params", "derived"), ("params", "total"), ("parameters", "total"), ("total_params",),
+                ("params",), ("parameters",))
+_CHECKPOINT_PATHS = (("params", "checkpoint"), ("parameters", "checkpoint"))
+# The estimator's method keys (memory_gb and `<key>_batch` in card rows), in display order.
+_METHODS = (("full_finetune", "full fine-tune"), ("lora", "LoRA"), ("qlora", "QLoRA"), ("serve", "serve"),
+            ("serve_weights", "serve weights"), ("kv_cache", "KV cache"))
+_LABELS = dict(_METHODS)
 
 
 class HistoryEntryLike(Protocol):
@@ -54,18 +50,26 @@ class HistoryEntryLike(Protocol):
 
 
 @dataclass(frozen=True)
+class CardFit:
+    name: str
+    memory_gb: float | None
+    batches: tuple[tuple[str, int | None], ...]  # (method label, largest batch; 0 = does not fit)
+
+
+@dataclass(frozen=True)
 class EstimateView:
     params: int | None
     checkpoint_params: int | None
-    memory: tuple[tuple[str, int], ...]  # (method, bytes)
-    batch: tuple[tuple[str, int], ...]  # (card or method, largest batch)
+    memory: tuple[tuple[str, int], ...]  # (method label, bytes)
+    cards: tuple[CardFit, ...] = ()
+    settings: str | None = None
     error: str | None = None
 
 
-def _number(value: Any) -> int | None:
+def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return int(value)
+    return float(value)
 
 
 def _lookup(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -77,51 +81,50 @@ def _lookup(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return current
 
 
-def _first_number(data: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> int | None:
+def _first_int(data: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> int | None:
     for path in paths:
         found = _number(_lookup(data, path))
         if found is not None:
-            return found
+            return int(found)
     return None
 
 
-def _total(value: Any) -> int | None:
-    if isinstance(value, Mapping):
-        for key in _TOTAL_KEYS:
-            found = _number(value.get(key))
-            if found is not None:
-                return found
-        return None
-    return _number(value)
-
-
 def _memory(data: Mapping[str, Any]) -> list[tuple[str, int]]:
-    raw = data.get("memory")
-    pairs: list[tuple[str, Any]] = []
-    if isinstance(raw, Mapping):
-        pairs = [(str(k), v) for k, v in raw.items()]
-    elif isinstance(raw, list):
-        pairs = [(str(m.get("method", "?")), m) for m in raw if isinstance(m, Mapping)]
-    return [(name, total) for name, value in pairs if (total := _total(value)) is not None]
+    """Peak memory per method in bytes: the estimator's `memory_gb` (decimal GB) or a `memory`
+    mapping of method → bytes."""
+    gb = data.get("memory_gb")
+    if isinstance(gb, Mapping):
+        return [(_LABELS.get(str(k), str(k)), int(v * 1e9)) for k, raw in gb.items() if (v := _number(raw)) is not None]
+    raw_bytes = data.get("memory")
+    if isinstance(raw_bytes, Mapping):
+        return [(_LABELS.get(str(k), str(k)), int(v)) for k, raw in raw_bytes.items() if (v := _number(raw)) is not None]
+    return []
 
 
-def _batch(data: Mapping[str, Any]) -> list[tuple[str, int]]:
-    for key in _BATCH_KEYS:
-        raw = data.get(key)
-        if isinstance(raw, Mapping):
-            return [(str(k), n) for k, v in raw.items() if (n := _number(v)) is not None]
-        if (n := _number(raw)) is not None:
-            return [("per card", n)]
-    found: list[tuple[str, int]] = []
-    memory = data.get("memory")
-    if isinstance(memory, Mapping):
-        for method, value in memory.items():
-            if isinstance(value, Mapping):
-                for key in _BATCH_KEYS:
-                    if (n := _number(value.get(key))) is not None:
-                        found.append((str(method), n))
-                        break
-    return found
+def _cards(data: Mapping[str, Any]) -> list[CardFit]:
+    rows = data.get("cards")
+    if not isinstance(rows, list):
+        return []
+    fits = []
+    for row in rows:
+        if not isinstance(row, Mapping) or not isinstance(row.get("name"), str):
+            continue
+        batches = tuple(
+            (label, None if (n := _number(row.get(f"{key}_batch"))) is None else int(n))
+            for key, label in _METHODS
+            if f"{key}_batch" in row
+        )
+        fits.append(CardFit(row["name"], _number(row.get("memory_gb")), batches))
+    return fits
+
+
+def _settings_line(data: Mapping[str, Any]) -> str | None:
+    settings = data.get("settings")
+    if not isinstance(settings, Mapping):
+        return None
+    parts = [f"{k} {settings[k]}" for k in ("method", "seq_len", "batch", "lora_rank", "precision", "optimizer")
+             if isinstance(settings.get(k), (str, int, float))]
+    return ", ".join(parts) or None
 
 
 def estimate_view(estimate: Mapping[str, Any] | None) -> EstimateView | None:
@@ -130,10 +133,11 @@ def estimate_view(estimate: Mapping[str, Any] | None) -> EstimateView | None:
         return None
     error = estimate.get("error")
     return EstimateView(
-        params=_first_number(estimate, _PARAM_PATHS),
-        checkpoint_params=_first_number(estimate, _CHECKPOINT_PATHS),
+        params=_first_int(estimate, _PARAM_PATHS),
+        checkpoint_params=_first_int(estimate, _CHECKPOINT_PATHS),
         memory=tuple(_memory(estimate)),
-        batch=tuple(_batch(estimate)),
+        cards=tuple(_cards(estimate)),
+        settings=_settings_line(estimate),
         error=str(error) if error is not None else None,
     )
 

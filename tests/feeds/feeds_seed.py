@@ -12,11 +12,14 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from hubwatch.estimator import analyze
+from hubwatch.estimator.memory_report import estimate_revision
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
@@ -56,16 +59,9 @@ class Seeded:
     received: list[RepoId] = field(default_factory=list)
 
 
-def estimate(params: int, full: int, lora: int, serving: int, batch: int) -> dict[str, Any]:
-    return {
-        "params": {"total": params, "checkpoint": params},
-        "memory": {
-            "full": {"total_bytes": full},
-            "lora": {"total_bytes": lora},
-            "serving": {"total_bytes": serving},
-        },
-        "batch_per_card": {"H100-80GB": batch},
-    }
+def estimate(config: dict[str, Any]) -> dict[str, Any]:
+    """What the tracker stores for a revision: the estimator's real output on `config`."""
+    return {"params": analyze(config).params.to_json(), **estimate_revision(config)}
 
 
 def advisory(repo: RepoId, commit: str, date: datetime, kind: Kind, severity: Severity,
@@ -119,28 +115,29 @@ def seed(store: Store) -> Seeded:
     s = Seeded()
     for repo in (LLAMA2, LLAMA3, HOSTILE):
         store.watch(repo)
-    cfg = {"model_type": "llama", "hidden_size": 4096, "max_position_embeddings": 2048}
+    cfg = json.loads((Path(__file__).parent.parent / "data/configs/meta-llama__Llama-2-7b-hf/config.json").read_text())
+    cfg["max_position_embeddings"] = 2048
     _save(store, s, LLAMA2, "Upload LlamaForCausalLM", when(18, 9), [],
-          estimate(6_738_415_616, 120 << 30, 16 << 30, 14 << 30, 8), [], cfg)
+          estimate(cfg), [], cfg)
     _save(store, s, LLAMA2, "Update chat template", when(19), [
         change(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json:chat_template",
                "rendered prompt for multi-turn conversations changed", "{{ old }}", "{{ new }}", "fix",
                rendered_diff={"multi-turn": "--- old\n+++ new\n@@ -1 +1 @@\n-[INST] hi [/INST]\n+<s>[INST] hi [/INST]"}),
         change(Kind.METADATA, Severity.INFO, "config.json:transformers_version",
                "transformers_version 4.31.0 → 4.32.0", "4.31.0", "4.32.0"),
-    ], estimate(6_738_415_616, 120 << 30, 16 << 30, 14 << 30, 8),
+    ], estimate(cfg),
         [(Kind.CHAT_TEMPLATE, Severity.HIGH, "chat template corrected", "fix")], cfg)
     _save(store, s, LLAMA2, "Update generation config", when(20), [
         change(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
                "eos_token_id 2 → [2, 32000]", 2, [2, 32000]),
-    ], estimate(6_738_415_616, 120 << 30, 16 << 30, 14 << 30, 8),
+    ], estimate(cfg),
         [(Kind.SPECIAL_TOKENS, Severity.HIGH, "eos_token_id became a list", "risk")], cfg)
     _save(store, s, LLAMA2, "Longer context", when(21), [
         change(Kind.CONTEXT, Severity.MEDIUM, "config.json:max_position_embeddings",
                "max_position_embeddings 2048 → 4096", 2048, 4096,
                diff="--- a/config.json\n+++ b/config.json\n@@ -3 +3 @@\n-  \"max_position_embeddings\": 2048\n"
                     "+  \"max_position_embeddings\": 4096"),
-    ], estimate(6_738_415_616, 132 << 30, 18 << 30, 16 << 30, 4),
+    ], estimate({**cfg, "max_position_embeddings": 4096}),
         [(Kind.CONTEXT, Severity.MEDIUM, "context doubled", "risk")], {**cfg, "max_position_embeddings": 4096})
     _save(store, s, LLAMA3, "Initial upload", when(22), [], None, [], cfg)
     _save(store, s, LLAMA3, "Add pytorch_model.bin", when(23), [

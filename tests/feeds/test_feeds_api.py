@@ -34,7 +34,8 @@ def test_revision_json_has_detail_and_estimate(client: TestClient, seeded: Seede
     body = client.get(f"/api/v1/models/{LLAMA2}/revisions/{sha[:9]}").json()
     assert body["sha"] == sha and body["position"] == 3
     assert body["changes"][0]["detail"]["old"] == 2048
-    assert body["estimate"]["memory"]["full"]["total_bytes"] == 132 << 30
+    assert body["estimate"]["params"]["derived"] == 6_738_415_616
+    assert body["estimate"]["memory_gb"]["lora"] > 0
     assert len(body["advisories"]) == 1
 
 
@@ -100,3 +101,34 @@ def test_unknown_paths_and_methods_use_the_error_shape(client: TestClient) -> No
     assert missing.status_code == 404 and set(missing.json()["error"]) == {"code", "message"}
     wrong = client.get("/v1/query")
     assert wrong.status_code == 405 and wrong.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_plan_estimates_a_pasted_config(client: TestClient, data_dir) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    config = json.loads((data_dir / "configs/meta-llama__Llama-2-7b-hf/config.json").read_text())
+    body = client.post("/api/v1/plan", json={"config": config, "settings": {"method": "qlora", "batch": 2}}).json()
+    assert body["params"]["derived"] == 6_738_415_616
+    memory = body["memory"]
+    assert memory["settings"]["method"] == "qlora" and memory["settings"]["batch"] == 2
+    assert 0 < memory["memory_gb"]["qlora"] < memory["memory_gb"]["lora"] < memory["memory_gb"]["full_finetune"]
+    assert any(card["name"] == "H100-80GB" for card in memory["cards"])
+
+
+def test_plan_rejects_bad_input_naming_the_key(client: TestClient, data_dir) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    config = json.loads((data_dir / "configs/meta-llama__Llama-2-7b-hf/config.json").read_text())
+    cases = [
+        ({"config": {**config, "num_hidden_layers": -1}}, "config.num_hidden_layers"),
+        ({"config": {**config, "hidden_size": "big"}}, "config.hidden_size"),
+        ({"config": config, "settings": {"method": "sideways"}}, "settings.method"),
+        ({"config": config, "settings": {"batchy": 1}}, "settings.batchy"),
+        ({"config": [1, 2]}, "config must be a JSON object"),
+        ({"cfg": config}, "cfg is not a plan field"),
+    ]
+    for body, needle in cases:
+        response = client.post("/api/v1/plan", json=body)
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] == "bad_request"
+        assert needle in response.json()["error"]["message"], response.json()

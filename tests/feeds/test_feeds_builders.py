@@ -78,17 +78,20 @@ def test_line_chart_escapes_labels_and_skips_unknown_values() -> None:
 def test_estimate_view_tolerates_missing_and_odd_keys() -> None:
     assert estimate_view(None) is None
     empty = estimate_view({})
-    assert empty is not None and empty.params is None and empty.memory == () and empty.batch == ()
-    odd = estimate_view({"params": "many", "memory": {"full": "big", "lora": 10}, "batch_per_card": {"A": None}})
-    assert odd is not None and odd.params is None and odd.memory == (("lora", 10),) and odd.batch == ()
-    listed = estimate_view({"parameters": 7, "memory": [{"method": "qlora", "total": 5, "max_batch": 3}]})
-    assert listed is not None and listed.params == 7 and listed.memory == (("qlora", 5),)
+    assert empty is not None and empty.params is None and empty.memory == () and empty.cards == ()
+    odd = estimate_view({"params": "many", "memory_gb": {"full_finetune": "big", "lora": 1.5, "qlora": None},
+                         "cards": [{"name": "L4", "lora_batch": 2, "qlora_batch": "x"}, "junk", {"memory_gb": 3}]})
+    assert odd is not None and odd.params is None and odd.memory == (("LoRA", 1_500_000_000),)
+    assert [(c.name, c.batches) for c in odd.cards] == [("L4", (("LoRA", 2), ("QLoRA", None)))]
+    plain = estimate_view({"parameters": 7, "memory": {"serve": 5}, "settings": {"method": "lora", "batch": 1}})
+    assert plain is not None and plain.params == 7 and plain.memory == (("serve", 5),)
+    assert plain.settings == "method lora, batch 1"
     assert estimate_view({"error": "bad config"}).error == "bad config"  # type: ignore[union-attr]
 
 
 def test_human_units() -> None:
     assert fmt_count(6_738_415_616) == "6.74 B" and fmt_count(None) == "—" and fmt_count(12) == "12"
-    assert fmt_bytes(3 << 30) == "3.00 GiB" and fmt_bytes(100) == "100 B"
+    assert fmt_bytes(26_624_000_000) == "26.62 GB" and fmt_bytes(100) == "100 B"
 
 
 def test_feed_builders_strip_nul_and_escape_markup() -> None:

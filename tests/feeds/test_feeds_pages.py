@@ -21,7 +21,8 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     shas = seeded.shas[LLAMA2]
     positions = [html.index(f'id="r-{s}"') for s in reversed(shas)]
     assert positions == sorted(positions)
-    assert "6.74 B" in html and "132.00 GiB" in html and "H100-80GB" in html
+    assert "6.74 B" in html and "26.62 GB" in html and "110.66 GB" in html  # LoRA and full fine-tune peaks
+    assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
     assert html.count("<svg") == 2 and "<polyline" in html
     assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
     assert f'href="/advisories/x_HUBWATCH-2023-' in html
@@ -68,7 +69,7 @@ def test_markdown_twin(client: TestClient, seeded: Seeded) -> None:
     heads = [text.index(f"## {s[:7]}") for s in reversed(shas)]
     assert heads == sorted(heads)
     assert "**context/medium** `config.json:max_position_embeddings`" in text
-    assert "params 6.74 B" in text and "(https://hubwatch.example/advisories/x_HUBWATCH-2023-" in text
+    assert "params 6.74 B" in text and "LoRA 26.62 GB" in text and "Largest batch on H100\\-80GB" in text and "(https://hubwatch.example/advisories/x_HUBWATCH-2023-" in text
     assert "ETag" in {k.title() for k in response.headers} or "etag" in response.headers
     hostile = client.get(f"/models/{HOSTILE}.md").text
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile and "\x01" not in hostile
