@@ -45,7 +45,7 @@ def threshold_rank(settings: Settings) -> int:
             f"advise_min_severity {settings.advise_min_severity!r} is not a severity: "
             f"use one of {', '.join(s.value for s in Severity)}"
         ) from exc
-    return max(rank, Severity.LOW.rank)
+    return max(int(rank), int(Severity.LOW.rank))
 
 
 def plan_advisories(
@@ -258,13 +258,14 @@ def _estimate_delta(item: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _utc_year(moment: datetime) -> int:
-    return parse_osv_timestamp(osv_timestamp(moment)).year
+    utc: datetime = parse_osv_timestamp(osv_timestamp(moment))
+    return utc.year
 
 
 def _bump(osv: dict[str, Any], revision: RevisionRecord) -> datetime:
     """Set `modified` to this commit's date, strictly later than before (later modified wins)."""
-    before = parse_osv_timestamp(osv["modified"])
-    moment = parse_osv_timestamp(osv_timestamp(revision.date))
+    before: datetime = parse_osv_timestamp(osv["modified"])
+    moment: datetime = parse_osv_timestamp(osv_timestamp(revision.date))
     if moment <= before:
         moment = before + timedelta(seconds=1)
     osv["modified"] = osv_timestamp(moment)

@@ -73,7 +73,8 @@ class AdvisorySource(Protocol):
 
 
 def hit_from_osv(osv: Mapping[str, Any]) -> AdvisoryHit:
-    ds = osv.get("database_specific") if isinstance(osv.get("database_specific"), Mapping) else {}
+    raw = osv.get("database_specific")
+    ds: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     try:
         severity: Severity | None = Severity(str(ds.get("max_severity")))
     except ValueError:

@@ -227,8 +227,8 @@ def scan_toml(text: str) -> tuple[list[Found], str | None]:
             line = _locate(lines, key, repo, used)
             found.append(Found(line, repo, revision if isinstance(revision, str) else None, "toml",
                                dynamic=rev_key is not None and not isinstance(revision, str)))
-    for number, line in enumerate(lines, start=1):
-        found += find_hf_urls(line, number, "hf-url")
+    for number, text in enumerate(lines, start=1):
+        found += find_hf_urls(text, number, "hf-url")
     return found, None
 
 
