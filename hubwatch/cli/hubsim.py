@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -23,11 +24,17 @@ __all__ = ["hubsim"]
 @click.option("--port", default=0, show_default=True, type=click.IntRange(0, 65535), help="Port (0: a free one).")
 @click.option("--at", "at", default=None, help="Start every repo at version vK (default: all versions visible).")
 @click.option("--page-size", type=click.IntRange(min=1), default=None, help="Page size of every paged listing.")
-@click.option("--error-rate", type=click.FloatRange(0, 1), default=0.0, help="Share of requests answered --error-status.")
-@click.option("--error-status", type=click.IntRange(400, 599), default=503, show_default=True, help="Status of injected errors.")
+@click.option(
+    "--error-rate", type=click.FloatRange(0, 1), default=0.0, help="Share of requests answered --error-status."
+)
+@click.option(
+    "--error-status", type=click.IntRange(400, 599), default=503, show_default=True, help="Status of injected errors."
+)
 @click.option("--latency-ms", type=click.IntRange(min=0), default=0, help="Delay added to every request.")
 @click.option("--rate-limit", type=click.IntRange(min=0), default=0, help="Answer the next N requests with 429.")
-@click.option("--retry-after", type=click.IntRange(min=0), default=1, show_default=True, help="Retry-After of those 429s.")
+@click.option(
+    "--retry-after", type=click.IntRange(min=0), default=1, show_default=True, help="Retry-After of those 429s."
+)
 @click.option("--truncate", default=None, metavar="GLOB", help="Cut full GETs of matching files short.")
 @click.option("--truncate-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.5, show_default=True,
               help="Share of the bytes a truncated GET sends.")  # fmt: skip
@@ -64,7 +71,13 @@ def hubsim(
     """
     from hubwatch.tracker.hubsim.faults import FaultConfig, FaultError
     from hubwatch.tracker.hubsim.repos import HistoryError
-    from hubwatch.tracker.hubsim.runner import bind, build_state, demo_root, serve_forever, url_of
+    from hubwatch.tracker.hubsim.runner import (
+        bind,
+        build_state,
+        demo_root,
+        serve_forever,
+        url_of,
+    )
 
     try:
         faults = FaultConfig(
@@ -79,7 +92,12 @@ def hubsim(
             seed=seed,
         )
         state = build_state(
-            root or demo_root(), at=at, faults=faults, page_size=page_size, webhook=webhook, webhook_secret=webhook_secret
+            root or demo_root(),
+            at=at,
+            faults=faults,
+            page_size=page_size,
+            webhook=webhook,
+            webhook_secret=webhook_secret,
         )
     except (HistoryError, FaultError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc
@@ -88,5 +106,5 @@ def hubsim(
     except OSError as exc:
         raise click.UsageError(f"cannot listen on {host}:{port}: {exc}") from exc
     click.echo(f"hubsim listening on {url_of(sock)}")
-    click.get_text_stream("stdout").flush()
+    sys.stdout.flush()
     serve_forever(state, sock, log_level)

@@ -55,7 +55,9 @@ class WebhookSender:
         if self.secret is not None:
             headers["X-Webhook-Secret"] = self.secret
         try:
-            r = httpx.post(self.url, content=json.dumps(webhook_payload(event, self.base_url)), headers=headers, timeout=10)
+            r = httpx.post(
+                self.url, content=json.dumps(webhook_payload(event, self.base_url)), headers=headers, timeout=10
+            )
             r.raise_for_status()
             self.delivered += 1
         except httpx.HTTPError as exc:
@@ -101,7 +103,10 @@ async def reset(request: Request) -> Response:
     data = await _json_body(request)
     state = _state(request)
     try:
-        at = parse_at(data["at"]) if "at" in data else state.start_at  # type: ignore[arg-type]
+        raw = data.get("at", state.start_at)
+        if raw is not None and not isinstance(raw, (str, int)):
+            raise TypeError(f"at must be vK, K or null, got {raw!r}")
+        at = parse_at(raw)
     except (ValueError, TypeError) as exc:
         raise SimError(400, "BadRequest", str(exc)) from exc
     state.reset(at)

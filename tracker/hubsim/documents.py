@@ -16,8 +16,8 @@ from hubwatch.tracker.hubsim.safetensors import VirtualSafetensors
 __all__ = [
     "card_data",
     "commit_item",
-    "folder_item",
     "file_item",
+    "folder_item",
     "folders_of",
     "last_commit",
     "model_document",
@@ -43,7 +43,8 @@ def card_data(commit: Commit) -> dict[str, object] | None:
         return None
     if not isinstance(data, dict):
         return None
-    return json.loads(json.dumps(data, default=str))  # dates and the like as strings
+    plain: dict[str, object] = json.loads(json.dumps(data, default=str))  # dates and the like as strings
+    return plain
 
 
 def _json_file(commit: Commit, path: str) -> dict[str, object] | None:
@@ -74,6 +75,11 @@ def _config_summary(commit: Commit) -> dict[str, object] | None:
         if picked:
             summary["tokenizer_config"] = picked
     return summary or None
+
+
+def _tags(card: dict[str, object] | None) -> list[str]:
+    tags = (card or {}).get("tags")
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
 
 
 def _sibling(f: RepoFile, blobs: bool) -> dict[str, object]:
@@ -115,9 +121,7 @@ def model_document(
         "gated": "manual" if repo.gated_token is not None else False,
         "downloads": 0,
         "likes": 0,
-        "tags": [t for t in (card or {}).get("tags", []) or [] if isinstance(t, str)]
-        if isinstance((card or {}).get("tags"), list)
-        else [],
+        "tags": _tags(card),
         "siblings": [_sibling(f, blobs) for f in commit.files.values()],
         "spaces": [],
         "usedStorage": sum(f.size for f in commit.files.values()),

@@ -10,7 +10,12 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from hubwatch.tracker.hubsim.repos import RepoFile, git_blob_sha1
-from hubwatch.tracker.hubsim.responses import check_gate, error_response, raw_segments, request_id
+from hubwatch.tracker.hubsim.responses import (
+    check_gate,
+    error_response,
+    raw_segments,
+    request_id,
+)
 from hubwatch.tracker.hubsim.state import SimError, SimState
 
 __all__ = ["BROKEN_JSON", "parse_range", "resolve_file"]
@@ -103,4 +108,3 @@ async def resolve_file(request: Request) -> Response:
     else:
         body = f.iter_bytes(start, end)
     return StreamingResponse(body, status_code=status, headers=headers)
-

@@ -9,15 +9,19 @@ import io
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from hubwatch.tracker.hubsim.safetensors import VirtualSafetensors, WeightsSpecError, parse_weights_json
+from hubwatch.tracker.hubsim.safetensors import (
+    VirtualSafetensors,
+    WeightsSpecError,
+    parse_weights_json,
+)
 
 __all__ = [
+    "LFS_PATTERNS",
     "Commit",
     "HistoryError",
-    "LFS_PATTERNS",
     "RepoFile",
     "RepoHistory",
     "load_repo",
@@ -34,7 +38,7 @@ LFS_SIZE = 10 * 1024 * 1024
 _VERSION = re.compile(r"^v(\d+)$")
 _DATE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
-_DEFAULT_START = datetime(2024, 1, 1, tzinfo=timezone.utc)
+_DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
 WEIGHTS_SPEC = "weights.json"
 GATED_FILE = "GATED"
 HISTORY_FILE = "HISTORY.tsv"
@@ -168,7 +172,7 @@ def _parse_date(cell: str, where: str) -> datetime | None:
     match = _DATE.match(cell)
     if match is None:
         raise HistoryError(f"{where}: date {cell!r} does not start with YYYY-MM-DD")
-    day = datetime.strptime(match.group(1), "%Y-%m-%d").replace(tzinfo=timezone.utc)
+    day = datetime.strptime(match.group(1), "%Y-%m-%d").replace(tzinfo=UTC)
     if match.group(2):
         hms = (match.group(2) + ":00")[:8]
         h, m, s = (int(x) for x in hms.split(":"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TypeVar
 from urllib.parse import quote, unquote
 
@@ -49,7 +49,7 @@ def sim_error_response(exc: SimError) -> JSONResponse:
 
 def iso(when: datetime) -> str:
     """The hub's date format: `2023-07-18T00:00:00.000Z`."""
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def raw_segments(request: Request, skip: int) -> list[str]:

@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Self
 
 import uvicorn
 
@@ -101,6 +102,7 @@ class HubSim:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._url: str | None = None
+        self._sock: socket.socket | None = None
 
     @property
     def url(self) -> str:
@@ -108,7 +110,7 @@ class HubSim:
             raise RuntimeError("HubSim is not started; call start() or use it as a context manager")
         return self._url
 
-    def start(self, timeout: float = 10.0) -> HubSim:
+    def start(self, timeout: float = 10.0) -> Self:
         if self._thread is not None:
             return self
         sock = bind(self._host, self._port)
@@ -133,9 +135,8 @@ class HubSim:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
-        sock = getattr(self, "_sock", None)
-        if sock is not None:
-            sock.close()
+        if self._sock is not None:
+            self._sock.close()
             self._sock = None
         self._server, self._thread = None, None
 
@@ -159,7 +160,7 @@ class HubSim:
             faults = FaultConfig.from_mapping(faults)
         self.state.faults.set(faults)
 
-    def __enter__(self) -> HubSim:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

@@ -6,7 +6,7 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from hubwatch.tracker.hubsim.faults import FaultConfig, Faults
 from hubwatch.tracker.hubsim.repos import Commit, RepoHistory
@@ -131,9 +131,11 @@ class SimState:
         with self._lock:
             shown = self._visible[repo_id]
             if shown >= len(repo.commits):
-                raise SimError(409, "Conflict", f"{repo_id} already shows its last version ({repo.commits[-1].version})")
+                raise SimError(
+                    409, "Conflict", f"{repo_id} already shows its last version ({repo.commits[-1].version})"
+                )
             self._visible[repo_id] = shown + 1
-            self._advanced_at[repo_id] = datetime.now(timezone.utc)
+            self._advanced_at[repo_id] = datetime.now(UTC)
         result = Advance(
             repo_id, repo.commits[shown - 1].sha if shown else None, repo.commits[shown], shown + 1, len(repo.commits)
         )

@@ -57,7 +57,7 @@ def test_default_root_is_the_bundled_demo() -> None:
 def test_bad_root_is_a_usage_error(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path), "--port", "0"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2
     assert "no repo folders" in done.stderr and done.stdout == ""
@@ -65,11 +65,11 @@ def test_bad_root_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "acme__m" / "v1" / "weights.json").write_text('{"m.safetensors": {"w": {"dtype": "X", "shape": []}}}')
     done = subprocess.run(
         [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path), "--fault-typo", "1"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "--fault-typo" in done.stderr
     done = subprocess.run(
         [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2 and "unknown dtype 'X'" in done.stderr

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -46,7 +47,7 @@ def test_advance_over_http_until_the_end_then_409(hubsim_factory: Callable[..., 
     reset = httpx.post(f"{sim.url}/_sim/reset", json={"at": "v2"})
     assert reset.json()["repos"][LLAMA2]["version"] == "v2"
     httpx.post(f"{sim.url}/_sim/reset")  # back to the start setting
-    assert sim.state.snapshot()["repos"][LLAMA2]["version"] == "v10"  # type: ignore[index]
+    assert sim.state.snapshot()["repos"][LLAMA2]["version"] == "v10"
 
 
 def test_a_repo_with_no_visible_version_does_not_exist_yet(hubsim_factory: Callable[..., HubSim],
@@ -61,10 +62,10 @@ def test_a_repo_with_no_visible_version_does_not_exist_yet(hubsim_factory: Calla
 
 
 class _Receiver(BaseHTTPRequestHandler):
-    got: list[tuple[dict[str, str], dict[str, object]]] = []
-    event = threading.Event()
+    got: ClassVar[list[tuple[dict[str, str], dict[str, Any]]]] = []
+    event: ClassVar[threading.Event] = threading.Event()
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:  # http.server's method naming
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).got.append((dict(self.headers), json.loads(body)))
         self.send_response(204)
@@ -97,10 +98,10 @@ def test_advance_posts_a_hub_style_webhook(hubsim_factory: Callable[..., HubSim]
     headers, payload = handler.got[0]
     assert headers["X-Webhook-Secret"] == "s3cret"
     assert payload["event"] == {"action": "update", "scope": "repo.content"}
-    assert payload["repo"]["name"] == LLAMA2 and payload["repo"]["headSha"] == new  # type: ignore[index]
+    assert payload["repo"]["name"] == LLAMA2 and payload["repo"]["headSha"] == new
     assert payload["updatedRefs"] == [{"ref": "refs/heads/main", "oldSha": old, "newSha": new}]
-    assert payload["webhook"]["version"] == 3  # type: ignore[index]
-    assert payload["repo"]["url"]["api"] == f"{sim.url}/api/models/{LLAMA2}"  # type: ignore[index]
+    assert payload["webhook"]["version"] == 3
+    assert payload["repo"]["url"]["api"] == f"{sim.url}/api/models/{LLAMA2}"
 
 
 def test_a_429_surfaces_with_retry_after(hubsim: HubSim) -> None:

@@ -12,7 +12,11 @@ import pytest
 
 from hubwatch.tracker.hubsim import HistoryError, demo_root, load_root
 from hubwatch.tracker.hubsim.repos import git_blob_sha1, load_repo
-from hubwatch.tracker.hubsim.safetensors import WeightsSpecError, parse_weights_json, synthesize
+from hubwatch.tracker.hubsim.safetensors import (
+    WeightsSpecError,
+    parse_weights_json,
+    synthesize,
+)
 
 
 def _write(path: Path, text: str) -> None:
