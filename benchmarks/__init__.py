@@ -1,0 +1,1 @@
+"""Benchmarks: speed and accuracy targets, run as `python -m benchmarks.<name>`."""

@@ -1,0 +1,104 @@
+"""Speed of one estimate vs building the same configs on the meta device with transformers (targets: ≤1 ms, ≥100×).
+
+Needs the optional `bench` extra (torch, transformers); the estimator itself never imports them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from benchmarks.estimator_truth import TruthRow, load_rows
+from hubwatch.estimator import ESTIMATOR_VERSION, analyze
+
+TARGET_MS, TARGET_RATIO = 1.0, 100.0
+RESULTS = Path(__file__).resolve().parent / "results" / "estimator_speed.md"
+REPEATS = 200
+
+
+def time_estimator(config: dict[str, Any]) -> float:
+    samples = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        analyze(config)
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def time_meta_build(row: TruthRow) -> float | None:
+    """Seconds to build the architecture class on the meta device (None when transformers cannot)."""
+    import torch
+    import transformers
+
+    cls = getattr(transformers, row.architecture, None)
+    if cls is None or not row.native:
+        return None
+    data = {k: v for k, v in row.config.items() if k not in ("auto_map", "quantization_config")}
+    try:
+        config = transformers.AutoConfig.for_model(data["model_type"], **{k: v for k, v in data.items() if k != "model_type"})
+        samples = []
+        for _ in range(3):
+            start = time.perf_counter()
+            with torch.device("meta"):
+                cls(config)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+    except Exception:  # a config this transformers version cannot build is left out of the comparison
+        return None
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    console = Console(width=150)
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        console.print("[red]needs the bench extra:[/red] pip install 'torch==2.13.0' 'transformers==5.24.0'")
+        return 2
+    import transformers as tf
+    tf.logging.set_verbosity_error()
+    rows = load_rows()
+    est: dict[str, float] = {}
+    meta: dict[str, float] = {}
+    for row in track(rows, description="timing", console=console):
+        est[row.hf_id] = time_estimator(row.config)
+        built = time_meta_build(row)
+        if built is not None:
+            meta[row.hf_id] = built
+    table = Table(title=f"hubwatch estimator {ESTIMATOR_VERSION}: time per estimate")
+    for col in ("model", "estimate ms", "meta build ms", "ratio"):
+        table.add_column(col, justify="left" if col == "model" else "right")
+    md = ["| model | estimate ms | meta build ms | ratio |", "|---|---:|---:|---:|"]
+    for row in rows:
+        e, m = est[row.hf_id] * 1e3, meta.get(row.hf_id)
+        cells = (row.hf_id, f"{e:.3f}", f"{m * 1e3:.1f}" if m else "—", f"{m * 1e3 / e:,.0f}×" if m else "—")
+        table.add_row(*cells)
+        md.append("| " + " | ".join(cells) + " |")
+    median_ms = statistics.median(est.values()) * 1e3
+    both = [k for k in meta]
+    ratio = statistics.median(meta[k] for k in both) / statistics.median(est[k] for k in both)
+    console.print(table)
+    summary = (f"median {median_ms:.3f} ms per estimate over {len(est)} configs; transformers meta-device build "
+               f"median {statistics.median(meta.values()) * 1e3:.1f} ms over {len(both)} configs; ratio {ratio:,.0f}×")
+    console.print(summary)
+    ok = median_ms <= TARGET_MS and ratio >= TARGET_RATIO
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        f"# Estimator speed\n\nRun `python -m benchmarks.estimator_speed` (estimator {ESTIMATOR_VERSION}, "
+        f"transformers {tf.__version__}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; shared 2-core machine).\n\n"
+        f"**{summary}.** Targets: ≤{TARGET_MS} ms and ≥{TARGET_RATIO:.0f}× — {'met' if ok else 'NOT met'}.\n\n"
+        + "\n".join(md) + "\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
