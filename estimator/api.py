@@ -103,8 +103,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
                                         towers=towers)
     params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation)
     structure = Structure(b.layers, not b.failures, tuple(b.failures), tuple(b.nodes), (seq_len,))
-    final_norm = any(n.name.endswith(".norm") for n in b.nodes)
-    ctx = LintContext(tcfg, cfg, family, derived, b.layers, b.vocab, b.max_pos, final_norm,
+    ctx = LintContext(tcfg, cfg, family, derived, b.layers, b.vocab, b.max_pos, b.final_norm,
                       tokenizer_config, generation_config)
     findings = tuple(lint(ctx))
     spec = ModelSpec(

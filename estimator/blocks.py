@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec, StackSpec
@@ -78,6 +79,7 @@ class Build:
         self.lm_head_params = 0
         self.vocab = 0
         self.max_pos: int | None = None
+        self.final_norm = False
 
     def add(self, component: str, n: int) -> None:
         if n:
@@ -102,10 +104,9 @@ class Build:
               attention: AttentionSpec, shape: tuple[int, ...], gated: bool = False,
               num_experts: int = 0, experts_per_token: int = 0, extra_params: int = 0) -> StackSpec:
         """Adds a stack of layers (in order; identical kinds share one Layer object)."""
-        groups: dict[int, tuple[Layer, int]] = {}
-        for layer in layers:
-            prev = groups.get(id(layer))
-            groups[id(layer)] = (layer, (prev[1] if prev else 0) + 1)
+        counts = Counter(map(id, layers))
+        unique = {id(layer): layer for layer in layers}
+        groups = {key: (unique[key], n) for key, n in counts.items()}
         merged: dict[tuple[str, int, int, bool], list[int]] = {}
         total = extra_params
         for layer, n in groups.values():
@@ -126,10 +127,14 @@ class Build:
         linears = tuple(
             LinearSpec(k[0], k[1], k[2], v[0], k[3], v[1] if v[2] else None) for k, v in merged.items()
         )
+        short = {id(layer): (layer.mixer.split("[")[0], layer.mixer, layer.ffn.split("[")[0], layer.ffn)
+                 for layer, _ in groups.values()}
+        append = self.nodes.append
         for i, layer in enumerate(layers[:MAX_LAYER_NODES]):
-            self.node(f"{prefix}.{i}.{layer.mixer.split('[')[0]}", layer.mixer, shape)
-            if layer.ffn:
-                self.node(f"{prefix}.{i}.{layer.ffn.split('[')[0]}", layer.ffn, shape)
+            m_name, m_type, f_name, f_type = short[id(layer)]
+            append(Node(f"{prefix}.{i}.{m_name}", m_type, shape))
+            if f_type:
+                append(Node(f"{prefix}.{i}.{f_name}", f_type, shape))
         if len(layers) > MAX_LAYER_NODES:
             self.node(f"{prefix}.{MAX_LAYER_NODES}-{len(layers) - 1}", f"repeated[{len(layers) - MAX_LAYER_NODES} layers]", shape)
         self.layers += len(layers)

@@ -179,6 +179,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                                                           or cfg.bool("_remove_final_layer_norm"))):
         b.add("norms", norm_params(p.norm, h))
         b.node(f"{prefix}.norm", f"norm[{p.norm}]", shape)
+        b.final_norm = True
     proj = cfg.int("word_embed_proj_dim", default=None)
     if cfg.model_type == "opt" and proj and proj != h:  # OPT-350m: embeddings live in a smaller space
         b.components["embeddings"] -= (vocab * h) - vocab * proj

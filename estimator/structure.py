@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["MAX_LAYER_NODES", "Node", "Structure"]
 
@@ -10,9 +11,11 @@ __all__ = ["MAX_LAYER_NODES", "Node", "Structure"]
 MAX_LAYER_NODES = 256
 
 
-@dataclass(frozen=True)
-class Node:
-    """One module of the model: its dotted name, its kind and its output shape (batch excluded)."""
+class Node(NamedTuple):
+    """One module of the model: its dotted name, its kind and its output shape (batch excluded).
+
+    Immutable like the frozen dataclasses elsewhere; a NamedTuple because a model has hundreds of them.
+    """
 
     name: str
     type: str
