@@ -140,25 +140,38 @@ def _is_fixed(osv: dict[str, Any]) -> bool:
     return any("fixed" in ev for a in osv.get("affected", []) for r in a.get("ranges", []) for ev in r["events"])
 
 
+def _files(detail: dict[str, Any]) -> frozenset[str]:
+    files = detail.get("files")
+    if isinstance(files, list) and files and all(isinstance(f, str) for f in files):
+        return frozenset(files)
+    file = detail.get("file")
+    return frozenset([file]) if isinstance(file, str) and file else frozenset()
+
+
 def _undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
     """True when `change` puts back what an earlier change (an advisory entry) had replaced.
 
-    Same `detail.file` + `detail.key`, both real changes (old ≠ new), and either the new value
-    equals the earlier old value, or (a whole file, key None) the file the earlier change
-    added or modified is removed again.
+    A key (`detail.key` set): same file and key, both real changes (old ≠ new), and the new
+    value equals the earlier old value. A whole file (key None): a change in the opposite
+    direction covering the same files (a pickle or code file removed again, a file valid again).
+    Estimate moves are never matched: they follow the changes that caused them.
     """
-    detail = entry.get("detail", {})
-    if "new" not in change.detail or "old" not in detail or "new" not in detail:
+    if change.path == "estimate" or entry.get("path") == "estimate":
         return False
+    detail = entry.get("detail", {})
     file, key = _file_key(change)
+    if key is None:
+        opposite = "fix" if entry.get("direction") == "risk" else "risk"
+        theirs = _files(detail)
+        return detail.get("key") is None and change.direction == opposite and bool(theirs) and (
+            theirs <= _files({**change.detail, "file": file})
+        )
     if (file, key) != (detail.get("file"), detail.get("key")):
         return False
-    old, new = _jsonable(change.detail.get("old")), _jsonable(change.detail["new"])
-    if old == new or detail["old"] == detail["new"]:
+    if "new" not in change.detail or "old" not in detail or "new" not in detail:
         return False
-    if new == detail["old"]:
-        return True
-    return key is None and new is None and detail["new"] is not None
+    old, new = _jsonable(change.detail.get("old")), _jsonable(change.detail["new"])
+    return bool(old != new and detail["old"] != detail["new"] and new == detail["old"])
 
 
 def _mark_undone(ds: dict[str, Any], change: ChangeRecord, sha: str) -> bool:
@@ -282,7 +295,8 @@ def _finish_update(
 ) -> AdvisoryRecord:
     ds = osv["database_specific"]
     repo_url = record.repo.url(hub)
-    if ds.get("direction") == "risk" and all(c.get("reverted_by") for c in ds.get("changes", [])):
+    undoable = [c for c in ds.get("changes", []) if c.get("path") != "estimate"]
+    if ds.get("direction") == "risk" and undoable and all(c.get("reverted_by") for c in undoable):
         for affected in osv["affected"]:
             for rng in affected["ranges"]:
                 if not any("fixed" in ev for ev in rng["events"]):
