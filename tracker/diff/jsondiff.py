@@ -102,8 +102,8 @@ def key_changes(old: Any, new: Any) -> list[KeyChange]:
         every = sorted(set(old) | set(new))
         return [KeyChange((k,), old.get(k, MISSING), new.get(k, MISSING)) for k in every]
     diff = DeepDiff(
-        old,
-        new,
+        _mark_bools(old),
+        _mark_bools(new),
         ignore_numeric_type_changes=True,
         ignore_nan_inequality=True,
         view="tree",
@@ -126,6 +126,17 @@ def key_changes(old: Any, new: Any) -> list[KeyChange]:
             continue
         changes.append(KeyChange(path, before, after))
     return changes
+
+
+def _mark_bools(value: Any) -> Any:
+    """Booleans as markers, so deepdiff's numeric comparison never equates true with 1."""
+    if isinstance(value, bool):
+        return "\x00hubwatch:true" if value else "\x00hubwatch:false"
+    if isinstance(value, dict):
+        return {k: _mark_bools(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mark_bools(v) for v in value]
+    return value
 
 
 def _same_deep(a: Any, b: Any) -> bool:

@@ -170,9 +170,6 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
             raise RenderRefused(f"more than {budget.limits.max_calls} calls")
         budget.tick()
         _check_args(budget, args, kwargs)
-        owner = getattr(__obj, "__self__", None)
-        if isinstance(owner, str) and getattr(__obj, "__name__", "") in ("format", "format_map") and _WIDE_FORMAT.search(owner):
-            raise RenderRefused("format width too large")
         budget.depth += 1
         try:
             if budget.depth > budget.limits.max_depth:
@@ -181,6 +178,13 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         finally:
             budget.depth -= 1
         return budget.size(result, "a call")
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        owner = getattr(value, "__self__", None)
+        if isinstance(owner, str) and getattr(value, "__name__", "") in ("format", "format_map"):
+            if _WIDE_FORMAT.search(owner):
+                raise RenderRefused("format width too large")
+        return super().wrap_str_format(value)
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         self.budget.tick()

@@ -17,7 +17,7 @@ HISTORIES = ROOT / "tests" / "data" / "histories"
 DEMO = ROOT / "tracker" / "hubsim" / "demo"
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
-__all__ = ["GOLDEN", "all_histories", "golden_entries", "load_version", "replay", "versions"]
+__all__ = ["GOLDEN", "all_histories", "golden_entries", "load_version", "make_snapshot", "replay", "versions"]
 
 
 def all_histories() -> list[Path]:
@@ -77,3 +77,27 @@ def golden_entries(history: Path) -> list[dict[str, Any]]:
         }  # fmt: skip
         for row, changes in replay(history)
     ]
+
+
+def make_snapshot(
+    contents: dict[str, bytes | str | Any] | None = None,
+    *,
+    listed: dict[str, str | None] | None = None,
+    safetensors: dict[str, Any] | None = None,
+) -> Snapshot:
+    """A Snapshot from values: `contents` (dicts/lists are JSON-encoded), `listed` extra files
+    (path → LFS sha256 or None) and safetensors headers (whose files are listed too)."""
+    raw: dict[str, bytes] = {}
+    for path, value in (contents or {}).items():
+        if isinstance(value, bytes):
+            raw[path] = value
+        elif isinstance(value, str):
+            raw[path] = value.encode()
+        else:
+            raw[path] = json.dumps(value, indent=2).encode()
+    files = {p: FileRecord(p, len(b), content_sha256=hashlib.sha256(b).hexdigest()) for p, b in raw.items()}
+    for path, lfs in (listed or {}).items():
+        files[path] = FileRecord(path, 1, lfs_sha256=lfs)
+    for path in safetensors or {}:
+        files.setdefault(path, FileRecord(path, 1, lfs_sha256="0" * 64))
+    return Snapshot(sha="0" * 40, files=files, contents=raw, safetensors=safetensors or {})
