@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
 
     from hubwatch.settings import Settings
-    from hubwatch.storage import Store
+    from hubwatch.storage import RepoState, Store
     from hubwatch.tracker.hub import HubClient
 
 __all__ = ["PollCycle", "Scheduler", "default_worker_id"]
@@ -55,7 +55,6 @@ class PollCycle:
         self._hub, self._store, self._settings = hub, store, settings
         self.worker_id = worker_id or default_worker_id()
         self._batch, self._lease_s, self._clock = batch, lease_s, clock
-        self._failures: dict[RepoId, int] = {}
         self._lock = threading.Lock()
 
     def __call__(self) -> list[PollOutcome]:
@@ -71,9 +70,12 @@ class PollCycle:
                 if not claimed:
                     return outcomes
                 seen.update(claimed)
-                quiet = self._unchanged_by_listing(claimed)
+                wanted = set(claimed)
+                states = {s.repo: s for s in self._store.watched() if s.repo in wanted}
+                quiet = self._unchanged_by_listing(list(states.values()))
                 for repo in claimed:
-                    outcomes.append(self._poll_one(repo, quiet.get(repo)))
+                    prior = states[repo].failures if repo in states else 0
+                    outcomes.append(self._poll_one(repo, quiet.get(repo), prior))
         finally:
             self._lock.release()
 
@@ -84,14 +86,13 @@ class PollCycle:
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         return outcome
 
-    def _unchanged_by_listing(self, repos: list[RepoId]) -> dict[RepoId, str]:
+    def _unchanged_by_listing(self, states: list[RepoState]) -> dict[RepoId, str]:
         """Repos the recently-modified listing shows unchanged since their last poll (→ stored head).
 
         One listing (a page per ~1000 recently modified models) instead of one request per repo;
         any doubt (never polled, last poll failed, listing unavailable) leaves the repo out.
         """
-        states = {s.repo: s for s in self._store.watched() if s.repo in set(repos)}
-        polled = [s for s in states.values() if s.state == "ok" and s.head_sha and s.last_polled_at]
+        polled = [s for s in states if s.state == "ok" and s.head_sha and s.last_polled_at]
         if not polled:
             return {}
         since = min(s.last_polled_at for s in polled if s.last_polled_at) - timedelta(seconds=LISTING_MARGIN_S)
@@ -109,15 +110,15 @@ class PollCycle:
                 quiet[s.repo] = str(s.head_sha)
         return quiet
 
-    def _poll_one(self, repo: RepoId, quiet_head: str | None = None) -> PollOutcome:
+    def _poll_one(self, repo: RepoId, quiet_head: str | None, prior_failures: int) -> PollOutcome:
         outcome: PollOutcome
         if quiet_head is not None:
             self._store.record_poll(repo, "ok", None, self._clock())
             outcome = Unchanged(repo, quiet_head)
         else:
             (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
-        failures = self._failures.get(repo, 0) + 1 if isinstance(outcome, Failed) else 0
-        self._failures[repo] = failures
+        # Consecutive failures live in the store, so backoff holds whichever worker polls next.
+        failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
             log.warning("%s (%s)", outcome.reason, outcome.fix)
         self._store.release(repo, self.worker_id, next_poll_at(outcome, failures, self._settings, self._clock()))
