@@ -12,6 +12,7 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
+from hubwatch.storage.validate import clean_text
 from hubwatch.storage.values import POLL_STATES, RepoState
 
 __all__ = ["ensure_repo", "find_repo", "record_poll", "repo_states", "set_watched"]
@@ -110,6 +111,7 @@ def record_poll(
     started = as_utc(started, "poll start") if started is not None else at
     repo_id = ensure_repo(conn, repo, at)
     failures = REPOS.c.failures + 1 if state == "error" else 0
+    error = clean_text(error) if error is not None else None
     conn.execute(
         sa.update(REPOS)
         .where(REPOS.c.id == repo_id)

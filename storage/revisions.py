@@ -17,7 +17,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
-from hubwatch.storage.validate import check_change, check_files, check_json, check_revision
+from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text
 
 __all__ = ["AlreadyStored", "revision_exists", "save_estimate", "save_revision"]
 
@@ -86,9 +86,9 @@ def save_revision(
                 parent_sha=revision.parent,
                 position=position,
                 date=as_utc(revision.date, f"date of revision {revision.sha}"),
-                title=revision.title,
-                message=revision.message,
-                authors=list(revision.authors),
+                title=clean_text(revision.title),
+                message=clean_text(revision.message),
+                authors=[clean_text(a) for a in revision.authors],
                 stored_at=now,
             )
             .returning(REVISIONS.c.id)
@@ -129,7 +129,7 @@ def _save_files(
         rows.append(
             {
                 "revision_id": revision_id,
-                "path": f.path,
+                "path": clean_text(f.path),
                 "size": f.size,
                 "blob_id": f.blob_id,
                 "lfs_sha256": f.lfs_sha256,
@@ -150,8 +150,8 @@ def _save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRe
                 "ordinal": ordinal,
                 "kind": kind,
                 "severity": severity,
-                "path": change.path,
-                "summary": change.summary,
+                "path": clean_text(change.path),
+                "summary": clean_text(change.summary),
                 "detail": change.detail,
                 "direction": direction,
             }

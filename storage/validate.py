@@ -12,11 +12,20 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
 
-__all__ = ["DIRECTIONS", "check_change", "check_files", "check_json", "check_revision", "normalise_prefix"]
+__all__ = ["DIRECTIONS", "check_change", "clean_text", "check_files", "check_json", "check_revision", "normalise_prefix"]
 
 DIRECTIONS = ("risk", "fix")
 _HEX = re.compile(r"^[0-9a-f]+$")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MIN_PREFIX = 7
+
+
+def clean_text(text: str) -> str:
+    """Text as every backend stores it: NUL (PostgreSQL refuses it) and lone surrogates (not UTF-8,
+    e.g. from a hostile JSON "\\ud800") become U+FFFD. JSON columns need no cleaning: they are escaped."""
+    if not isinstance(text, str):
+        raise InvalidRecord(f"expected text, got {type(text).__name__}: {text!r}")
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def check_json(value: Any, what: str) -> None:
