@@ -74,6 +74,10 @@ def card_metadata(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     return {str(k): v for k, v in data.items()}, None
 
 
+def _shown(value: Any) -> str:
+    return "none" if value is None or value is MISSING else show(value)
+
+
 def _license_record(old: Any, new: Any) -> ChangeRecord:
     a, b = license_rank(old), license_rank(new)
     if b > a:
@@ -83,11 +87,10 @@ def _license_record(old: Any, new: Any) -> ChangeRecord:
         severity, direction = Severity.MEDIUM, FIX
     else:
         severity, direction = Severity.MEDIUM, RISK
-    shown = lambda v: "none" if v is None or v is MISSING else show(v)  # noqa: E731
     return make_change(
         Kind.LICENSE, severity, file=_FILE, key="license", old=None if old is MISSING else old,
         new=None if new is MISSING else new, direction=direction,
-        summary=f"licence {shown(old)} → {shown(new)}" + (" (more restrictive)" if b > a else " (less restrictive)" if b < a else ""),
+        summary=f"licence {_shown(old)} → {_shown(new)}" + (" (more restrictive)" if b > a else " (less restrictive)" if b < a else ""),
         restrictiveness={"old": a, "new": b},
     )  # fmt: skip
 

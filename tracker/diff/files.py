@@ -26,6 +26,22 @@ def is_pickle(path: str) -> bool:
     return path.lower().endswith(PICKLE_SUFFIXES)
 
 
+def _is_export(path: str) -> bool:
+    return path.lower().endswith(EXPORT_SUFFIXES)
+
+
+def _is_tok(path: str) -> bool:
+    return posixpath.basename(path) in TOKENIZER_FILES
+
+
+def _export_label(summary: str) -> str:
+    return f"export {summary}"
+
+
+def _same_label(summary: str) -> str:
+    return summary
+
+
 def _version(record: FileRecord) -> tuple[object, ...]:
     return (record.lfs_sha256 or record.blob_id or record.content_sha256, record.size)
 
@@ -35,7 +51,7 @@ def _names(paths: list[str]) -> str:
 
 
 def _group(records: list[ChangeRecord], kind: Kind, severity: Severity, direction: str, paths: list[str],
-           verb: str, label: Callable[[str], str] = lambda s: s) -> None:  # fmt: skip
+           verb: str, label: Callable[[str], str] = _same_label) -> None:  # fmt: skip
     if paths:
         records.append(make_change(
             kind, severity, file=paths[0] if len(paths) == 1 else posixpath.commonpath(paths) or ".",
@@ -77,17 +93,19 @@ def diff_files(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     records = _code_records(
         old, new, [p for p in added if p.endswith(".py")], [p for p in removed if p.endswith(".py")], code_changed
     )
-    pick = lambda paths, test: [p for p in paths if test(p)]  # noqa: E731
+    def pick(paths: list[str], test: Callable[[str], bool]) -> list[str]:
+        return [p for p in paths if test(p)]
+
+    def other(path: str) -> bool:
+        return not (is_tracked(path) or is_pickle(path) or _is_export(path) or path.endswith(".safetensors") or _is_tok(path))
+
     _group(records, Kind.PICKLE, Severity.HIGH, RISK, pick(added, is_pickle), "added")
     _group(records, Kind.PICKLE, Severity.HIGH, RISK, pick(changed, is_pickle), "replaced (new content)")
     _group(records, Kind.PICKLE, Severity.LOW, FIX, pick(removed, is_pickle), "removed")
-    export = lambda p: p.lower().endswith(EXPORT_SUFFIXES)  # noqa: E731
-    _group(records, Kind.FILES, Severity.LOW, RISK, pick(added, export), "added", lambda s: f"export {s}")
-    _group(records, Kind.FILES, Severity.LOW, RISK, pick(removed, export), "removed", lambda s: f"export {s}")
-    tok = lambda p: posixpath.basename(p) in TOKENIZER_FILES  # noqa: E731
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(changed, tok), "replaced (new content)")
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(removed, tok), "removed")
-    other = lambda p: not (is_tracked(p) or is_pickle(p) or export(p) or p.endswith(".safetensors") or tok(p))  # noqa: E731
-    _group(records, Kind.FILES, Severity.INFO, RISK, pick(added, other) + pick(added, tok), "added")
+    _group(records, Kind.FILES, Severity.LOW, RISK, pick(added, _is_export), "added", _export_label)
+    _group(records, Kind.FILES, Severity.LOW, RISK, pick(removed, _is_export), "removed", _export_label)
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(changed, _is_tok), "replaced (new content)")
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(removed, _is_tok), "removed")
+    _group(records, Kind.FILES, Severity.INFO, RISK, pick(added, other) + pick(added, _is_tok), "added")
     _group(records, Kind.FILES, Severity.INFO, RISK, pick(removed, other), "removed")
     return records

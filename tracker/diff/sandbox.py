@@ -22,9 +22,10 @@ from functools import wraps
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from jinja2 import TemplateError, TemplateSyntaxError, nodes
+from jinja2.exceptions import SecurityError
 from jinja2.ext import Extension, loopcontrols
 from jinja2.parser import Parser
-from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 
 __all__ = ["RenderLimits", "RenderRefused", "RenderResult", "render_many"]

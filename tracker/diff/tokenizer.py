@@ -159,8 +159,11 @@ def diff_added_tokens_json(file: str, old_raw: bytes | None, new_raw: bytes | No
     if bad or not new.ok or not isinstance(new.value, dict):
         return bad
     before = old.value if old is not None and old.ok and isinstance(old.value, dict) else {}
-    as_ids = lambda d: {str(v): k for k, v in d.items()}  # noqa: E731
-    return _added_token_records(file, "added_tokens", as_ids(before), as_ids(new.value))
+    return _added_token_records(file, "added_tokens", _by_id(before), _by_id(new.value))
+
+
+def _by_id(tokens: dict[str, Any]) -> dict[str, Any]:
+    return {str(v): k for k, v in tokens.items()}
 
 
 def _digest(value: Any) -> str:
@@ -171,7 +174,8 @@ def tokenizer_json_salient(doc: Any) -> dict[str, Any]:
     """The parts of tokenizer.json that change behaviour, with the vocabulary reduced to size + digest."""
     if not isinstance(doc, dict):
         return {"document": _digest(doc)}
-    model = doc.get("model") if isinstance(doc.get("model"), dict) else {}
+    raw_model = doc.get("model")
+    model: dict[str, Any] = raw_model if isinstance(raw_model, dict) else {}
     vocab, merges = model.get("vocab"), model.get("merges")
     return {
         "model": {k: v for k, v in model.items() if k not in ("vocab", "merges")},

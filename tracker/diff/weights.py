@@ -48,9 +48,9 @@ def _index(snapshot: Snapshot) -> tuple[str | None, dict[str, str], int | None]:
                 return path, {}, None
             if not isinstance(doc, dict):
                 return path, {}, None
-            weight_map = doc.get("weight_map") if isinstance(doc.get("weight_map"), dict) else {}
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-            total = meta.get("total_size")
+            raw_map, meta = doc.get("weight_map"), doc.get("metadata")
+            weight_map: dict[str, Any] = raw_map if isinstance(raw_map, dict) else {}
+            total = meta.get("total_size") if isinstance(meta, dict) else None
             return path, {str(k): str(v) for k, v in weight_map.items()}, total if isinstance(total, int) else None
     return None, {}, None
 
