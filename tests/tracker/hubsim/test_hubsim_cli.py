@@ -9,7 +9,10 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 from huggingface_hub import HfApi
+
+from hubwatch.cli import main
 
 
 def _first_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> str:
@@ -54,22 +57,21 @@ def test_default_root_is_the_bundled_demo() -> None:
         proc.wait(timeout=15)
 
 
-def test_bad_root_is_a_usage_error(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path), "--port", "0"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2
-    assert "no repo folders" in done.stderr and done.stdout == ""
+def _run_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    out, err = capsys.readouterr()
+    return int(done.value.code or 0), out, err
+
+
+def test_bad_root_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run_main(["hubsim", "--root", str(tmp_path), "--port", "0"], capsys)
+    assert code == 2 and "no repo folders" in err and out == ""
+    code, _, err = _run_main(["hubsim", "--root", str(tmp_path), "--fault-typo", "1"], capsys)
+    assert code == 2 and "--fault-typo" in err
     (tmp_path / "acme__m" / "v1").mkdir(parents=True)
     (tmp_path / "acme__m" / "v1" / "weights.json").write_text('{"m.safetensors": {"w": {"dtype": "X", "shape": []}}}')
-    done = subprocess.run(
-        [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path), "--fault-typo", "1"],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2 and "--fault-typo" in done.stderr
-    done = subprocess.run(
-        [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(tmp_path)],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert done.returncode == 2 and "unknown dtype 'X'" in done.stderr
+    code, _, err = _run_main(["hubsim", "--root", str(tmp_path)], capsys)
+    assert code == 2 and "unknown dtype 'X'" in err
+    code, _, err = _run_main(["hubsim", "--root", str(tmp_path / "missing")], capsys)
+    assert code == 2 and "missing" in err
