@@ -21,7 +21,7 @@ __all__ = ["TEMPLATES", "make_templates"]
 TEMPLATES = Path(__file__).parent / "templates"
 _MAX_SHOWN = 20_000  # characters of one value shown inline; the JSON API has the rest
 _DIFF_KEYS = (("diff", "Unified diff"), ("unified_diff", "Unified diff"), ("text_diff", "Text diff"))
-_SHOWN_KEYS = {"file", "key", "old", "new", "rendered_diff", "rendered_diffs"} | {k for k, _ in _DIFF_KEYS}
+_SHOWN_KEYS = {"file", "key", "old", "new", "rendered_diff", "rendered"} | {k for k, _ in _DIFF_KEYS}
 
 
 def _finalize(value: Any) -> Any:
@@ -64,22 +64,33 @@ def _difflines(text: str) -> list[tuple[str, str]]:
     return rows
 
 
-def _labelled_texts(value: Any, label: str = "") -> list[tuple[str, str]]:
-    """Text diffs found in a str, a mapping (label → diff) or a list of either."""
-    if isinstance(value, str):
-        return [(label, value)] if value.strip() else []
-    if isinstance(value, Mapping):
-        if isinstance(value.get("diff"), str):
-            name = value.get("conversation") or value.get("name") or label
-            return _labelled_texts(value["diff"], str(name))
-        return [pair for k, v in value.items() for pair in _labelled_texts(v, f"{label} {k}".strip())]
-    if isinstance(value, Sequence):
-        return [pair for item in value for pair in _labelled_texts(item, label)]
-    return []
+def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(conversation, unified diff, outcome note) per conversation in `detail["rendered_diff"]`
+    (the tracker's shape: name → {"old": "ok"|error, "new": "ok"|error, "diff"?}; a plain string
+    per name is accepted too)."""
+    rendered = detail.get("rendered_diff")
+    if isinstance(rendered, str):
+        return [("", rendered, "")]
+    if not isinstance(rendered, Mapping):
+        return []
+    rows = []
+    for name, entry in rendered.items():
+        if isinstance(entry, str):
+            rows.append((str(name), entry, ""))
+        elif isinstance(entry, Mapping):
+            diff = entry.get("diff") if isinstance(entry.get("diff"), str) else ""
+            old, new = entry.get("old"), entry.get("new")
+            note = "" if old == new == "ok" else f"old: {old} → new: {new}"
+            rows.append((str(name), diff, note))
+    return rows
 
 
-def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return _labelled_texts(detail.get("rendered_diff")) + _labelled_texts(detail.get("rendered_diffs"))
+def _rendered_prompts(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(conversation, rendered prompt) for a template that appeared (`detail["rendered"]`)."""
+    rendered = detail.get("rendered")
+    if not isinstance(rendered, Mapping):
+        return []
+    return [(str(name), text) for name, text in rendered.items() if isinstance(text, str)]
 
 
 def _text_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -116,6 +127,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         pretty=_pretty,
         difflines=_difflines,
         rendered_diffs=_rendered_diffs,
+        rendered_prompts=_rendered_prompts,
         text_diffs=_text_diffs,
         extra_detail=_extra_detail,
         worst=_worst,

@@ -129,7 +129,13 @@ def seed(store: Store) -> Seeded:
     _save(store, s, LLAMA2, "Update chat template", when(19), [
         change(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json:chat_template",
                "rendered prompt for multi-turn conversations changed", "{{ old }}", "{{ new }}", "fix",
-               rendered_diff={"multi-turn": "--- old\n+++ new\n@@ -1 +1 @@\n-[INST] hi [/INST]\n+<s>[INST] hi [/INST]"}),
+               text_diff="--- old/tokenizer_config.json\n+++ new/tokenizer_config.json\n@@ -1 +1 @@\n-{{ old }}\n+{{ new }}",
+               rendered_diff={
+                   "multi_turn": {"old": "ok", "new": "ok",
+                                  "diff": "--- old/multi_turn\n+++ new/multi_turn\n@@ -1 +1 @@\n"
+                                          "-[INST] hi [/INST]\n+<s>[INST] hi [/INST]"},
+                   "tool_call": {"old": "error: UndefinedError", "new": "ok"},
+               }),
         change(Kind.METADATA, Severity.INFO, "config.json:transformers_version",
                "transformers_version 4.31.0 → 4.32.0", "4.31.0", "4.32.0"),
     ], estimate(cfg),
