@@ -115,7 +115,13 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         p, known = profile_for(cfg)
     if not known:
         b.notes.append(f"unknown architecture {cfg.model_type or '(no model_type)'}: generic decoder estimate")
-    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    h, n_layers = cfg.need("hidden"), cfg.need("layers")
+    nh_given = cfg.concept("heads", minimum=1)
+    if nh_given is None and known:
+        nh_given = cfg.need("heads")
+    if nh_given is None:  # MHA parameter counts do not depend on the head count
+        b.notes.append("no attention head count: assumed 64-wide heads")
+    nh = nh_given or max(h // 64, 1)
     nkv = _kv_heads(cfg, nh)
     explicit_hd = cfg.concept("head_dim", minimum=1)
     b.check(explicit_hd is not None or h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
@@ -136,14 +142,15 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     if p.embed_norm:
         b.add("norms", norm_params(p.norm, h))
     ffn = _ffn(cfg, p, h)
+    dense_size = cfg.int("intermediate_size_mlp", default=ffn, minimum=1) or ffn
     types = layer_types(cfg, n_layers)
     b.check(len(types) == n_layers, f"layer_types lists {len(types)} layers, num_hidden_layers is {n_layers}")
     attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, hd)
     moe: MoE | None = moe_spec(cfg, h, ffn, p)
     norms = p.layer_norms * norm_params(p.norm, h)
-    dense_ffn = ffn_linears(h, ffn, gated=p.gated, bias=p.mlp_bias, fused_gate=p.fused_gate,
+    dense_ffn = ffn_linears(h, dense_size, gated=p.gated, bias=p.mlp_bias, fused_gate=p.fused_gate,
                             names=(p.names[4], p.names[5], p.names[6]))
-    ffn_type = f"mlp[{'glu' if p.gated else 'plain'} {ffn}]"
+    ffn_type = f"mlp[{'glu' if p.gated else 'plain'} {dense_size}]"
     cache: dict[tuple[str, bool], Layer] = {}
     layers: list[Layer] = []
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers

@@ -9,6 +9,7 @@ from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_b
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.modernbert import build_modernbert
+from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
                                        build_qwen_vision, build_vision_tower, vision_style)
@@ -28,6 +29,8 @@ def detect_family(cfg: Cfg) -> str:
         return "encoder-decoder"
     if cfg.sub("encoder") is not None and cfg.sub("decoder") is not None:
         return "encoder-decoder"
+    if mt in SSM_TYPES:
+        return "decoder"
     if mt in ENCODER_TYPES or mt == "modernbert":
         return "encoder"
     if mt in ("clip_text_model", "siglip_text_model"):
@@ -63,6 +66,8 @@ def build(cfg: Cfg, b: Build) -> str:
         family = "encoder"
     elif family == "vision":
         build_vision(cfg, b)
+    elif mt in SSM_TYPES:
+        build_mamba(cfg, b)
     else:
         build_decoder(cfg, b)
     audio = cfg.sub("audio_config", "audio")
@@ -74,7 +79,7 @@ def build(cfg: Cfg, b: Build) -> str:
 def _text_cfg(cfg: Cfg, text: Cfg, default_type: str) -> Cfg:
     data = dict(text.data)
     data.setdefault("model_type", default_type)
-    if "tie_word_embeddings" not in data and cfg.has("tie_word_embeddings"):
+    if cfg.has("tie_word_embeddings"):  # the composite's own setting decides (as transformers ties at the top)
         data["tie_word_embeddings"] = cfg.data["tie_word_embeddings"]
     if "vocab_size" not in data and cfg.has("vocab_size"):
         data["vocab_size"] = cfg.data["vocab_size"]

@@ -38,6 +38,8 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
     shared_size = cfg.int("shared_expert_intermediate_size", "shared_intermediate_size", default=0) or 0
     if n_shared and not shared_size:
         shared_size = inter * n_shared
+    if cfg.model_type.startswith("llama4"):  # one always-on expert the size of the routed ones
+        shared_size = inter
     if shared_size:
         linears += ffn_linears(h, shared_size, gated=p.gated, bias=False, component="shared_experts",
                                names=("shared_gate_proj", "shared_up_proj", "shared_down_proj"))
@@ -49,6 +51,13 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
 
 def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
     """For each layer, whether its feed-forward block is the sparse one."""
+    listed = cfg.int_list("moe_layers")
+    if listed is not None:
+        chosen = set(listed)
+        return [i in chosen for i in range(n)]
+    if cfg.has("interleave_moe_layer_step"):
+        step = cfg.int("interleave_moe_layer_step", default=1, minimum=1) or 1
+        return [(i + 1) % step == 0 for i in range(n)]
     if cfg.has("first_k_dense_replace", "moe_layer_freq"):
         first = cfg.int("first_k_dense_replace", default=0) or 0
         freq = cfg.int("moe_layer_freq", default=1, minimum=1) or 1

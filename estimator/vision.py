@@ -28,11 +28,15 @@ def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
     h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
     b.check(h % nh == 0, f"{prefix}: num_attention_heads ({nh}) does not divide hidden_size ({h})")
     inter = cfg.concept("ffn", minimum=1) or 4 * h
-    size = cfg.int("image_size", default=224, minimum=1) or 224
-    patch = cfg.int("patch_size", default=16, minimum=1) or 16
+    size_h, size_w = _pair(cfg, "image_size", 224)
+    patch_h, patch_w = _pair(cfg, "patch_size", 16)
+    patch = patch_h
     chans = cfg.int("num_channels", default=3, minimum=1) or 3
-    b.check(size % patch == 0, f"{prefix}: patch_size ({patch}) does not divide image_size ({size})")
-    patches = (size // patch) ** 2
+    b.check(size_h % patch_h == 0 and size_w % patch_w == 0,
+            f"{prefix}: patch_size ({patch_h}x{patch_w}) does not divide image_size ({size_h}x{size_w})")
+    patches = (size_h // patch_h) * (size_w // patch_w)
+    if style == "pixtral":
+        return _pixtral(cfg, b, prefix, h, n_layers, nh, inter, chans, patch, patches)
     tokens = patches + (0 if style == "siglip" else 1)
     shape = (tokens, h)
     b.add("embeddings", chans * patch * patch * h + (0 if style == "clip" else h))
@@ -95,6 +99,8 @@ def vision_style(cfg: Cfg) -> str:
         return "clip"
     if mt.startswith("siglip") or "idefics" in mt or mt.startswith("smolvlm"):
         return "siglip"
+    if mt == "pixtral":
+        return "pixtral"
     return "vit"
 
 
@@ -109,6 +115,10 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
     elif mt in ("idefics3", "smolvlm"):
         scale = cfg.int("scale_factor", default=2, minimum=1) or 1
         b.add("projector", vh * scale * scale * th)
+    elif mt == "mistral3":
+        m = cfg.int("spatial_merge_size", default=2, minimum=1) or 1
+        bias = cfg.bool("multimodal_projector_bias")
+        b.add("projector", vh + vh * m * m * vh + vh * th + th * th + (2 * th if bias else 0))
     elif mt == "paligemma":
         proj = cfg.int("projection_dim", default=th) or th
         b.add("projector", vh * proj + proj)
@@ -152,3 +162,33 @@ def build_qwen_vision(cfg: Cfg, b: Build, prefix: str) -> int:
     b.add("projector", merged * merged + merged + merged * out + out)
     b.node(f"{prefix}.merger", f"patch_merger[{merged}->{out}]", (b.seq, out))
     return out
+
+
+def _pair(cfg: Cfg, key: str, default: int) -> tuple[int, int]:
+    """A size given as one number or as [height, width]."""
+    raw = cfg.raw(key)
+    if isinstance(raw, (list, tuple)):
+        vals = cfg.int_list(key) or []
+        if len(vals) != 2 or min(vals) < 1:
+            from hubwatch.estimator.config import ConfigError
+            raise ConfigError(cfg.key(key), "expected a number or [height, width]")
+        return vals[0], vals[1]
+    v = cfg.int(key, default=default, minimum=1) or default
+    return v, v
+
+
+def _pixtral(cfg: Cfg, b: Build, prefix: str, h: int, n: int, nh: int, inter: int, chans: int, patch: int,
+             patches: int) -> int:
+    """Pixtral: RoPE vision transformer with RMS norms and a gated MLP, no biases, no position table."""
+    hd = cfg.int("head_dim", default=h // nh, minimum=1) or 1
+    shape = (patches, h)
+    b.add("embeddings", chans * patch * patch * h)
+    b.node(f"{prefix}.patch_conv", f"conv2d[{chans}->{h} k{patch}]", shape)
+    b.add("norms", h)
+    layer = Layer(f"attention[mha {nh}x{hd}]", f"mlp[glu {inter}]",
+                  attention_linears(h, nh, nh, hd, qkv_bias=False, o_bias=False)
+                  + ffn_linears(h, inter, gated=True, bias=False))
+    layer.more("norms", 2 * h)
+    b.stack("vision", f"{prefix}.transformer.layers", [layer] * n, hidden=h, intermediate=inter,
+            attention=AttentionSpec(nh, nh, hd, ("full",) * n), shape=shape, gated=True)
+    return h
