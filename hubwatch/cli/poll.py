@@ -101,21 +101,18 @@ def history(repo: RepoId, as_json: bool) -> None:
         ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{repo}: {len(entries)} revisions", show_lines=True)
-    for column in ("#", "commit", "date", "title", "changes", "advisories"):
-        table.add_column(column, overflow="fold")
+    table = Table(title=f"{repo}: {len(entries)} revisions, oldest first", show_lines=True)
+    table.add_column("#", justify="right")
+    table.add_column("commit", no_wrap=True)
+    table.add_column("date", no_wrap=True)
+    table.add_column("what changed", overflow="fold")
     for e in entries:
-        lines = [
+        lines = [f"[bold]{e.revision.title}[/bold]"]
+        lines += [
             f"[{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.summary}" for c in e.changes
-        ]
-        table.add_row(
-            str(e.position),
-            e.revision.sha[:12],
-            e.revision.date.strftime("%Y-%m-%d"),
-            e.revision.title,
-            "\n".join(lines) or "[dim]no change[/dim]",
-            "\n".join(e.advisory_ids),
-        )
+        ] or ["[dim]no change[/dim]"]
+        lines += [f"[dim]advisory {a}[/dim]" for a in e.advisory_ids]
+        table.add_row(str(e.position), e.revision.sha[:12], e.revision.date.strftime("%Y-%m-%d"), "\n".join(lines))
     Console().print(table)
 
 
