@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import socket
 import threading
 import time
@@ -61,7 +62,18 @@ def build_state(
 
 
 def _server(state: SimState, log_level: str) -> uvicorn.Server:
-    config = uvicorn.Config(create_app(state), log_level=log_level, lifespan="off", access_log=log_level == "info")
+    # Every log line goes to stderr: stdout carries only the "listening on" line, so a parent that
+    # reads that line and never drains the pipe cannot block the server.
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    for handler in log_config["handlers"].values():
+        handler["stream"] = "ext://sys.stderr"
+    config = uvicorn.Config(
+        create_app(state),
+        log_level=log_level,
+        log_config=log_config,
+        lifespan="off",
+        access_log=log_level in {"info", "debug"},
+    )
     return uvicorn.Server(config)
 
 

@@ -27,8 +27,9 @@ def _first_line(proc: subprocess.Popen[str], timeout: float = 30.0) -> str:
 
 def test_first_line_is_the_url_and_the_server_answers(histories_root: Path) -> None:
     cmd = [sys.executable, "-m", "hubwatch", "hubsim", "--root", str(histories_root), "--port", "0",
-           "--at", "v1", "--page-size", "2", "--log-level", "warning"]  # fmt: skip
+           "--at", "v1", "--page-size", "2"]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped = False
     try:
         line = _first_line(proc)
         match = re.fullmatch(r"hubsim listening on (http://127\.0\.0\.1:(\d+))\n", line)
@@ -40,9 +41,15 @@ def test_first_line_is_the_url_and_the_server_answers(histories_root: Path) -> N
         assert r.json()["version"] == "v2"
         assert len(api.list_repo_commits("tiiuae/falcon-7b")) == 2
         assert len(httpx.get(f"{url}/api/models").json()) == 2  # --page-size applies
-    finally:
         proc.terminate()
-        proc.wait(timeout=15)
+        rest, err = proc.communicate(timeout=15)
+        stopped = True
+        assert rest == ""  # stdout holds only the first line; logs go to stderr
+        assert '"GET /api/models/tiiuae/falcon-7b HTTP/1.1" 200' in err
+    finally:
+        if not stopped:
+            proc.terminate()
+            proc.wait(timeout=15)
 
 
 def test_default_root_is_the_bundled_demo() -> None:
