@@ -20,6 +20,8 @@ def show(value: Any) -> str:
     """A short, readable rendering of a JSON value for a one-line summary."""
     if value is None:
         return "null"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10**18:
+        return f"{value:.0e} (no limit)"  # transformers' VERY_LARGE_INTEGER sentinel
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
     if isinstance(value, str) and len(value) <= _MAX_SHOWN:
         text = value
