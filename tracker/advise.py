@@ -81,17 +81,20 @@ def plan_advisories(
     )
     updated: dict[str, dict[str, Any]] = {}
     entries: list[_Entry] = []
+    open_risks = [r for r in earlier if _direction(r.osv) == "risk" and not _is_fixed(r.osv)]
+    fixes = [r for r in earlier if _direction(r.osv) == "fix"]
     for change in ordered:
         closed_any, reopened = False, None
-        for record in earlier:
-            osv = updated.get(record.id) or copy.deepcopy(record.osv)
-            ds = osv.get("database_specific", {})
-            if ds.get("direction") == "risk" and not _is_fixed(osv):
-                if _mark_undone(ds, change, revision.sha):
-                    updated[record.id] = osv
-                    closed_any = True
-            elif ds.get("direction") == "fix" and reopened is None:
-                reopened = _undone_fix(ds, change, record.id)
+        for record in open_risks:
+            osv = updated.get(record.id, record.osv)
+            if any(not c.get("reverted_by") and _undoes(change, c) for c in osv["database_specific"]["changes"]):
+                osv = updated.setdefault(record.id, copy.deepcopy(record.osv))
+                _mark_undone(osv["database_specific"], change, revision.sha)
+                closed_any = True
+        for record in fixes:
+            reopened = _undone_fix(record.osv["database_specific"], change, record.id)
+            if reopened is not None:
+                break
         if reopened is not None:
             entries.append(reopened)
         elif not closed_any:
@@ -134,6 +137,11 @@ def _file_key(change: ChangeRecord) -> tuple[str, str | None]:
     file, _, key = change.path.partition(":")
     detail = change.detail
     return str(detail.get("file") or file), (detail.get("key") if "key" in detail else (key or None))
+
+
+def _direction(osv: dict[str, Any]) -> str | None:
+    ds = osv.get("database_specific")
+    return ds.get("direction") if isinstance(ds, dict) and isinstance(ds.get("changes"), list) else None
 
 
 def _is_fixed(osv: dict[str, Any]) -> bool:

@@ -161,6 +161,8 @@ def test_bad_inputs_raise_clear_errors() -> None:
         plan_advisories(REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH)], [], Settings(advisory_prefix="HFT"))
     with pytest.raises(ValueError, match="direction 'sideways'"):
         plan_advisories(REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH, "sideways")], [], SETTINGS)
+    with pytest.raises(InvalidAdvisory, match="not an absolute http"):
+        plan_advisories(REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH)], [], SETTINGS, web_url="localhost:8000")
     bad = {"id": "HFT-1", "modified": "yesterday"}
     with pytest.raises(InvalidAdvisory, match="fails the OSV schema"):
         validate_osv(bad)

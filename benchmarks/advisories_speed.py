@@ -1,0 +1,92 @@
+"""Speed of plan_advisories per revision and of the pin scanner (targets: ≤5 ms per revision, ≥2 MB/s scanned).
+
+Run: `python -m benchmarks.advisories_speed`. Pure CPU; no store, no network.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from hubwatch.settings import Settings
+from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.tracker.advise import plan_advisories
+from hubwatch.tracker.pins import scan_path
+
+TARGET_MS_PER_REVISION = 5.0
+TARGET_SCAN_MB_S = 2.0
+REPO = RepoId("bench", "model")
+
+
+def _changes(n: int) -> list[ChangeRecord]:
+    kinds = list(Kind)
+    out = []
+    for i in range(6):
+        kind = kinds[(n + i) % len(kinds)]
+        key = f"key_{(n + i) % 9}"
+        out.append(ChangeRecord(kind, list(Severity)[(n + i) % 5], f"config.json:{key}", f"{key} changed",
+                                {"file": "config.json", "key": key, "old": n % 3, "new": (n + 1) % 3},
+                                "risk" if (n + i) % 3 else "fix"))
+    return out
+
+
+def bench_plan(revisions: int = 400) -> list[float]:
+    """Milliseconds per revision over a growing history (prior advisories passed in, as the tracker does)."""
+    stored: dict[str, AdvisoryRecord] = {}
+    settings = Settings()
+    timings = []
+    t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    for n in range(2, revisions + 2):
+        revision = RevisionRecord(f"{n:040x}", f"{n - 1:040x}", t0 + timedelta(hours=n), "bench")
+        changes = _changes(n)
+        start = time.perf_counter()
+        out = plan_advisories(REPO, revision, changes, list(stored.values()), settings)
+        timings.append((time.perf_counter() - start) * 1000)
+        stored.update({r.id: r for r in out})
+    return timings
+
+
+def bench_scan(copies: int = 200) -> tuple[float, int, int]:
+    """(MB/s, files, pins) scanning `copies` of the check fixture code base."""
+    source = Path(__file__).resolve().parent.parent / "tests" / "data" / "checkproj"
+    files = [p for p in source.rglob("*") if p.is_file() and ".venv" not in p.parts]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        size = 0
+        for i in range(copies):
+            for f in files:
+                target = root / f"copy{i}" / f.relative_to(source)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(f.read_bytes())
+                size += f.stat().st_size
+        start = time.perf_counter()
+        report = scan_path(root)
+        elapsed = time.perf_counter() - start
+    return size / 1e6 / elapsed, report.files_scanned, len(report.pins)
+
+
+def main() -> int:
+    timings = bench_plan()
+    mb_s, files, pins = bench_scan()
+    median, p95 = statistics.median(timings), sorted(timings)[int(len(timings) * 0.95)]
+    table = Table(title="advisories and check: speed")
+    for column in ("measure", "value", "target"):
+        table.add_column(column)
+    table.add_row("plan_advisories, median ms/revision (400 revisions, 6 changes each)", f"{median:.2f}",
+                  f"≤ {TARGET_MS_PER_REVISION}")
+    table.add_row("plan_advisories, p95 ms/revision", f"{p95:.2f}", "")
+    table.add_row(f"pin scan throughput ({files} files, {pins} pins)", f"{mb_s:.2f} MB/s", f"≥ {TARGET_SCAN_MB_S}")
+    Console().print(table)
+    ok = median <= TARGET_MS_PER_REVISION and mb_s >= TARGET_SCAN_MB_S
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
