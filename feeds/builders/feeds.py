@@ -160,8 +160,7 @@ def _generator(meta: FeedMeta, entries: Sequence[FeedEntry]) -> FeedGenerator:
         fe.updated(entry.updated)
         fe.published(entry.updated)
         fe.summary(entry.text)
-        fe.content(entry.html, type="html")
-        fe.description(entry.text)
+        fe.content(entry.html, type="html")  # Atom content and RSS content:encoded; summary is the RSS description
         if entry.author:
             fe.author(name=entry.author)
         for tag in entry.tags:

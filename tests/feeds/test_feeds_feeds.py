@@ -29,7 +29,9 @@ def test_model_atom_lists_changed_revisions_newest_first_with_stable_ids(client:
     first = parsed.entries[0]
     assert "max_position_embeddings 2048 → 4096" in first.title
     assert first.link == f"https://hubwatch.example/models/{LLAMA2}/revisions/{shas[3]}"
-    assert "x_HUBWATCH-2023-" in first.content[0].value
+    assert first.content[0].type == "text/html" and "<li><strong>context/medium</strong>" in first.content[0].value
+    assert 'href="https://hubwatch.example/advisories/x_HUBWATCH-2023-' in first.content[0].value
+    assert first.summary.startswith("context/medium: max_position_embeddings 2048 → 4096")
     # same request, same bytes: ids and timestamps come from the data
     assert client.get(f"/models/{LLAMA2}/feed.atom").content == response.content
 
@@ -40,6 +42,9 @@ def test_rss_has_the_same_entries_as_atom_with_guids(client: TestClient) -> None
     assert rss.headers["content-type"].startswith("application/rss+xml")
     assert _ids(rss.content) == _ids(atom.content)
     assert b'isPermaLink="false"' in rss.content
+    entry = feedparser.parse(rss.content).entries[0]
+    assert "<li><strong>context/medium</strong>" in entry.content[0].value  # content:encoded
+    assert entry.description.startswith("context/medium: max_position_embeddings")
 
 
 def test_json_feed_1_1(client: TestClient, seeded: Seeded) -> None:
