@@ -10,5 +10,6 @@ from __future__ import annotations
 from hubwatch.tracker.hubsim.faults import FaultConfig
 from hubwatch.tracker.hubsim.repos import HistoryError, load_root
 from hubwatch.tracker.hubsim.runner import HubSim, demo_root
+from hubwatch.tracker.hubsim.state import SimError
 
-__all__ = ["FaultConfig", "HistoryError", "HubSim", "demo_root", "load_root"]
+__all__ = ["FaultConfig", "HistoryError", "HubSim", "SimError", "demo_root", "load_root"]

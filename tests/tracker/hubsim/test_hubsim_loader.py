@@ -128,3 +128,11 @@ def test_big_files_are_never_materialised() -> None:
 def test_bad_weights_json_names_the_problem(spec: str, message: str) -> None:
     with pytest.raises(WeightsSpecError, match=message.replace("(", r"\(")):
         parse_weights_json(spec.encode(), "weights.json")
+
+
+def test_public_interface() -> None:
+    import hubwatch.tracker.hubsim as hubsim
+
+    assert sorted(hubsim.__all__) == ["FaultConfig", "HistoryError", "HubSim", "SimError", "demo_root", "load_root"]
+    assert all(hasattr(hubsim, name) for name in hubsim.__all__)
+    assert (demo_root() / "meta-llama__Llama-2-7b-hf" / "v12" / "config.json").is_file()
