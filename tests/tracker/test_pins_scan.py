@@ -114,3 +114,10 @@ def test_pin_kinds() -> None:
 def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such file"):
         scan_path(tmp_path / "nope")
+
+
+def test_a_single_file_can_be_scanned(data_dir: Path) -> None:
+    report = scan_path(data_dir / "checkproj" / "deploy" / "Dockerfile")
+    assert [(p.path, p.line, str(p.repo)) for p in report.pins] == [
+        ("Dockerfile", 4, "acme/docker-model"), ("Dockerfile", 6, "acme/docker-unpinned")
+    ]
