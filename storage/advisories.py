@@ -8,9 +8,6 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha, stored_revisions
@@ -18,7 +15,9 @@ from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affec
 from hubwatch.storage.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
-from hubwatch.storage.validate import check_json, normalise_prefix
+from hubwatch.storage.validate import as_prefix, check_json
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 __all__ = [
     "advisories_affecting",
@@ -33,7 +32,7 @@ def _published(record: AdvisoryRecord) -> datetime:
     text = record.osv.get("published")
     if isinstance(text, str):
         try:
-            return as_utc(datetime.fromisoformat(text.replace("Z", "+00:00")), f"{record.id} published")
+            return as_utc(datetime.fromisoformat(text), f"{record.id} published")
         except ValueError as exc:
             raise InvalidRecord(f"advisory {record.id}: 'published' {text!r} is not an RFC 3339 time") from exc
     return as_utc(record.modified, f"{record.id} modified")
@@ -61,9 +60,7 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
     revision_id = None
     if repo_id is not None:
         revision_id = conn.execute(
-            sa.select(REVISIONS.c.id).where(
-                REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == record.revision_sha
-            )
+            sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == record.revision_sha)
         ).scalar_one_or_none()
     if revision_id is None:
         raise InvalidRecord(
@@ -170,14 +167,15 @@ def advisories_affecting(conn: Connection, repo: RepoId, sha: str) -> list[Advis
     """Advisories (not withdrawn) whose GIT ranges include `sha` in the repo's stored history."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
-        normalise_prefix(sha)  # still reject a malformed sha
         return []
     return _affecting(conn, repo_id, sha)
 
 
 def advisories_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
     """For every repo that holds the commit (full sha or unique prefix), the advisories affecting it."""
-    prefix = normalise_prefix(sha)
+    prefix = as_prefix(sha)
+    if prefix is None:
+        return []
     cond = REVISIONS.c.sha == prefix if len(prefix) == 40 else REVISIONS.c.sha.like(prefix + "%")
     holders = conn.execute(
         sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)

@@ -8,11 +8,10 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.errors import StorageError
 from hubwatch.storage.tables import BLOBS
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 __all__ = ["content_sha256", "get_blob", "get_blobs", "put_blob"]
 
@@ -57,9 +56,7 @@ def _decode(sha256: str, compression: str, data: bytes) -> bytes:
 
 
 def get_blob(conn: Connection, sha256: str) -> bytes | None:
-    row = conn.execute(
-        sa.select(BLOBS.c.compression, BLOBS.c.data).where(BLOBS.c.sha256 == sha256.lower())
-    ).first()
+    row = conn.execute(sa.select(BLOBS.c.compression, BLOBS.c.data).where(BLOBS.c.sha256 == sha256.lower())).first()
     return None if row is None else _decode(sha256.lower(), row.compression, row.data)
 
 
@@ -67,7 +64,5 @@ def get_blobs(conn: Connection, shas: Iterable[str]) -> dict[str, bytes]:
     wanted = sorted(set(shas))
     if not wanted:
         return {}
-    rows = conn.execute(
-        sa.select(BLOBS.c.sha256, BLOBS.c.compression, BLOBS.c.data).where(BLOBS.c.sha256.in_(wanted))
-    )
+    rows = conn.execute(sa.select(BLOBS.c.sha256, BLOBS.c.compression, BLOBS.c.data).where(BLOBS.c.sha256.in_(wanted)))
     return {r.sha256: _decode(r.sha256, r.compression, r.data) for r in rows}

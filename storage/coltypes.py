@@ -6,9 +6,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Dialect
-
 from hubwatch.storage.errors import InvalidRecord
+from sqlalchemy.engine import Dialect
 
 __all__ = ["UTCDateTime", "as_utc"]
 
@@ -19,8 +18,7 @@ def as_utc(value: datetime, what: str = "timestamp") -> datetime:
         raise InvalidRecord(f"{what} must be a datetime, got {type(value).__name__}: {value!r}")
     if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
         raise InvalidRecord(
-            f"{what} {value.isoformat()} has no time zone: pass a tz-aware datetime "
-            "(e.g. datetime.now(UTC))"
+            f"{what} {value.isoformat()} has no time zone: pass a tz-aware datetime (e.g. datetime.now(UTC))"
         )
     return value.astimezone(UTC)
 

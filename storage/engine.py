@@ -7,12 +7,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.storage.errors import DatabaseUnavailable, InvalidDatabaseUrl
 from sqlalchemy import event
 from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
-
-from hubwatch.storage.errors import DatabaseUnavailable, InvalidDatabaseUrl
 
 __all__ = ["BEGIN_MODE", "create_engine", "parse_url", "redact", "write_transaction"]
 

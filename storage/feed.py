@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
 from hubwatch.storage.records import Kind, RepoId, Severity
 from hubwatch.storage.tables import CHANGES, REPOS, REVISIONS
 from hubwatch.storage.values import FeedItem
+from sqlalchemy.engine import Connection
 
 __all__ = ["recent_changes"]
 
@@ -56,7 +55,7 @@ def recent_changes(
         return []
     kind_values = _kinds(kinds)
     severity_values = _severities(min_severity)
-    match = sa.true()
+    match: sa.ColumnElement[bool] = sa.true()
     if kind_values is not None:
         match = sa.and_(match, CHANGES.c.kind.in_(kind_values))
     if severity_values is not None:

@@ -6,15 +6,13 @@ from collections import defaultdict
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.blobs import get_blobs
 from hubwatch.storage.lookup import resolve_sha
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REVISIONS
-from hubwatch.storage.validate import normalise_prefix
 from hubwatch.storage.values import HistoryEntry
+from sqlalchemy.engine import Connection
 
 __all__ = [
     "advisory_ids_of",
@@ -121,7 +119,6 @@ def entries(conn: Connection, repo: RepoId, *, sha: str | None = None) -> list[H
 
 
 def revision_entry(conn: Connection, repo: RepoId, sha: str) -> HistoryEntry | None:
-    normalise_prefix(sha)
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
@@ -157,7 +154,6 @@ def snapshot_files(conn: Connection, repo: RepoId, sha: str) -> tuple[list[FileR
 
     An unknown repo or revision gives an empty listing.
     """
-    normalise_prefix(sha)
     repo_id = find_repo(conn, repo)
     full = resolve_sha(conn, repo_id, sha) if repo_id is not None else None
     if full is None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId
 from hubwatch.storage.tables import REPOS
+from sqlalchemy.engine import Connection
 
 __all__ = ["claim_due", "release", "renew"]
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.errors import AmbiguousRevision
 from hubwatch.storage.osvrange import StoredRevision
 from hubwatch.storage.tables import REVISIONS
-from hubwatch.storage.validate import normalise_prefix
+from hubwatch.storage.validate import as_prefix
+from sqlalchemy.engine import Connection
 
 __all__ = ["resolve_sha", "stored_revisions"]
 
 
 def resolve_sha(conn: Connection, repo_id: int, sha: str) -> str | None:
-    """The full sha of the one stored revision of the repo matching `sha`; None when none does."""
-    prefix = normalise_prefix(sha)
+    """The full sha of the one stored revision of the repo matching `sha`; None when none does
+    (also when `sha` is not 7 to 40 hex characters). Raises AmbiguousRevision for a shared prefix."""
+    prefix = as_prefix(sha)
+    if prefix is None:
+        return None
     query = sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)
     if len(prefix) == 40:
         query = query.where(REVISIONS.c.sha == prefix)

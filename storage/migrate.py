@@ -8,11 +8,10 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import URL, Engine
-from sqlalchemy.exc import SQLAlchemyError
-
 from hubwatch.storage.engine import create_engine, redact, write_transaction
 from hubwatch.storage.errors import MigrationFailed
+from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import SQLAlchemyError
 
 __all__ = ["alembic_config", "current_revision", "head_revision", "migrate", "upgrade_engine"]
 

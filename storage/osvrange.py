@@ -37,8 +37,15 @@ def git_events(osv: Mapping[str, Any]) -> list[GitEvent]:
                 for kind in EVENT_KINDS:
                     value = evt.get(kind)
                     if isinstance(value, str) and value:
-                        out.append(GitEvent(range_index, ordinal, kind, value.strip().lower(),
-                                            repo if isinstance(repo, str) else None))
+                        out.append(
+                            GitEvent(
+                                range_index,
+                                ordinal,
+                                kind,
+                                value.strip().lower(),
+                                repo if isinstance(repo, str) else None,
+                            )
+                        )
             range_index += 1
     return out
 
@@ -120,8 +127,6 @@ def range_affects(events: Iterable[GitEvent], line: Lineage) -> bool:
     for at, _, evt in sorted(ordered, key=lambda t: (t[0], t[1])):
         if evt.event == "introduced":
             affected = True
-        elif evt.event == "fixed":
-            affected = False
-        elif evt.event == "last_affected" and at < pin:
+        elif evt.event == "fixed" or evt.event == "last_affected" and at < pin:
             affected = False
     return affected

@@ -5,15 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection
-
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text
 from hubwatch.storage.values import POLL_STATES, RepoState
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
 
 __all__ = ["ensure_repo", "find_repo", "record_poll", "repo_states", "set_watched"]
 
@@ -62,11 +61,7 @@ def set_watched(conn: Connection, repo: RepoId, watched: bool, now: datetime) ->
 
 
 def repo_states(conn: Connection, *, watched_only: bool = True, repo: RepoId | None = None) -> list[RepoState]:
-    counts = (
-        sa.select(REVISIONS.c.repo_id, sa.func.count().label("n"))
-        .group_by(REVISIONS.c.repo_id)
-        .subquery()
-    )
+    counts = sa.select(REVISIONS.c.repo_id, sa.func.count().label("n")).group_by(REVISIONS.c.repo_id).subquery()
     query = (
         sa.select(REPOS, sa.func.coalesce(counts.c.n, 0).label("revision_count"))
         .select_from(REPOS.outerjoin(counts, counts.c.repo_id == REPOS.c.id))

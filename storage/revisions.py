@@ -7,9 +7,6 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
-
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blob
 from hubwatch.storage.coltypes import as_utc
@@ -18,6 +15,8 @@ from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, R
 from hubwatch.storage.repos import ensure_repo, find_repo
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 __all__ = ["AlreadyStored", "revision_exists", "save_estimate", "save_revision"]
 
@@ -171,9 +170,7 @@ def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dic
     )
 
 
-def save_estimate(
-    conn: Connection, repo: RepoId, sha: str, version: str, data: dict[str, Any], now: datetime
-) -> bool:
+def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: dict[str, Any], now: datetime) -> bool:
     """Store (or replace) the estimate of a stored revision for one estimator version.
 
     Returns False when the revision is not stored.

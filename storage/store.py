@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
-
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
 from hubwatch.storage import feed, history, leases, repos, revisions
@@ -26,6 +23,8 @@ from hubwatch.storage.records import (
     Severity,
 )
 from hubwatch.storage.values import FeedItem, HistoryEntry, RepoState
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 __all__ = ["Store"]
 
@@ -40,7 +39,7 @@ class Store:
         self._clock = clock or (lambda: datetime.now(UTC))
 
     @classmethod
-    def open(cls, url: str, clock: Callable[[], datetime] | None = None) -> "Store":
+    def open(cls, url: str, clock: Callable[[], datetime] | None = None) -> Store:
         """Connect to `url` (sqlite:///… or postgresql://…) and migrate the schema to head."""
         engine = create_engine(url)
         try:
@@ -53,7 +52,7 @@ class Store:
     def close(self) -> None:
         self.engine.dispose()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

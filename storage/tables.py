@@ -6,9 +6,8 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Field, SQLModel
-
 from hubwatch.storage.coltypes import UTCDateTime
+from sqlmodel import Field, SQLModel
 
 __all__ = [
     "ADVISORIES",
@@ -39,7 +38,7 @@ def _ts(nullable: bool = True, index: bool = False) -> Any:
 class RepoRow(SQLModel, table=True):
     """A repo hubwatch knows of: watch flag, poll state, backoff and the worker lease."""
 
-    __tablename__ = "repos"  # type: ignore[assignment]
+    __tablename__ = "repos"
     __table_args__ = (
         sa.UniqueConstraint("org", "name", name="uq_repos_org_name"),
         sa.Index("ix_repos_due", "watched", "next_poll_at"),
@@ -63,7 +62,7 @@ class RepoRow(SQLModel, table=True):
 class RevisionRow(SQLModel, table=True):
     """One upstream commit of a repo, with its place in the repo's linear history."""
 
-    __tablename__ = "revisions"  # type: ignore[assignment]
+    __tablename__ = "revisions"
     __table_args__ = (
         sa.UniqueConstraint("repo_id", "sha", name="uq_revisions_repo_sha"),
         sa.Index("ix_revisions_repo_position", "repo_id", "position"),
@@ -86,7 +85,7 @@ class RevisionRow(SQLModel, table=True):
 class BlobRow(SQLModel, table=True):
     """Content-addressed file content (sha256 of the raw bytes), compressed, shared by all revisions."""
 
-    __tablename__ = "blobs"  # type: ignore[assignment]
+    __tablename__ = "blobs"
 
     sha256: str = Field(primary_key=True, sa_type=sa.String(64))
     size: int = Field(sa_type=sa.BigInteger)
@@ -98,7 +97,7 @@ class BlobRow(SQLModel, table=True):
 class FileVersionRow(SQLModel, table=True):
     """One file of a revision's listing; `content_sha256` points at the stored content, if fetched."""
 
-    __tablename__ = "file_versions"  # type: ignore[assignment]
+    __tablename__ = "file_versions"
     __table_args__ = (
         sa.UniqueConstraint("revision_id", "path", name="uq_file_versions_revision_path"),
         sa.Index("ix_file_versions_content", "content_sha256"),
@@ -118,13 +117,11 @@ class FileVersionRow(SQLModel, table=True):
 class ChangeRow(SQLModel, table=True):
     """One classified change of a revision against its parent."""
 
-    __tablename__ = "changes"  # type: ignore[assignment]
+    __tablename__ = "changes"
     __table_args__ = (
         sa.UniqueConstraint("revision_id", "ordinal", name="uq_changes_revision_ordinal"),
         sa.CheckConstraint("direction IN ('risk', 'fix')", name="ck_changes_direction"),
-        sa.CheckConstraint(
-            "severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"
-        ),
+        sa.CheckConstraint("severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"),
         sa.Index("ix_changes_kind", "kind"),
     )
 
@@ -142,10 +139,8 @@ class ChangeRow(SQLModel, table=True):
 class EstimateRow(SQLModel, table=True):
     """The estimator's output for one revision and one estimator version."""
 
-    __tablename__ = "estimates"  # type: ignore[assignment]
-    __table_args__ = (
-        sa.UniqueConstraint("revision_id", "estimator_version", name="uq_estimates_revision_version"),
-    )
+    __tablename__ = "estimates"
+    __table_args__ = (sa.UniqueConstraint("revision_id", "estimator_version", name="uq_estimates_revision_version"),)
 
     id: int | None = Field(default=None, primary_key=True)
     revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
@@ -157,7 +152,7 @@ class EstimateRow(SQLModel, table=True):
 class AdvisoryRow(SQLModel, table=True):
     """An OSV record as published, with its state; the GIT-range events are in advisory_events."""
 
-    __tablename__ = "advisories"  # type: ignore[assignment]
+    __tablename__ = "advisories"
     __table_args__ = (
         sa.Index("ix_advisories_repo", "repo_id"),
         sa.Index("ix_advisories_revision", "revision_id"),
@@ -176,7 +171,7 @@ class AdvisoryRow(SQLModel, table=True):
 class AdvisoryEventRow(SQLModel, table=True):
     """One event of a GIT range of an advisory (introduced / fixed / last_affected / limit)."""
 
-    __tablename__ = "advisory_events"  # type: ignore[assignment]
+    __tablename__ = "advisory_events"
     __table_args__ = (
         sa.Index("ix_advisory_events_advisory", "advisory_id"),
         sa.Index("ix_advisory_events_value", "value"),
@@ -198,7 +193,7 @@ class AdvisoryEventRow(SQLModel, table=True):
 class PollRunRow(SQLModel, table=True):
     """Telemetry: one poll of one repo (outcome, new revisions found, error)."""
 
-    __tablename__ = "poll_runs"  # type: ignore[assignment]
+    __tablename__ = "poll_runs"
     __table_args__ = (sa.Index("ix_poll_runs_repo_started", "repo_id", "started_at"),)
 
     id: int | None = Field(default=None, primary_key=True)

@@ -12,7 +12,15 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
 
-__all__ = ["DIRECTIONS", "check_change", "clean_text", "check_files", "check_json", "check_revision", "normalise_prefix"]
+__all__ = [
+    "DIRECTIONS",
+    "as_prefix",
+    "check_change",
+    "check_files",
+    "check_json",
+    "check_revision",
+    "clean_text",
+]
 
 DIRECTIONS = ("risk", "fix")
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -73,16 +81,13 @@ def check_files(files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> N
         raise InvalidRecord(f"file listing names {', '.join(map(repr, dupes))} more than once")
     missing = sorted(set(contents) - paths)
     if missing:
-        raise InvalidRecord(
-            f"contents given for {', '.join(map(repr, missing))}, which the file listing does not have"
-        )
+        raise InvalidRecord(f"contents given for {', '.join(map(repr, missing))}, which the file listing does not have")
 
 
-def normalise_prefix(sha: str) -> str:
-    """A lowercase hex commit prefix of 7..40 characters, or InvalidRecord."""
+def as_prefix(sha: object) -> str | None:
+    """The lowercase hex commit prefix (7..40 characters) `sha` is, or None when it is not one.
+
+    Lookups use this: text that cannot be a commit (a branch name, 4 characters) matches nothing.
+    """
     text = sha.strip().lower() if isinstance(sha, str) else ""
-    if not (MIN_PREFIX <= len(text) <= 40 and _HEX.match(text)):
-        raise InvalidRecord(
-            f"{sha!r} is not a commit sha: give {MIN_PREFIX} to 40 hex characters of the commit"
-        )
-    return text
+    return text if MIN_PREFIX <= len(text) <= 40 and _HEX.match(text) else None

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from alembic import context
-from sqlalchemy import create_engine
-
-from sqlmodel import SQLModel
-
 from hubwatch.storage import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from hubwatch.storage.engine import parse_url
+from sqlalchemy import create_engine
+from sqlmodel import SQLModel
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -26,8 +24,7 @@ def _run(connection: object) -> None:
 
 
 if context.is_offline_mode():
-    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata,
-                      literal_binds=True)
+    context.configure(url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True)
     with context.begin_transaction():
         context.run_migrations()
 else:

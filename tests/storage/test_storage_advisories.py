@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import sqlalchemy as sa
-from storage_helpers import T0, advisory, change, rev, sha
-
 from hubwatch.storage import Store
 from hubwatch.storage.records import FileRecord, RepoId
+from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("org", "model")
 CHAIN = ["r0", "r1", "r2", "r3", "r4", "r5"]
@@ -17,8 +16,15 @@ CHAIN = ["r0", "r1", "r2", "r3", "r4", "r5"]
 def build_history(store: Store, repo: RepoId = REPO, labels: list[str] = CHAIN) -> None:
     for i, label in enumerate(labels):
         parent = labels[i - 1] if i else None
-        assert store.save_revision(repo, rev(label, parent, day=i), [FileRecord("config.json", 2)],
-                                   {"config.json": b"{}"}, [change()], None, [])
+        assert store.save_revision(
+            repo,
+            rev(label, parent, day=i),
+            [FileRecord("config.json", 2)],
+            {"config.json": b"{}"},
+            [change()],
+            None,
+            [],
+        )
 
 
 def add(store: Store, label: str, parent: str, *advisories: object) -> None:
@@ -74,20 +80,27 @@ def test_a_revert_adds_fixed_to_the_earlier_record(store: Store) -> None:
 
 def test_withdrawn_advisories_are_excluded(store: Store) -> None:
     build_history(store, labels=CHAIN[:2])
-    add(store, "r2", "r1", advisory(REPO, "x_HW-4", "r2", [{"introduced": "0"}]),
-        advisory(REPO, "x_HW-5", "r2", [{"introduced": "0"}], withdrawn=T0 + timedelta(days=2)))
+    add(
+        store,
+        "r2",
+        "r1",
+        advisory(REPO, "x_HW-4", "r2", [{"introduced": "0"}]),
+        advisory(REPO, "x_HW-5", "r2", [{"introduced": "0"}], withdrawn=T0 + timedelta(days=2)),
+    )
     assert affected_ids(store, "r1") == ["x_HW-4"]
     assert {a.id: a.withdrawn for a in store.advisories()} == {"x_HW-4": None, "x_HW-5": T0 + timedelta(days=2)}
 
 
 def test_last_affected_and_limit(store: Store) -> None:
     build_history(store, labels=CHAIN[:3])
-    add(store, "r3", "r2",
+    add(
+        store,
+        "r3",
+        "r2",
         advisory(REPO, "x_HW-6", "r3", [{"introduced": sha("r1")}, {"last_affected": sha("r2")}]),
-        advisory(REPO, "x_HW-7", "r3", [{"introduced": "0"}, {"limit": sha("r2")}]))
-    assert [affected_ids(store, x) for x in CHAIN[:4]] == [
-        ["x_HW-7"], ["x_HW-6", "x_HW-7"], ["x_HW-6"], []
-    ]
+        advisory(REPO, "x_HW-7", "r3", [{"introduced": "0"}, {"limit": sha("r2")}]),
+    )
+    assert [affected_ids(store, x) for x in CHAIN[:4]] == [["x_HW-7"], ["x_HW-6", "x_HW-7"], ["x_HW-6"], []]
 
 
 def test_unknown_pins_and_prefixes(store: Store) -> None:

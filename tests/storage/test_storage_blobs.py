@@ -8,10 +8,9 @@ import zlib
 
 import pytest
 import sqlalchemy as sa
-from storage_helpers import rev, sha
-
 from hubwatch.storage import InvalidRecord, StorageError, Store
 from hubwatch.storage.records import FileRecord, RepoId
+from storage_helpers import rev, sha
 
 A = RepoId("org", "a")
 B = RepoId("other-org", "b")
@@ -61,15 +60,14 @@ def test_a_file_may_point_at_an_existing_blob_but_not_a_missing_one(store: Store
     body = b"shared"
     digest = hashlib.sha256(body).hexdigest()
     store.save_revision(A, rev("x"), [FileRecord("c.json", 6)], {"c.json": body}, [], None, [])
-    assert store.save_revision(
-        A, rev("y", "x"), [FileRecord("c.json", 6, content_sha256=digest)], {}, [], None, []
-    )
+    assert store.save_revision(A, rev("y", "x"), [FileRecord("c.json", 6, content_sha256=digest)], {}, [], None, [])
     assert store.snapshot_files(A, sha("y"))[1] == {"c.json": body}
     with pytest.raises(InvalidRecord, match="not stored"):
         store.save_revision(A, rev("z", "y"), [FileRecord("c.json", 6, content_sha256="f" * 64)], {}, [], None, [])
     with pytest.raises(InvalidRecord, match="does not match"):
-        store.save_revision(A, rev("z", "y"), [FileRecord("c.json", 1, content_sha256="f" * 64)],
-                            {"c.json": b"x"}, [], None, [])
+        store.save_revision(
+            A, rev("z", "y"), [FileRecord("c.json", 1, content_sha256="f" * 64)], {"c.json": b"x"}, [], None, []
+        )
     assert store.known_shas(A) == {sha("x"), sha("y")}
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from storage_helpers import advisory, change, rev, sha
-
 from hubwatch.storage import InvalidRecord, Store
 from hubwatch.storage.records import Kind, RepoId, Severity
+from storage_helpers import advisory, change, rev, sha
 
 LLAMA = RepoId("meta-llama", "Llama-3.1-8B")
 LLAMA2 = RepoId("meta-llama", "Llama-2-7b-hf")
@@ -19,9 +18,15 @@ def filled(store: Store) -> Store:
         assert store.save_revision(repo, rev(label, parent, day=day), [], {}, list(changes), None, list(advisories))  # type: ignore[arg-type]
 
     put(LLAMA, "l1", None, 0)  # no changes: not a feed item
-    put(LLAMA, "l2", "l1", 3, change(Kind.METADATA, Severity.INFO, "config.json:transformers_version"),
+    put(
+        LLAMA,
+        "l2",
+        "l1",
+        3,
+        change(Kind.METADATA, Severity.INFO, "config.json:transformers_version"),
         change(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id"),
-        advisories=[advisory(LLAMA, "x_HW-L2", "l2", [{"introduced": sha("l2")}])])
+        advisories=[advisory(LLAMA, "x_HW-L2", "l2", [{"introduced": sha("l2")}])],
+    )
     put(LLAMA2, "m1", None, 1, change(Kind.LICENSE, Severity.MEDIUM, "README.md:license"))
     put(QWEN, "q1", None, 2, change(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json:chat_template"))
     put(QWEN, "q2", "q1", 4, change(Kind.METADATA, Severity.INFO, "config.json:_name_or_path"))

@@ -7,10 +7,9 @@ from datetime import timedelta
 
 import pytest
 import sqlalchemy as sa
-from storage_helpers import T0
-
 from hubwatch.storage import InvalidRecord, Store
 from hubwatch.storage.records import RepoId
+from storage_helpers import T0
 
 REPOS = [RepoId("org", f"m{i:02d}") for i in range(10)]
 
@@ -34,7 +33,10 @@ def test_record_poll_sets_state_and_counts_failures(store: Store) -> None:
     store.record_poll(REPOS[0], "error", "hub answered 503", T0 + timedelta(minutes=1))
     [s] = store.watched()
     assert (s.state, s.last_error, s.failures, s.last_polled_at) == (
-        "error", "hub answered 503", 2, T0 + timedelta(minutes=1)
+        "error",
+        "hub answered 503",
+        2,
+        T0 + timedelta(minutes=1),
     )
     store.record_poll(REPOS[0], "gated", None, T0 + timedelta(minutes=2), new_revisions=0)
     [s] = store.watched()

@@ -8,15 +8,21 @@ import pytest
 import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlmodel import SQLModel
-
 from hubwatch.storage import DatabaseUnavailable, InvalidDatabaseUrl, StorageError, Store, migrate
 from hubwatch.storage.engine import create_engine
 from hubwatch.storage.migrate import current_revision, head_revision
+from sqlmodel import SQLModel
 
 TABLES = {
-    "repos", "revisions", "blobs", "file_versions", "changes",
-    "estimates", "advisories", "advisory_events", "poll_runs",
+    "repos",
+    "revisions",
+    "blobs",
+    "file_versions",
+    "changes",
+    "estimates",
+    "advisories",
+    "advisory_events",
+    "poll_runs",
 }
 
 

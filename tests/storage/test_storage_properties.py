@@ -6,13 +6,12 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
+from hubwatch.storage import Store
+from hubwatch.storage.records import ChangeRecord, Kind, RepoId, Severity
+from hubwatch.storage.validate import clean_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_helpers import rev
-
-from hubwatch.storage import Store
-from hubwatch.storage.validate import clean_text
-from hubwatch.storage.records import ChangeRecord, Kind, RepoId, Severity
 
 REPO = RepoId("org", "props")
 

@@ -8,10 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 import sqlalchemy as sa
-from storage_helpers import T0, advisory, change, rev, sha
-
 from hubwatch.storage import AmbiguousRevision, InvalidRecord, Store
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, Severity
+from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("meta-llama", "Llama-2-7b-hf")
 TABLES = ("revisions", "file_versions", "changes", "estimates", "advisories", "advisory_events", "blobs")
@@ -73,8 +72,7 @@ def test_history_is_oldest_first_with_positions(store: Store) -> None:
     store.watch(REPO)
     labels = ["a", "b", "c", "d"]
     for i, label in enumerate(labels):
-        assert save(store, label, labels[i - 1] if i else None, day=i,
-                    changes=[change(summary_of=label)] if i else [])
+        assert save(store, label, labels[i - 1] if i else None, day=i, changes=[change(summary_of=label)] if i else [])
     history = store.history(REPO)
     assert [h.revision.sha for h in history] == [sha(x) for x in labels]
     assert [h.position for h in history] == [0, 1, 2, 3]
@@ -92,15 +90,19 @@ def test_a_rewrite_takes_the_place_after_its_parent(store: Store) -> None:
     assert save(store, "b2", "a", day=5)  # force-push: b and c abandoned, b2 follows a
     history = store.history(REPO)
     assert [(h.revision.sha, h.position) for h in history] == [
-        (sha("a"), 0), (sha("b"), 1), (sha("b2"), 1), (sha("c"), 2)
+        (sha("a"), 0),
+        (sha("b"), 1),
+        (sha("b2"), 1),
+        (sha("c"), 2),
     ]
 
 
 def test_second_save_returns_false_and_writes_nothing(store: Store) -> None:
     assert save(store, "a")
     before = counts(store)
-    assert not save(store, "a", changes=[change(), change()], estimate=("est-2", {}),
-                    contents={"config.json": b"other"})
+    assert not save(
+        store, "a", changes=[change(), change()], estimate=("est-2", {}), contents={"config.json": b"other"}
+    )
     assert counts(store) == before
     assert store.revision(REPO, sha("a")).estimator_version == "est-1"  # type: ignore[union-attr]
 
@@ -149,8 +151,14 @@ def test_timestamps_must_be_tz_aware_and_come_back_in_utc(store: Store) -> None:
 def test_bad_shas_are_refused(store: Store) -> None:
     with pytest.raises(InvalidRecord, match="40-hex"):
         store.save_revision(REPO, replace(rev("a"), sha="ABC"), [], {}, [], None, [])
-    with pytest.raises(InvalidRecord, match="hex characters"):
-        store.revision(REPO, "abc")
+    save(store, "a")
+    # Lookups of text that cannot be a commit prefix find nothing (web routes pass user input).
+    for text in ["abc", "main", "g" * 40, sha("a")[:6], sha("a") + "0"]:
+        assert store.revision(REPO, text) is None
+        assert store.snapshot_files(REPO, text) == ([], {})
+        assert store.advisories_affecting(REPO, text) == []
+        assert store.advisories_for_commit(text) == []
+    assert store.revision(REPO, sha("a")[:7]) is not None
 
 
 def test_revision_by_unique_prefix(store: Store) -> None:
@@ -168,7 +176,7 @@ def test_revision_by_unique_prefix(store: Store) -> None:
     a, b = twins[0]
     common = next(i for i in range(40) if a[i] != b[i])
     with store.engine.begin() as conn:  # make the pair share 7 characters by renaming one of them
-        forged = a[:max(common, 7)] + b[max(common, 7):]
+        forged = a[: max(common, 7)] + b[max(common, 7) :]
         conn.execute(sa.text("UPDATE revisions SET sha = :new WHERE sha = :old"), {"new": forged, "old": b})
     with pytest.raises(AmbiguousRevision):
         store.revision(REPO, a[:7])
@@ -185,9 +193,14 @@ def test_concurrent_saves_of_one_revision_store_it_once(store: Store) -> None:
     def worker() -> None:
         try:
             barrier.wait()
-            results.append(save(store, "b", "a", advisories=[
-                advisory(REPO, "x_HUBWATCH-2024-0003", "b", [{"introduced": sha("b")}])
-            ]))
+            results.append(
+                save(
+                    store,
+                    "b",
+                    "a",
+                    advisories=[advisory(REPO, "x_HUBWATCH-2024-0003", "b", [{"introduced": sha("b")}])],
+                )
+            )
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -231,8 +244,13 @@ def test_a_writer_racing_an_open_transaction_gets_false(store: Store) -> None:
 def test_hostile_text_is_stored_not_refused(store: Store) -> None:
     """NUL and lone surrogates (both possible in remote JSON) must not make a revision unstorable."""
     evil = "eos\x00token\ud800"
-    c = ChangeRecord(Kind.SPECIAL_TOKENS, Severity.HIGH, f"config.json:{evil}", f"{evil} → 2",
-                     {"file": "config.json", "key": evil, "old": evil, "new": {evil: evil}})
+    c = ChangeRecord(
+        Kind.SPECIAL_TOKENS,
+        Severity.HIGH,
+        f"config.json:{evil}",
+        f"{evil} → 2",
+        {"file": "config.json", "key": evil, "old": evil, "new": {evil: evil}},
+    )
     hostile = replace(rev("a"), title=evil, message=evil, authors=(evil,))
     assert store.save_revision(REPO, hostile, [FileRecord(evil, 1)], {evil: b"\x00"}, [c], None, [])
     store.record_poll(REPO, "error", evil, T0)

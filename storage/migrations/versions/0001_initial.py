@@ -70,9 +70,7 @@ def upgrade() -> None:
     op.create_table(
         "file_versions",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False),
         sa.Column("path", sa.Text(), nullable=False),
         sa.Column("size", sa.BigInteger(), nullable=True),
         sa.Column("blob_id", sa.String(64), nullable=True),
@@ -85,9 +83,7 @@ def upgrade() -> None:
     op.create_table(
         "changes",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False),
         sa.Column("ordinal", sa.Integer(), nullable=False),
         sa.Column("kind", sa.String(32), nullable=False),
         sa.Column("severity", sa.String(16), nullable=False),
@@ -97,18 +93,14 @@ def upgrade() -> None:
         sa.Column("direction", sa.String(8), nullable=False),
         sa.UniqueConstraint("revision_id", "ordinal", name="uq_changes_revision_ordinal"),
         sa.CheckConstraint("direction IN ('risk', 'fix')", name="ck_changes_direction"),
-        sa.CheckConstraint(
-            "severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"
-        ),
+        sa.CheckConstraint("severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"),
     )
     op.create_index("ix_changes_kind", "changes", ["kind"])
 
     op.create_table(
         "estimates",
         sa.Column("id", sa.Integer(), primary_key=True),
-        sa.Column(
-            "revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False),
         sa.Column("estimator_version", sa.String(64), nullable=False),
         sa.Column("data", sa.JSON(), nullable=False),
         sa.Column("created_at", TS, nullable=False),
@@ -119,9 +111,7 @@ def upgrade() -> None:
         "advisories",
         sa.Column("id", sa.String(200), primary_key=True),
         sa.Column("repo_id", sa.Integer(), sa.ForeignKey("repos.id", ondelete="CASCADE"), nullable=False),
-        sa.Column(
-            "revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False
-        ),
+        sa.Column("revision_id", sa.Integer(), sa.ForeignKey("revisions.id", ondelete="CASCADE"), nullable=False),
         sa.Column("osv", sa.JSON(), nullable=False),
         sa.Column("published", TS, nullable=False),
         sa.Column("modified", TS, nullable=False),
