@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from hubwatch import __version__
@@ -25,6 +25,19 @@ __all__ = ["create_app"]
 STATIC = Path(__file__).parent / "static"
 
 
+# Pages embed hostile remote text (escaped); the policy is defence in depth: no script at all.
+_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
+
+
+async def _security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    response = await call_next(request)
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if response.headers.get("content-type", "").startswith("text/html"):
+        response.headers.setdefault("Content-Security-Policy", _CSP)
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+    return response
+
+
 def create_app(
     settings: Settings, store: "Store", *, on_webhook: Callable[[RepoId], None] | None = None
 ) -> FastAPI:
@@ -37,12 +50,13 @@ def create_app(
         title="hubwatch",
         version=__version__,
         description="Changes to Hugging Face model repos as feeds, OSV advisories, badges and pages.",
-        docs_url="/api/docs",
+        docs_url=None,  # Swagger UI loads from a CDN; the schema is served as JSON instead
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
     app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url))
     install_error_handlers(app)
+    app.middleware("http")(_security_headers)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
     for module in (ops, osv, api, badges, admin, feeds, pages):

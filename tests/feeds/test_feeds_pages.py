@@ -25,6 +25,9 @@ def test_index_lists_watched_repos_with_state_and_latest_change(client: TestClie
         assert f'href="/models/{repo}"' in html
     assert "max_position_embeddings 2048 → 4096" in html
     assert "2023-07-25 12:00 UTC" in html  # last poll of Llama-2
+    assert "script-src" not in response.headers["content-security-policy"]  # default-src 'none': no script
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "//cdn" not in html and client.get("/static/style.css").status_code == 200
 
 
 def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client: TestClient, seeded: Seeded) -> None:
