@@ -204,8 +204,7 @@ def fill_advised_store(url: str) -> None:
 
 
 @pytest.fixture
-def advised_store_url(tmp_path: Path) -> str:
-    """URL of a fresh SQLite store holding the advised histories above."""
-    url = f"sqlite:///{tmp_path / 'advised.db'}"
-    fill_advised_store(url)
-    return url
+def advised_store_url(database_url: str) -> str:
+    """URL of a fresh store (SQLite; PostgreSQL too when configured) holding the histories above."""
+    fill_advised_store(database_url)
+    return database_url
