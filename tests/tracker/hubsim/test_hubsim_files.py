@@ -123,3 +123,10 @@ def test_full_get_of_a_small_synthesised_file_is_consistent(tiny: HubSim, tmp_pa
     header = json.loads(body[8 : 8 + n])
     end = max(v["data_offsets"][1] for k, v in header.items() if k != "__metadata__")
     assert len(body) == 8 + n + end and body[8 + n :] == bytes(end)
+
+
+def test_snapshot_download_of_a_revision(tiny: HubSim, tmp_path: Path) -> None:
+    api = HfApi(endpoint=tiny.url, token=False)
+    folder = Path(api.snapshot_download(TINY, revision="1" * 40, cache_dir=tmp_path))
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "config.json", "model.safetensors"]
+    assert (folder / "config.json").read_bytes() == (tiny.root / "hubsim-test__tiny-llama/v1/config.json").read_bytes()

@@ -131,7 +131,7 @@ def test_bad_weights_json_names_the_problem(spec: str, message: str) -> None:
 
 
 def test_public_interface() -> None:
-    import hubwatch.tracker.hubsim as hubsim
+    from hubwatch.tracker import hubsim
 
     assert sorted(hubsim.__all__) == ["FaultConfig", "HistoryError", "HubSim", "SimError", "demo_root", "load_root"]
     assert all(hasattr(hubsim, name) for name in hubsim.__all__)
