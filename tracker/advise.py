@@ -10,6 +10,7 @@ from typing import Any, Iterable, Sequence
 
 from hubwatch.settings import DEFAULT_HUB, Settings
 from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.tracker.advise_match import direction_of, file_key, is_fixed, jsonable, mark_undone, undoes
 from hubwatch.tracker.advise_text import render_details, render_summary
 from hubwatch.tracker.osv import (
     OSV_SCHEMA_VERSION,
@@ -81,15 +82,15 @@ def plan_advisories(
     )
     updated: dict[str, dict[str, Any]] = {}
     entries: list[_Entry] = []
-    open_risks = [r for r in earlier if _direction(r.osv) == "risk" and not _is_fixed(r.osv)]
-    fixes = [r for r in earlier if _direction(r.osv) == "fix"]
+    open_risks = [r for r in earlier if direction_of(r.osv) == "risk" and not is_fixed(r.osv)]
+    fixes = [r for r in earlier if direction_of(r.osv) == "fix"]
     for change in ordered:
         closed_any, reopened = False, None
         for record in open_risks:
             osv = updated.get(record.id, record.osv)
-            if any(not c.get("reverted_by") and _undoes(change, c) for c in osv["database_specific"]["changes"]):
+            if any(not c.get("reverted_by") and undoes(change, c) for c in osv["database_specific"]["changes"]):
                 osv = updated.setdefault(record.id, copy.deepcopy(record.osv))
-                _mark_undone(osv["database_specific"], change, revision.sha)
+                mark_undone(osv["database_specific"], change, revision.sha)
                 closed_any = True
         for record in fixes:
             reopened = _undone_fix(record.osv["database_specific"], change, record.id)
@@ -124,76 +125,13 @@ def _change_key(change: ChangeRecord) -> tuple[Any, ...]:
         change.path,
         change.summary,
         change.direction,
-        json.dumps(_jsonable(change.detail), sort_keys=True),
+        json.dumps(jsonable(change.detail), sort_keys=True),
     )
-
-
-def _jsonable(value: Any) -> Any:
-    """A plain-JSON copy (tuples → lists, unknown objects → str) so records round-trip exactly."""
-    return json.loads(json.dumps(value, default=str, sort_keys=True))
-
-
-def _file_key(change: ChangeRecord) -> tuple[str, str | None]:
-    file, _, key = change.path.partition(":")
-    detail = change.detail
-    return str(detail.get("file") or file), (detail.get("key") if "key" in detail else (key or None))
-
-
-def _direction(osv: dict[str, Any]) -> str | None:
-    ds = osv.get("database_specific")
-    return ds.get("direction") if isinstance(ds, dict) and isinstance(ds.get("changes"), list) else None
-
-
-def _is_fixed(osv: dict[str, Any]) -> bool:
-    return any("fixed" in ev for a in osv.get("affected", []) for r in a.get("ranges", []) for ev in r["events"])
-
-
-def _files(detail: dict[str, Any]) -> frozenset[str]:
-    files = detail.get("files")
-    if isinstance(files, list) and files and all(isinstance(f, str) for f in files):
-        return frozenset(files)
-    file = detail.get("file")
-    return frozenset([file]) if isinstance(file, str) and file else frozenset()
-
-
-def _undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
-    """True when `change` puts back what an earlier change (an advisory entry) had replaced.
-
-    A key (`detail.key` set): same file and key, both real changes (old ≠ new), and the new
-    value equals the earlier old value. A whole file (key None): a change in the opposite
-    direction covering the same files (a pickle or code file removed again, a file valid again).
-    Estimate moves are never matched: they follow the changes that caused them.
-    """
-    if change.path == "estimate" or entry.get("path") == "estimate":
-        return False
-    detail = entry.get("detail", {})
-    file, key = _file_key(change)
-    if key is None:
-        opposite = "fix" if entry.get("direction") == "risk" else "risk"
-        theirs = _files(detail)
-        return detail.get("key") is None and change.direction == opposite and bool(theirs) and (
-            theirs <= _files({**change.detail, "file": file})
-        )
-    if (file, key) != (detail.get("file"), detail.get("key")):
-        return False
-    if "new" not in change.detail or "old" not in detail or "new" not in detail:
-        return False
-    old, new = _jsonable(change.detail.get("old")), _jsonable(change.detail["new"])
-    return bool(old != new and detail["old"] != detail["new"] and new == detail["old"])
-
-
-def _mark_undone(ds: dict[str, Any], change: ChangeRecord, sha: str) -> bool:
-    hit = False
-    for entry in ds.get("changes", []):
-        if not entry.get("reverted_by") and _undoes(change, entry):
-            entry["reverted_by"] = sha
-            hit = True
-    return hit
 
 
 def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _Entry | None:
     for entry in ds.get("changes", []):
-        if _undoes(change, entry):
+        if undoes(change, entry):
             severity = max(change.severity, Severity(entry["severity"]), key=lambda s: s.rank)
             return _Entry(change, "risk", severity, reverts=record_id)
     return None
@@ -207,9 +145,9 @@ def _entry_json(entry: _Entry) -> dict[str, Any]:
         "path": change.path,
         "summary": change.summary,
         "direction": entry.direction,
-        "detail": _jsonable(change.detail),
+        "detail": jsonable(change.detail),
     }
-    file, key = _file_key(change)
+    file, key = file_key(change)
     item["detail"].setdefault("file", file)
     item["detail"].setdefault("key", key)
     if entry.reverts:
