@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -11,7 +12,10 @@ from rich.console import Console
 from hubwatch.cli import cli
 from hubwatch.settings import load_settings
 from hubwatch.storage.records import RepoId
-from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime
+from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime, open_store
+
+if TYPE_CHECKING:
+    from hubwatch.tracker.poller import PollOutcome
 
 __all__ = ["demo", "run", "serve"]
 
@@ -65,6 +69,28 @@ def serve() -> None:
         _serve(rt, rt.settings.host, rt.settings.port)
 
 
+def _report(out: Console, rt: Runtime, outcomes: Sequence[PollOutcome]) -> None:
+    """One line per new revision with its most severe changes (what the web app now shows)."""
+    from hubwatch.tracker.poller import Failed, NewRevisions
+
+    for outcome in outcomes:
+        if isinstance(outcome, Failed):
+            out.print(f"[red]poll failed[/red] {outcome.reason}")
+        if not isinstance(outcome, NewRevisions):
+            continue
+        for sha in outcome.shas:
+            entry = rt.store.revision(outcome.repo, sha)
+            if entry is None:
+                continue
+            if entry.revision.parent is None:
+                out.print(f"first commit {sha[:12]} “{entry.revision.title}” stored as the starting state")
+                continue
+            ranked = sorted(entry.changes, key=lambda c: -c.severity.rank)
+            what = f"{ranked[0].kind.value}/{ranked[0].severity.value} {ranked[0].summary[:80]}" if ranked else "no change"
+            more = f" (+{len(ranked) - 1} more)" if len(ranked) > 1 else ""
+            out.print(f"new commit {sha[:12]} “{entry.revision.title}”: {what}{more}", highlight=False, soft_wrap=True)
+
+
 @cli.command()
 @click.option("--port", type=int, default=None, help="Port of the web app (default HUBWATCH_PORT).")
 @click.option("--every", type=float, default=5.0, show_default=True, help="Seconds between emulated upstream commits.")
@@ -81,7 +107,12 @@ def demo(port: int | None, every: float) -> None:
     out = Console(stderr=True)
     base = load_settings()
     repo = RepoId.parse(DEMO_REPO)
-    sim = HubSim(demo_root(), at=1).start()
+    store = open_store(base)
+    try:  # a second demo in the same folder carries on where the first one stopped
+        at = max(1, len(store.history(repo)))
+    finally:
+        store.close()
+    sim = HubSim(demo_root(), at=at).start()
     try:
         web_port = port or base.port
         settings = base.model_copy(update={
@@ -90,8 +121,8 @@ def demo(port: int | None, every: float) -> None:
         })
         with open_runtime(settings) as rt:
             rt.store.watch(repo)
-            outcomes = poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings)
-            out.print(f"emulated hub at {sim.url}; backfilled {repo}: {outcomes[0]}")
+            out.print(f"emulated hub at {sim.url} (upstream history of {repo}, from commit {at} of it)")
+            _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
             stop = threading.Event()
 
             def replay() -> None:
@@ -101,8 +132,7 @@ def demo(port: int | None, every: float) -> None:
                     except SimError:
                         out.print("[dim]demo history fully replayed: no more upstream commits[/dim]")
                         return
-                    for outcome in poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings):
-                        out.print(f"upstream commit appeared → {outcome}")
+                    _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
 
             worker = threading.Thread(target=replay, name="hubwatch-demo", daemon=True)
             worker.start()
