@@ -78,7 +78,8 @@ def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if isinstance(entry, str):
             rows.append((str(name), entry, ""))
         elif isinstance(entry, Mapping):
-            diff = entry.get("diff") if isinstance(entry.get("diff"), str) else ""
+            raw = entry.get("diff")
+            diff = raw if isinstance(raw, str) else ""
             old, new = entry.get("old"), entry.get("new")
             note = "" if old == new == "ok" else f"old: {old} → new: {new}"
             rows.append((str(name), diff, note))

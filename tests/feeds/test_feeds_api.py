@@ -132,3 +132,21 @@ def test_plan_rejects_bad_input_naming_the_key(client: TestClient, data_dir) -> 
         assert response.status_code == 400, body
         assert response.json()["error"]["code"] == "bad_request"
         assert needle in response.json()["error"]["message"], response.json()
+
+
+def test_healthz_is_503_when_the_database_is_gone(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    from feeds_seed import make_settings
+
+    from hubwatch.feeds import create_app
+
+    folder = tmp_path / "db"
+    folder.mkdir()
+    gone = Store.open(f"sqlite:///{folder / 'x.db'}")
+    with TestClient(create_app(make_settings(), gone)) as c:
+        assert c.get("/healthz").status_code == 200
+        gone.close()
+        shutil.rmtree(folder)  # the next connection cannot open the file
+        response = c.get("/healthz")
+    assert response.status_code == 503 and response.json()["error"]["code"] == "unavailable"
