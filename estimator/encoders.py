@@ -45,7 +45,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     shape = (seq, h)
     b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
     pos_type = cfg.str("position_embedding_type", default="absolute")
-    learned = pos_type != "alibi" and cfg.bool("position_biased_input", default=True)
+    learned = pos_type not in ("alibi", "rotary", "none") and cfg.bool("position_biased_input", default=True)
     max_pos = cfg.concept("max_pos", minimum=1)
     b.max_pos = max_pos
     if learned:
@@ -74,7 +74,19 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     if stored != n_layers:
         b.layers += n_layers - stored
         b.notes.append(f"{n_layers} layers share the weights of {stored}")
+    pooled_before = b.components.get("pooler", 0)
     _encoder_head(cfg, b, head or head_kind(cfg), h, emb, vocab)
+    adapters = cfg.str_list("lora_adaptations")
+    if adapters:  # present whether or not trained weights are loaded from the base repo
+        # LoRA-parametrised encoders (Jina v3-style): every linear and embedding carries rank-r A/B per task.
+        rank = cfg.int("lora_rank", default=4, minimum=1) or 0
+        per_task = sum(spec.in_features + spec.out_features for _, spec in layer.linears) * stored
+        per_task -= 2 * h * stored  # these implementations fuse Q, K and V into one adapted projection
+        per_task += vocab + emb + (types + emb if types else 0) + ((max_pos or 512) + emb if learned else 0)
+        if b.components.get("pooler", 0) > pooled_before:
+            per_task += 2 * h
+        b.add("adapters", len(adapters) * rank * per_task)
+        b.notes.append(f"{len(adapters)} LoRA task adapters of rank {rank} counted")
 
 
 def _deberta_relative(cfg: Cfg, b: Build, layer: Layer, h: int) -> None:

@@ -7,8 +7,10 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.decoders import build_decoder
 from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_bart, build_t5
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
+from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.modernbert import build_modernbert
+from hubwatch.estimator.referenced import REFERENCED_CONFIGS
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
@@ -92,6 +94,9 @@ def _composite(cfg: Cfg, b: Build) -> None:
     vision = cfg.sub("vision_config")
     assert text is not None
     text_type = text.model_type
+    if vision is not None and (text.has("hf_model_name_or_path") or is_eva(vision)):
+        _referencing_dual_tower(cfg, text, vision, b)
+        return
     if vision is not None and (mt in DUAL_TOWER or text_type.endswith("_text_model")):
         _dual_tower(cfg, text, vision, b)
         return
@@ -124,6 +129,31 @@ def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
         b.node("text_projection", f"linear[{th}->{proj}]", (proj,))
     else:
         b.add("projections", 2)
+
+
+def _referencing_dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
+    """Jina-CLIP-style towers: a text model named by reference, an EVA or CLIP vision model."""
+    ref = text.str("hf_model_name_or_path")
+    base = REFERENCED_CONFIGS.get(ref) if ref else dict(text.data)
+    b.tower = "text_tower"
+    if base is None:
+        b.notes.append(f"text tower {ref} is referenced, not described: not counted")
+    else:
+        data = {**base, "add_pooling_layer": False}
+        kwargs = text.data.get("hf_model_config_kwargs")
+        if isinstance(kwargs, dict):
+            data.update({k: v for k, v in kwargs.items() if k in ("lora_adaptations", "lora_rank")})
+        sub = Cfg(data, text.path)
+        if detect_family(sub) == "encoder":
+            build_encoder(sub, b, prefix="text_model", head="base")
+        else:
+            build_decoder(sub, b, prefix="text_model", head="base")
+    b.tower = "vision_tower"
+    if is_eva(vision):
+        build_eva_vision(vision, b, "vision_model")
+    else:
+        build_vision_tower(vision, b, "vision_model", vision_style(vision))
+    b.tower = None
 
 
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
