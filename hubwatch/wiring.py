@@ -47,7 +47,8 @@ def build_hub(settings: Settings) -> HubClient:
 def build_app(settings: Settings, store: Store, on_webhook: Callable[[RepoId], None] | None = None) -> FastAPI:
     from hubwatch.feeds import create_app
 
-    return create_app(settings, store, on_webhook=on_webhook)
+    app: FastAPI = create_app(settings, store, on_webhook=on_webhook)
+    return app
 
 
 def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:

@@ -240,8 +240,8 @@ class HubClient:
 
     def download(self, repo: RepoId, sha: str, path: str, *, expected_size: int | None = None) -> bytes:
         """The raw bytes of one (small) file at a revision, checked against the listed size."""
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+        from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
 
         rid = str(repo)
 

@@ -9,7 +9,7 @@ from hubwatch.storage.records import InvalidRepoId, RepoId
 __all__ = ["REPO_ID", "RepoIdType"]
 
 
-class RepoIdType(click.ParamType):
+class RepoIdType(click.ParamType[RepoId]):
     """`org/name` parsed into a RepoId; a bad id is a usage error (exit 2) naming the id."""
 
     name = "ORG/NAME"
