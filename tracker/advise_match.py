@@ -42,7 +42,8 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
     """True when `change` puts back what an earlier change (an advisory entry) had replaced.
 
     A key (`detail.key` set): same file and key, both real changes (old ≠ new), and the new
-    value equals the earlier old value. A whole file (key None): a change in the opposite
+    value equals the earlier old value; or a key renamed back (`renamed_from` swapped, same
+    file). A whole file (key None): a change in the opposite
     direction covering the same files (a pickle or code file removed again, a file valid again).
     Estimate moves are never matched: they follow the changes that caused them.
     """
@@ -56,6 +57,9 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
         return detail.get("key") is None and change.direction == opposite and bool(theirs) and (
             theirs <= _files({**change.detail, "file": file})
         )
+    back = change.detail.get("renamed_from")
+    if back is not None and detail.get("renamed_from") == key and back == detail.get("key"):
+        return file == detail.get("file")
     if (file, key) != (detail.get("file"), detail.get("key")):
         return False
     if "new" not in change.detail or "old" not in detail or "new" not in detail:

@@ -90,6 +90,20 @@ def test_partial_revert_notes_it_but_keeps_the_advisory_open() -> None:
     assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
 
 
+def test_a_key_renamed_back_is_a_revert() -> None:
+    db = Upserts()
+
+    def rename(old_key: str, new_key: str) -> ChangeRecord:
+        return ChangeRecord(Kind.ARCHITECTURE, Severity.LOW, f"config.json:{new_key}", f"{old_key} renamed",
+                            {"file": "config.json", "key": new_key, "old": {old_key: 71}, "new": {new_key: 71},
+                             "renamed_from": old_key})
+
+    [opened] = db.apply(2, [rename("n_head", "num_attention_heads")])
+    assert [r.id for r in db.apply(3, [rename("n_layer", "num_hidden_layers")])] != [opened.id]  # another key
+    [closed] = db.apply(4, [rename("num_attention_heads", "n_head")])
+    assert closed.id == opened.id and closed.osv["database_specific"]["fixed_by"] == sha(4)
+
+
 def test_a_different_value_is_not_a_revert() -> None:
     db = Upserts()
     [opened] = db.apply(2, [ch(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "mit", "llama2")])
