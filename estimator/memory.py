@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.memory_activations import activation_model, logits_bytes_per_token
+from hubwatch.estimator.memory_activations import LoraActivations, activation_model, logits_bytes_per_token
 from hubwatch.estimator.memory_kv import NF4_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes
 from hubwatch.estimator.memory_roles import plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
@@ -118,8 +118,7 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         casts = 2.0 * (block_linear_params(spec) + max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)) if amp else 0.0
         grads = float(param_bytes * total)
         head_grad = float(param_bytes * max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0))
-        lora_roles = None
-        lora_outputs: dict[str, int] = {}
+        lora_acts = None
         workspace = 0.0
     else:
         plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
@@ -138,11 +137,11 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         casts = 0.0
         grads = float(param_bytes * trainable)
         head_grad = 0.0
-        lora_roles = {s.stack: s.roles for s in plan.stacks}
-        lora_outputs = {s.stack: s.rank_outputs_per_token for s in plan.stacks}
+        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token, param_bytes)
+                     for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
-                           eager=settings.attention == "eager", lora_roles=lora_roles, lora_outputs=lora_outputs)
+                           eager=settings.attention == "eager", lora=lora_acts)
     if settings.grad_checkpointing:
         kept = act.checkpointed_per_token * tokens
         transient = (act.one_layer_per_token + act.backward_working_per_token) * tokens

@@ -24,9 +24,25 @@ from dataclasses import dataclass
 from hubwatch.estimator.memory_roles import linear_role
 from hubwatch.estimator.spec import ModelSpec, StackSpec
 
-__all__ = ["ActivationModel", "activation_model", "logits_bytes_per_token", "training_stacks"]
+__all__ = [
+    "LAYERNORM_MODEL_TYPES",
+    "PY_GELU_MODEL_TYPES",
+    "ActivationModel",
+    "LoraActivations",
+    "activation_model",
+    "logits_bytes_per_token",
+    "training_stacks",
+]
 
-_NORM_INPUT_ROLES = frozenset({"q", "k", "v", "qkv", "kv", "gate", "up", "gate_up", "router"})
+_NORM_INPUT_ROLES = ("q", "k", "v", "qkv", "kv", "gate", "up", "gate_up", "router")
+# Families whose transformers code uses nn.LayerNorm (keeps its input, not an fp32 upcast).
+LAYERNORM_MODEL_TYPES = frozenset({
+    "gpt2", "phi", "falcon", "RefinedWebModel", "RefinedWeb", "gpt_neox", "gptj", "gpt_neo", "codegen", "opt",
+    "bloom", "bert", "roberta", "xlm-roberta", "distilbert", "stablelm", "starcoder2", "gpt_bigcode", "mpt",
+    "bart", "mbart", "whisper", "vit", "clip", "deberta-v2", "jina_bert",
+})
+# Families whose default activation is transformers' Python tanh-GELU (`gelu_new`).
+PY_GELU_MODEL_TYPES = frozenset({"gpt2", "phi", "gptj", "gpt_neo", "codegen", "imagegpt"})
 
 
 @dataclass(frozen=True)
@@ -67,27 +83,46 @@ def _norm_input_copies(stack: StackSpec) -> float:
     layers = max(1, stack.num_layers)
     copies = 0.0
     for linear in stack.linears:
-        if linear.in_features == stack.hidden_size and linear_role(linear, stack) in _NORM_INPUT_ROLES:
+        if linear.in_features == stack.hidden_size and linear_role(linear, stack) in set(_NORM_INPUT_ROLES):
             copies += (linear.active_count if linear.active_count is not None else linear.count) / layers
     return copies or 3.0
 
 
-def _layer_bytes(stack: StackSpec, *, compute: int, amp: bool, trainable_roles: frozenset[str] | None,
-                 lora_outputs: float, seq_len: int, eager: bool, experts_routed: bool) -> tuple[float, float]:
+@dataclass(frozen=True)
+class LoraActivations:
+    """What LoRA adds per token, over a whole stack: rank outputs, adapted inputs, adapter dtype."""
+
+    roles: frozenset[str]
+    rank_outputs: int
+    adapted_inputs: int
+    adapter_bytes: int
+
+
+def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, lora: LoraActivations | None,
+                 seq_len: int, eager: bool) -> tuple[float, float]:
     """(saved bytes per token of one layer, backward working bytes per token)."""
     h = stack.hidden_size
+    layers = max(1, stack.num_layers)
     att = stack.attention
     heads = att.num_heads
     mla = att.kv_lora_rank is not None
     kv_heads = heads if mla else att.num_kv_heads
     d, dv = att.head_dim, att.v_head_dim or att.head_dim
-    full = trainable_roles is None
+    full = lora is None
+    # A LoRA adapter in its own dtype (PEFT upcasts adapters to fp32) keeps its own copy of its input.
+    own_copy = lora is not None and lora.adapter_bytes != compute
 
     def keeps(*roles: str) -> bool:
-        return full or bool(trainable_roles and trainable_roles.intersection(roles))
+        if full:
+            return True
+        assert lora is not None
+        return not own_copy and bool(lora.roles.intersection(roles))
 
     residual = 4 if (amp or compute == 4) else compute
-    norms = 2 * (4 * h + residual * h)
+    layer_norm = model_type in LAYERNORM_MODEL_TYPES
+    norm_input = residual * h if layer_norm else 4 * h  # LayerNorm keeps its input; RMSNorm an fp32 upcast
+    norm_output = compute * h if (full or keeps(*_NORM_INPUT_ROLES)) else 0
+    norms = 2 * (norm_input + norm_output)
     attn = compute * (heads * d + kv_heads * d + kv_heads * dv + heads * dv) + 4 * heads
     if mla:
         attn += compute * ((att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0))
@@ -97,35 +132,40 @@ def _layer_bytes(stack: StackSpec, *, compute: int, amp: bool, trainable_roles: 
         attn += compute * heads * dv
     width, gated = _mlp_width(stack)
     mlp = compute * width * (3 if gated else 1)
+    if not gated and model_type in PY_GELU_MODEL_TYPES:
+        mlp += compute * width * 3  # tanh-GELU written in Python keeps three more intermediates
     if keeps("down"):
         mlp += compute * width
-    if experts_routed:
+    if stack.num_experts:
         mlp += 2 * compute * h * max(1, stack.experts_per_token) + 8 * stack.num_experts  # routed copies, router
     casts = 2 * h * _norm_input_copies(stack) if (amp and full) else 0.0
-    lora = compute * lora_outputs
-    saved = norms + attn + mlp + casts + lora
+    extra = 0.0
+    if lora is not None:
+        extra = lora.adapter_bytes * lora.rank_outputs / layers
+        if own_copy:
+            extra += lora.adapter_bytes * lora.adapted_inputs / layers
+    saved = norms + attn + mlp + casts + extra
     working = compute * (2 * width + 4 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
     return saved, working
 
 
 def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len: int, eager: bool,
-                     lora_roles: dict[str, frozenset[str]] | None, lora_outputs: dict[str, int]) -> ActivationModel:
+                     lora: dict[str, LoraActivations] | None) -> ActivationModel:
     """Per-token activation bytes of a training step over the text stacks (see the module doc).
 
-    `lora_roles` None means every weight trains (full fine-tune); otherwise stack → adapted roles.
-    `lora_outputs`: stack → Σ rank over adapted linears a token passes through.
+    `lora` None means every weight trains (full fine-tune); otherwise stack name → what LoRA adds.
     """
     saved = ckpt = one = work = 0.0
+    empty = LoraActivations(frozenset(), 0, 0, compute_bytes)
     for stack in training_stacks(spec):
         layers = max(1, stack.num_layers)
-        roles = None if lora_roles is None else lora_roles.get(stack.name, frozenset())
         layer, working = _layer_bytes(
-            stack, compute=compute_bytes, amp=amp, trainable_roles=roles,
-            lora_outputs=lora_outputs.get(stack.name, 0) / layers, seq_len=seq_len, eager=eager,
-            experts_routed=stack.num_experts > 0,
+            stack, model_type=spec.model_type, compute=compute_bytes, amp=amp,
+            lora=None if lora is None else lora.get(stack.name, empty), seq_len=seq_len, eager=eager,
         )
         residual = 4 if (amp or compute_bytes == 4) else compute_bytes
-        final_norm = 4 * stack.hidden_size + residual * stack.hidden_size
+        final_norm = (residual if spec.model_type in LAYERNORM_MODEL_TYPES else 4) * stack.hidden_size
+        final_norm += compute_bytes * stack.hidden_size
         saved += layer * layers + final_norm
         ckpt += residual * stack.hidden_size * layers + final_norm
         one = max(one, layer)

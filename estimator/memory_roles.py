@@ -87,6 +87,7 @@ class StackLora:
     roles: frozenset[str]
     trainable_params: int
     rank_outputs_per_token: int  # Σ over adapted linears a token passes through of r
+    adapted_inputs_per_token: int = 0  # Σ over adapted linears a token passes through of in_features
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
         roles: set[str] = set()
         params = 0
         outputs = 0
+        inputs = 0
         for linear in _linears(stack):
             name = linear.name.rsplit(".", 1)[-1].lower()
             role = linear_role(linear, stack)
@@ -164,8 +166,10 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
             roles.add(role)
             out = max(1, round(linear.out_features * share))
             params += linear.count * rank * (adapters * linear.in_features + out)
-            outputs += (linear.active_count if linear.active_count is not None else linear.count) * rank * adapters
-        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs))
+            passes = linear.active_count if linear.active_count is not None else linear.count
+            outputs += passes * rank * adapters
+            inputs += passes * linear.in_features
+        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs))
     if not all_linear:
         missing = [t for t in targets if t.strip().lower() not in matched
                    and not (t.strip().lower() in _GROUPS and _GROUPS[t.strip().lower()] & matched)
