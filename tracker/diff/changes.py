@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Any
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
@@ -23,11 +24,18 @@ def show(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10**18:
         return f"{value:.0e} (no limit)"  # transformers' VERY_LARGE_INTEGER sentinel
     text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
-    if isinstance(value, str) and len(value) <= _MAX_SHOWN:
-        text = value
+    if isinstance(value, str) and len(value) <= _MAX_SHOWN and value.isprintable():
+        text = value  # plain; anything with newlines or control characters stays JSON-escaped
     if len(text) > _MAX_SHOWN:
         text = text[: _MAX_SHOWN - 1] + "…"
-    return text
+    return "".join(_visible(c) for c in text)
+
+
+def _visible(char: str) -> str:
+    """A control, format or unassigned character escaped, so a summary stays one printable line."""
+    if not unicodedata.category(char).startswith("C"):
+        return char
+    return f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
 
 
 def summarise_value(value: Any) -> Any:

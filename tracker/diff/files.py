@@ -89,7 +89,9 @@ def diff_files(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     added = sorted(set(new.files) - set(old.files))
     removed = sorted(set(old.files) - set(new.files))
     changed = sorted(p for p in set(old.files) & set(new.files) if _version(old.files[p]) != _version(new.files[p]))
-    code_changed = [p for p in changed if p.endswith(".py") and old.text(p) != new.text(p)]
+    code_changed = [
+        p for p in changed if p.endswith(".py") and (old.text(p) != new.text(p) or old.text(p) is None)
+    ]  # a new blob counts even when the contents were not fetched
     records = _code_records(
         old, new, [p for p in added if p.endswith(".py")], [p for p in removed if p.endswith(".py")], code_changed
     )
