@@ -97,6 +97,8 @@ class Cfg:
             v = int(v)
         if v < minimum:
             raise ConfigError(self.key(k), f"must be at least {minimum}, got {v}")
+        if limit == DEFAULT_LIMIT and ("layer" in k or k.endswith(("_groups", "group_num"))):
+            limit = LIMITS["layers"]  # anything that repeats blocks must stay a real depth
         if v > limit:
             raise ConfigError(self.key(k), f"{v} is beyond any real model (limit {limit})")
         return v

@@ -49,6 +49,22 @@ def test_huge_but_valid_layer_count_is_fast_and_node_list_capped() -> None:
     assert len(a.structure.nodes) < 1000
 
 
+@pytest.mark.parametrize("config,key", [
+    ({"model_type": "t5", "d_model": 64, "num_heads": 4, "num_layers": 2, "vocab_size": 10,
+      "num_decoder_layers": 10**11}, "num_decoder_layers"),
+    ({"model_type": "bart", "d_model": 64, "encoder_attention_heads": 4, "encoder_layers": 10**9, "vocab_size": 10},
+     "encoder_layers"),
+    ({"model_type": "albert", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 10,
+      "num_hidden_groups": 10**9}, "num_hidden_groups"),
+    ({"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 10**7, "vocab_size": 10}, "n_layer"),
+])
+def test_absurd_depth_under_any_name_is_refused(config: dict[str, Any], key: str) -> None:
+    start = time.perf_counter()
+    with pytest.raises(ConfigError) as exc:
+        analyze(config)
+    assert exc.value.key == key and time.perf_counter() - start < 1
+
+
 def test_bad_seq_len_and_side_configs() -> None:
     with pytest.raises(ConfigError):
         analyze(LLAMA, seq_len=0)
