@@ -33,7 +33,7 @@ def show(value: Any) -> str:
 
 def _visible(char: str) -> str:
     """A control, format or unassigned character escaped, so a summary stays one printable line."""
-    if not unicodedata.category(char).startswith("C"):
+    if not unicodedata.category(char).startswith(("C", "Zl", "Zp")):
         return char
     return f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
 
