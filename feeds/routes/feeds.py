@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, json_feed, rss_bytes
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import not_found
-from hubwatch.feeds.http import cached_response
+from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity, require_known
 from hubwatch.storage.records import InvalidRepoId, RepoId
 

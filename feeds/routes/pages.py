@@ -16,7 +16,7 @@ from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import not_found
-from hubwatch.feeds.http import cached_response
+from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 
