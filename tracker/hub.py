@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from hubwatch.settings import Settings
 
-__all__ = ["EstimateInputs", "HubClient", "RecentModel", "header_bytes", "parse_header_bytes"]
+__all__ = ["EstimateInputs", "HubClient", "RecentModel"]
 
 T = TypeVar("T")
 Manifest = Mapping[str, Mapping[str, Any]]
@@ -59,17 +59,6 @@ class RecentModel:
     repo: RepoId
     sha: str | None
     last_modified: datetime | None
-
-
-def header_bytes(header: Mapping[str, Any]) -> bytes:
-    """How a safetensors header is stored as the content of its `*.safetensors` path."""
-    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
-
-
-def parse_header_bytes(raw: bytes) -> dict[str, Any]:
-    """Inverse of `header_bytes`."""
-    value = json.loads(raw)
-    return value if isinstance(value, dict) else {}
 
 
 def _retry_after(response: Any) -> float | None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
-from hubwatch.tracker.hub import header_bytes, parse_header_bytes
 from hubwatch.tracker.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient
 
-__all__ = ["Baseline", "ProcessedRevision", "empty_snapshot", "history_rewrite_change", "load_baseline", "process_revision"]
+__all__ = [
+    "Baseline",
+    "ProcessedRevision",
+    "empty_snapshot",
+    "header_bytes",
+    "history_rewrite_change",
+    "load_baseline",
+    "parse_header_bytes",
+    "process_revision",
+]
 
 
 @dataclass(frozen=True)
@@ -33,6 +42,17 @@ class ProcessedRevision:
     baseline: Baseline  # this revision as the baseline of the next one
     changes: tuple[ChangeRecord, ...]
     saved: bool  # False when another worker had stored it first
+
+
+def header_bytes(header: Mapping[str, Any]) -> bytes:
+    """How a safetensors header is stored as the content of its `*.safetensors` path."""
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode()
+
+
+def parse_header_bytes(raw: bytes) -> dict[str, Any]:
+    """Inverse of `header_bytes`."""
+    value = json.loads(raw)
+    return value if isinstance(value, dict) else {}
 
 
 def empty_snapshot(sha: str = "") -> Snapshot:

@@ -1,0 +1,71 @@
+"""The revision pipeline on weights, pickles and rewritten history (emulator + real store)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from hubwatch.settings import Settings
+from hubwatch.storage.records import Kind, RepoId
+from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.pipeline import load_baseline
+from hubwatch.tracker.poller import NewRevisions, poll_repos
+
+TINY = RepoId.parse("hubsim-test/tiny-llama")
+
+
+def hub_for(sim: Any) -> tuple[HubClient, Settings]:
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
+    return HubClient.from_settings(settings), settings
+
+
+def test_weights_dtype_and_pickle_changes_with_stored_headers(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
+    sim = hubsim_factory(root=data_dir / "hubsim", at=None)
+    hub, settings = hub_for(sim)
+    store.watch(TINY)
+    (outcome,) = poll_repos([TINY], hub=hub, store=store, settings=settings)
+    assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 3
+    v1, v2, v3 = store.history(TINY)
+    assert {Kind.DTYPE, Kind.WEIGHTS, Kind.LICENSE} <= {c.kind for c in v2.changes}
+    assert {Kind.PICKLE, Kind.CHAT_TEMPLATE} <= {c.kind for c in v3.changes}
+    assert v2.advisory_ids and v3.advisory_ids
+    # The safetensors headers come back from the store exactly as read from the hub.
+    for entry in (v1, v2, v3):
+        stored = load_baseline(store, TINY, entry.revision.sha).snapshot
+        fresh = hub.snapshot(TINY, entry.revision.sha)
+        assert {k: dict(v) for k, v in stored.safetensors.items()} == {k: dict(v) for k, v in fresh.safetensors.items()}
+        assert dict(stored.contents) == dict(fresh.contents)
+        assert set(stored.files) == set(fresh.files)
+    assert v1.estimate is not None and v1.estimate["params"]["checkpoint"] is not None
+
+
+def test_a_rewritten_history_is_itself_a_change(hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path) -> None:
+    repo = RepoId.parse("Qwen/Qwen-7B")
+    before = tmp_path / "before"
+    shutil.copytree(data_dir / "histories" / "Qwen__Qwen-7B", before / "Qwen__Qwen-7B")
+    sim = hubsim_factory(root=before, at=None)
+    hub, settings = hub_for(sim)
+    store.watch(repo)
+    poll_repos([repo], hub=hub, store=store, settings=settings)
+    old = [e.revision.sha for e in store.history(repo)]
+    sim.stop()
+
+    # Upstream force-pushes: v2 and v3 are replaced by one different commit on top of v1.
+    after = tmp_path / "after" / "Qwen__Qwen-7B"
+    shutil.copytree(before / "Qwen__Qwen-7B", after)
+    shutil.rmtree(after / "v2")
+    shutil.rmtree(after / "v3")
+    shutil.copytree(before / "Qwen__Qwen-7B" / "v3", after / "v2")
+    rows = (after / "HISTORY.tsv").read_text().splitlines()
+    (after / "HISTORY.tsv").write_text("\n".join([rows[0], rows[1], "v2\t2023-12-01\t" + "ab" * 20 + "\tsquash"]) + "\n")
+    sim2 = hubsim_factory(root=after.parent, at=None)
+    hub2, settings2 = hub_for(sim2)
+    (outcome,) = poll_repos([repo], hub=hub2, store=store, settings=settings2)
+    assert isinstance(outcome, NewRevisions) and outcome.shas == ("ab" * 20,)
+    entry = store.revision(repo, "ab" * 20)
+    assert entry is not None and entry.revision.parent == old[0]
+    rewrite = [c for c in entry.changes if c.detail.get("history_rewrite")]
+    assert len(rewrite) == 1 and "2 earlier revision(s)" in rewrite[0].summary
+    assert rewrite[0].detail["old"] == old[1:]
+    assert {Kind.CONTEXT} <= {c.kind for c in entry.changes}  # compared with v1, its real parent
