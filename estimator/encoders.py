@@ -11,22 +11,25 @@ __all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
 
 ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "electra", "mpnet",
                  "roberta-prelayernorm", "longformer"}
-NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr"}
+NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert"}
 
 
-def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, qkv_bias: bool = True, gated: bool = False,
-                  glu_bias: bool = False, norms: int = 2) -> Layer:
-    """One post-LN BERT block: biased Q/K/V/O, two LayerNorms, a plain or GLU feed-forward."""
+def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
+    """One post-LN BERT block: Q/K/V/O (biased unless the config says not), two LayerNorms, a plain or GLU MLP."""
     hd = h // max(nh, 1)
-    linears = attention_linears(h, nh, nh, hd, qkv_bias=qkv_bias, o_bias=True,
+    qkv_bias = cfg.bool("qkv_proj_bias", default=True)
+    linears = attention_linears(h, nh, nh, hd, qkv_bias=qkv_bias, o_bias=qkv_bias,
                                 names=("query", "key", "value", "attention.output.dense"))
+    out_bias = cfg.bool("mlp_fc2_bias", default=True)
     if gated:
-        linears += [("feed_forward", lin("gated_layers", h, 2 * inter, glu_bias)),
-                    ("feed_forward", lin("wo", inter, h, True))]
+        linears += [("feed_forward", lin("gated_layers", h, 2 * inter, cfg.bool("mlp_fc1_bias"))),
+                    ("feed_forward", lin("wo", inter, h, out_bias))]
     else:
-        linears += ffn_linears(h, inter, gated=False, bias=True, names=("intermediate.dense", "output.dense"))
+        in_bias = cfg.bool("mlp_fc1_bias", default=True)
+        linears += [("feed_forward", lin("intermediate.dense", h, inter, in_bias)),
+                    ("feed_forward", lin("output.dense", inter, h, out_bias))]
     layer = Layer(f"attention[mha {nh}x{hd}]", f"mlp[{'glu' if gated else 'plain'} {inter}]", linears)
     layer.more("norms", norms * 2 * h)
     return layer
@@ -45,7 +48,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     shape = (seq, h)
     b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
     pos_type = cfg.str("position_embedding_type", default="absolute")
-    learned = pos_type not in ("alibi", "rotary", "none") and cfg.bool("position_biased_input", default=True)
+    rotary = pos_type == "rotary" or (cfg.float("rotary_emb_fraction", default=0.0) or 0.0) > 0
+    learned = pos_type not in ("alibi", "none") and not rotary and cfg.bool("position_biased_input", default=True)
     max_pos = cfg.concept("max_pos", minimum=1)
     b.max_pos = max_pos
     if learned:
@@ -59,7 +63,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     if emb != h:
         b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
         b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
-    gated = cfg.str("feed_forward_type", "mlp_type") in ("glu", "geglu", "reglu", "swiglu")
+    act = cfg.str("feed_forward_type", "mlp_type", "activation_function", "hidden_act", default="gelu")
+    gated = act in ("glu", "geglu", "reglu", "swiglu")
     layer = encoder_layer(cfg, h, nh, inter, gated=gated)
     if mt.startswith("deberta") and cfg.bool("relative_attention"):
         _deberta_relative(cfg, b, layer, h)

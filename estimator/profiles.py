@@ -139,6 +139,9 @@ def apply_keys(cfg: Cfg, p: DecoderProfile) -> DecoderProfile:
     if cfg.has("add_bias_linear"):
         b = cfg.bool("add_bias_linear")
         changes.update(o_bias=b, mlp_bias=b)
+    if cfg.has("bias") and isinstance(cfg.raw("bias"), bool):  # InternLM-style: attention projections only
+        b = cfg.bool("bias")
+        changes.update(qkv_bias=b, o_bias=b)
     if cfg.has("use_bias"):
         b = cfg.bool("use_bias")
         changes.update(qkv_bias=b, o_bias=b, mlp_bias=b)

@@ -76,3 +76,18 @@ def test_mamba_state_space_layers() -> None:
     layer = 64 * 2 * inner + inner * 4 + inner + inner * (8 + 8) + 8 * inner + inner + inner * 4 + inner + inner * 64 + 64
     assert a.params.derived == 100 * 64 + 2 * layer + 64
     assert a.spec.text_stack.attention.layer_types == ("none", "none")
+
+
+def test_nomic_style_rotary_swiglu_encoder_without_biases() -> None:
+    # nomic-embed-text-v1's published size is 136,731,648; these are its config's size keys.
+    cfg = {"model_type": "nomic_bert", "architectures": ["NomicBertModel"], "auto_map": {"AutoModel": "x.NomicBertModel"},
+           "activation_function": "swiglu", "n_embd": 768, "n_head": 12, "n_inner": 3072, "n_layer": 12,
+           "n_positions": 8192, "vocab_size": 30528, "type_vocab_size": 2, "qkv_proj_bias": False,
+           "mlp_fc1_bias": False, "mlp_fc2_bias": False, "rotary_emb_fraction": 1.0}
+    assert analyze(cfg).params.derived == 136_731_648
+
+
+def test_internlm_style_bias_key_biases_attention_only() -> None:
+    base = {"model_type": "internlm", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
+            "intermediate_size": 128, "vocab_size": 100, "rms_norm_eps": 1e-6}
+    assert analyze({**base, "bias": True}).params.derived - analyze({**base, "bias": False}).params.derived == 2 * 4 * 64
