@@ -98,7 +98,7 @@ def export_osv(path: Path) -> None:
     Console().print(f"wrote {len(records)} advisories to {path} (all.zip, GIT/all.zip, GIT/<id>.json, modified_id.csv)")
 
 
-def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], failed: bool) -> str:
+def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str) -> str:
     rows = []
     for r in reports:
         rows.append(
@@ -119,7 +119,7 @@ def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], fai
                 ],
             }
         )
-    body = {"pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "failed": failed}
+    body = {"pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "fail_on": fail_on, "failed": failed}
     return json.dumps(body, indent=2, ensure_ascii=False)
 
 
@@ -189,12 +189,17 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None) -> None:
     else:
         store = open_store(settings)
         try:
+            if not store.watched():
+                Console(stderr=True).print(
+                    "[yellow]warning:[/yellow] the local store watches no repos, so every pin is unknown: "
+                    "`hubwatch watch add ORG/NAME` then `hubwatch poll`, or use --server URL"
+                )
             reports = check_pins(scan.pins, StoreSource(store))
         finally:
             store.close()
     failed = fails(reports, threshold)
     if as_json:
-        click.echo(_report_json(reports, scan.skipped, failed))
+        click.echo(_report_json(reports, scan.skipped, failed, fail_on))
     else:
         _report_table(reports, scan.skipped, threshold)
     if failed:

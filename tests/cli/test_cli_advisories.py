@@ -91,7 +91,7 @@ def test_unknown_and_unpinned_never_fail_or_pass_as_safe(advised_store_url: str,
     assert [(p["repo"], p["status"]) for p in body["pins"]] == [
         ("acme/never-seen", "unknown"), ("acme/llama-small", "unpinned")
     ]
-    assert body["failed"] is False
+    assert body["failed"] is False and body["fail_on"] == "info"
     table = invoke(advised_store_url, "check", str(folder))
     assert "unknown" in table.output and "unpinned" in table.output and "0 clean" in table.output
 
@@ -154,5 +154,7 @@ def test_check_with_an_unreachable_server(tmp_path: Path) -> None:
     sock.close()  # nothing listens there now
     folder = project(tmp_path, 'AutoModel.from_pretrained("acme/x", revision="abcdef1234")')
     result = invoke(f"sqlite:///{tmp_path / 'e.db'}", "check", str(folder), "--server", f"http://127.0.0.1:{port}")
+    local = invoke(f"sqlite:///{tmp_path / 'e.db'}", "check", str(folder))
+    assert local.exit_code == 0 and "watches no repos" in local.output
     assert result.exit_code != 0 and "cannot reach the hubwatch server" in result.output
     assert invoke("sqlite://", "check", str(folder), "--server", "ftp://x").exit_code == 2
