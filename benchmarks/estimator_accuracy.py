@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +15,7 @@ from hubwatch.estimator import ESTIMATOR_VERSION, analyze
 
 TARGET_WITHIN_1PCT = 0.95
 RESULTS = Path(__file__).resolve().parent / "results" / "estimator_accuracy.md"
+DEFAULTS = Path(__file__).resolve().parent.parent / "tests" / "estimator" / "transformers_defaults.json"
 
 
 def main() -> int:
@@ -47,13 +49,31 @@ def main() -> int:
                f"custom-code configs with a published total outside 1%: {len(custom_misses)}")
     console.print(summary)
     ok = within1 >= TARGET_WITHIN_1PCT and not custom_misses
+    extra_summary, extra_md = _defaults_section(console)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(
         f"# Estimator accuracy\n\nRun `python -m benchmarks.estimator_accuracy` "
         f"(estimator {ESTIMATOR_VERSION}, {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC).\n\n"
         f"**{summary}.** Target: ≥{TARGET_WITHIN_1PCT:.0%} within 1% — {'met' if ok else 'NOT met'}.\n\n"
-        + "\n".join(md) + "\n")
+        + "\n".join(md) + "\n\n" + f"## transformers default configs\n\n{extra_summary}.\n\n" + "\n".join(extra_md) + "\n")
     return 0 if ok else 1
+
+
+def _defaults_section(console: Console) -> tuple[str, list[str]]:
+    """Secondary check: one default config per model type, counted by transformers on the meta device."""
+    data = json.loads(DEFAULTS.read_text())
+    md = ["| model type | class | transformers | derived | error % |", "|---|---|---:|---:|---:|"]
+    errors = []
+    for row in data["rows"]:
+        derived = analyze(row["config"]).params.derived
+        err = 100.0 * (derived - row["params"]) / row["params"]
+        errors.append(err)
+        md.append(f"| {row['model_type']} | {row['architecture']} | {row['params']:,} | {derived:,} | {err:+.3f} |")
+    n = len(errors)
+    summary = (f"{n} default configs (transformers {data['transformers']}): {sum(abs(e) <= 1 for e in errors) / n:.1%} "
+               f"within 1%, {sum(abs(e) <= 5 for e in errors) / n:.1%} within 5%, {sum(e == 0 for e in errors)} exact")
+    console.print(summary)
+    return summary, md
 
 
 if __name__ == "__main__":
