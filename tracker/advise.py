@@ -132,7 +132,11 @@ def _change_key(change: ChangeRecord) -> tuple[Any, ...]:
 def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _Entry | None:
     for entry in ds.get("changes", []):
         if undoes(change, entry):
-            severity = max(change.severity, Severity(entry["severity"]), key=lambda s: s.rank)
+            try:
+                fixed = Severity(entry.get("severity"))
+            except ValueError:
+                fixed = change.severity  # a record not written by us: keep the change's own severity
+            severity = max(change.severity, fixed, key=lambda s: s.rank)
             return _Entry(change, "risk", severity, reverts=record_id)
     return None
 
