@@ -150,3 +150,13 @@ def test_healthz_is_503_when_the_database_is_gone(tmp_path) -> None:  # type: ig
         shutil.rmtree(folder)  # the next connection cannot open the file
         response = c.get("/healthz")
     assert response.status_code == 503 and response.json()["error"]["code"] == "unavailable"
+
+
+def test_every_route_is_documented(client: TestClient) -> None:
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "web.md").read_text()
+    paths = list(client.get("/api/openapi.json").json()["paths"])
+    assert len(paths) >= 20
+    missing = [p for p in paths if p.replace("{fmt}", "{atom,rss,json}") not in doc]
+    assert missing == []
