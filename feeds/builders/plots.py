@@ -71,7 +71,7 @@ def line_chart(
             parts.append(Markup(
                 '<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"><title>{} @ {}: {}</title></circle>'
             ).format(x, y, color, s.name, x_labels[i], fmt(v)))
-        legend_x = _LEFT + index * 120
+        legend_x = 8 + index * 126
         parts.append(Markup('<rect x="{}" y="{}" width="10" height="10" fill="{}"/>').format(
             legend_x, _H - 14, color))
         parts.append(Markup('<text x="{}" y="{}" class="legend">{}</text>').format(
