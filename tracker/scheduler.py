@@ -34,6 +34,10 @@ log = logging.getLogger(__name__)
 LISTING_MARGIN_S = 300
 
 
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
 def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -64,18 +68,18 @@ class PollCycle:
         try:
             outcomes: list[PollOutcome] = []
             seen: set[RepoId] = set()
+            states = {s.repo: s for s in self._store.watched()}
+            listed_at = self._clock()
+            quiet = self._unchanged_by_listing(list(states.values()), listed_at)
             while True:
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 claimed = [r for r in claimed if r not in seen]
                 if not claimed:
                     return outcomes
                 seen.update(claimed)
-                wanted = set(claimed)
-                states = {s.repo: s for s in self._store.watched() if s.repo in wanted}
-                quiet = self._unchanged_by_listing(list(states.values()))
                 for repo in claimed:
                     prior = states[repo].failures if repo in states else 0
-                    outcomes.append(self._poll_one(repo, quiet.get(repo), prior))
+                    outcomes.append(self._poll_one(repo, quiet.get(repo), prior, listed_at))
         finally:
             self._lock.release()
 
@@ -86,16 +90,21 @@ class PollCycle:
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         return outcome
 
-    def _unchanged_by_listing(self, states: list[RepoState]) -> dict[RepoId, str]:
-        """Repos the recently-modified listing shows unchanged since their last poll (→ stored head).
+    def _unchanged_by_listing(self, states: list[RepoState], now: datetime) -> dict[RepoId, str]:
+        """Due repos the recently-modified listing shows unchanged since their last poll (→ stored head).
 
-        One listing (a page per ~1000 recently modified models) instead of one request per repo;
-        any doubt (never polled, last poll failed, listing unavailable) leaves the repo out.
+        One listing per cycle (a page per ~1000 recently modified models on the hub) instead of
+        one request per repo; any doubt (never polled, last poll failed, listing unavailable)
+        leaves the repo out, and it gets its own head request.
         """
-        polled = [s for s in states if s.state == "ok" and s.head_sha and s.last_polled_at]
+        polled = [
+            s
+            for s in states
+            if s.state == "ok" and s.head_sha and s.last_polled_at and (s.next_poll_at is None or _utc(s.next_poll_at) <= now)
+        ]
         if not polled:
             return {}
-        since = min(s.last_polled_at for s in polled if s.last_polled_at) - timedelta(seconds=LISTING_MARGIN_S)
+        since = min(_utc(s.last_polled_at) for s in polled if s.last_polled_at) - timedelta(seconds=LISTING_MARGIN_S)
         try:
             recent = self._hub.recently_modified(since)
         except HubError as exc:
@@ -110,10 +119,11 @@ class PollCycle:
                 quiet[s.repo] = str(s.head_sha)
         return quiet
 
-    def _poll_one(self, repo: RepoId, quiet_head: str | None, prior_failures: int) -> PollOutcome:
+    def _poll_one(self, repo: RepoId, quiet_head: str | None, prior_failures: int, listed_at: datetime) -> PollOutcome:
         outcome: PollOutcome
         if quiet_head is not None:
-            self._store.record_poll(repo, "ok", None, self._clock())
+            # Known unchanged as of the listing, not as of now: the next listing starts from there.
+            self._store.record_poll(repo, "ok", None, listed_at)
             outcome = Unchanged(repo, quiet_head)
         else:
             (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
