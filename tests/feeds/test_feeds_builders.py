@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hubwatch.feeds.builders.markdown import md_escape
@@ -112,3 +112,23 @@ def test_feed_builders_strip_nul_and_escape_markup() -> None:
         parsed = feedparser.parse(body)
         assert not parsed.bozo and parsed.entries[0].id == f"tag:hubwatch,2024-05-01:o/n/{'1' * 40}"
         assert "ab <script>x</script> ]]>" in parsed.entries[0].title
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(min_size=1, max_size=80))
+def test_any_remote_text_gives_a_well_formed_feed_that_keeps_it(text: str) -> None:
+    import feedparser
+
+    from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
+    from hubwatch.storage.records import ChangeRecord, Kind, RevisionRecord, Severity
+    from hubwatch.storage.values import FeedItem
+
+    revision = RevisionRecord("2" * 40, None, datetime(2024, 5, 1, tzinfo=UTC), text)
+    items = [FeedItem(RepoId("o", "n"), revision, [ChangeRecord(Kind.CARD, Severity.LOW, "README.md", text)], [])]
+    meta = FeedMeta("tag:hubwatch,2025:feeds/t", "t", "s", "https://h/feed.atom", "https://h/")
+    entries = feed_entries(items, "https://h")
+    expected = " ".join(xml_safe(text).split())
+    for body in (atom_bytes(meta, entries), rss_bytes(meta, entries)):
+        parsed = feedparser.parse(body)
+        assert not parsed.bozo, parsed.get("bozo_exception")
+        assert expected in " ".join(parsed.entries[0].title.split())
