@@ -9,6 +9,7 @@ from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_b
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
@@ -97,7 +98,11 @@ def _composite(cfg: Cfg, b: Build) -> None:
     if vision is not None and (text.has("hf_model_name_or_path") or is_eva(vision)):
         _referencing_dual_tower(cfg, text, vision, b)
         return
-    if vision is not None and (mt in DUAL_TOWER or text_type.endswith("_text_model")):
+    if vision is not None and mt == "mllama":
+        build_mllama(cfg, text, vision, b)
+        return
+    if vision is not None and (mt in DUAL_TOWER or (text_type.endswith("_text_model")
+                                                    and head_kind(cfg, default="base") != "lm")):
         _dual_tower(cfg, text, vision, b)
         return
     vh = 0
