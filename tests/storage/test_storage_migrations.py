@@ -91,3 +91,43 @@ def test_sqlite_in_a_missing_folder_says_so(tmp_path: Path) -> None:
     with pytest.raises(DatabaseUnavailable) as info:
         Store.open(f"sqlite:///{tmp_path / 'missing' / 'x.db'}")
     assert "missing" in str(info.value) and "folder" in info.value.fix
+
+
+def test_workers_starting_together_migrate_once(database_url: str) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def open_and_close() -> None:
+        try:
+            barrier.wait()
+            Store.open(database_url).close()
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_and_close) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    engine = create_engine(database_url)
+    try:
+        assert current_revision(engine) == head_revision()
+    finally:
+        engine.dispose()
+
+
+def test_public_interface() -> None:
+    import hubwatch.storage as storage
+
+    assert set(storage.__all__) >= {"Store", "RepoState", "HistoryEntry", "FeedItem", "StorageError", "migrate"}
+    for name in storage.__all__:
+        assert getattr(storage, name) is not None
+    for method in [
+        "open", "watch", "unwatch", "watched", "known_shas", "head", "snapshot_files", "save_revision",
+        "record_poll", "history", "revision", "advisories", "advisory", "advisories_affecting",
+        "advisories_for_commit", "recent_changes", "blob", "claim_due", "release", "close",
+    ]:
+        assert callable(getattr(Store, method)), method
