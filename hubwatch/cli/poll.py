@@ -70,7 +70,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
             def done(outcome: PollOutcome) -> None:
                 bar.advance(task)
-                bar.console.print(_outcome_line(outcome), highlight=False)
+                out.print(_outcome_line(outcome), highlight=False, soft_wrap=True)
 
             outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
                                   progress=progress, on_outcome=done)
