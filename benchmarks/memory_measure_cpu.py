@@ -35,21 +35,23 @@ class Case:
     checkpointing: bool = False
 
 
-# LoRA precision: amp-bf16 = PEFT's default fp32 adapters on the bf16 base; bf16 = bf16 adapters.
+# LoRA precision: amp-bf16 = PEFT's default fp32 adapters on the bf16 base under bf16 autocast (the
+# transformers Trainer with bf16=True); fp32 = the same adapters without autocast; bf16 = bf16 adapters.
 CASES = (
     Case("llama full bf16", "llama", "full", "bf16"),
     Case("llama full amp-bf16", "llama", "full", "amp-bf16"),
     Case("llama full fp32", "llama", "full", "fp32"),
     Case("llama full bf16 + ckpt", "llama", "full", "bf16", checkpointing=True),
-    Case("llama LoRA all-linear (fp32 adapters)", "llama", "lora", "amp-bf16"),
+    Case("llama LoRA all-linear amp-bf16", "llama", "lora", "amp-bf16"),
+    Case("llama LoRA all-linear fp32 adapters, no autocast", "llama", "lora", "fp32"),
     Case("llama LoRA all-linear (bf16 adapters)", "llama", "lora", "bf16"),
-    Case("llama LoRA q,v (fp32 adapters)", "llama", "lora", "amp-bf16", targets=("q_proj", "v_proj")),
+    Case("llama LoRA q,v amp-bf16", "llama", "lora", "amp-bf16", targets=("q_proj", "v_proj")),
     Case("llama LoRA q,v (bf16 adapters)", "llama", "lora", "bf16", targets=("q_proj", "v_proj")),
     Case("llama LoRA all-linear b4 seq512", "llama", "lora", "amp-bf16", batch=4, seq_len=512),
     Case("llama LoRA all-linear + ckpt", "llama", "lora", "amp-bf16", checkpointing=True),
     Case("gpt2 full bf16", "gpt2", "full", "bf16"),
     Case("gpt2 full amp-bf16", "gpt2", "full", "amp-bf16"),
-    Case("gpt2 LoRA c_attn (fp32 adapters)", "gpt2", "lora", "amp-bf16", targets=("c_attn",)),
+    Case("gpt2 LoRA c_attn amp-bf16", "gpt2", "lora", "amp-bf16", targets=("c_attn",)),
 )
 
 
@@ -160,7 +162,7 @@ def _measure(case: Case) -> dict[str, float | str]:
     params = [p for p in model.parameters() if p.requires_grad]
     optim = torch.optim.AdamW(params, lr=1e-4, fused=True)
     ids = torch.randint(0, 8000, (case.batch, case.seq_len))
-    autocast = case.precision == "amp-bf16" and case.method == "full"
+    autocast = case.precision == "amp-bf16"
     tracker = LiveBytes()
     saved: dict[int, int] = {}
     logits_saved: dict[int, int] = {}
@@ -251,9 +253,9 @@ def _kept_activations(spec: Any, settings: Any) -> float:
         from hubwatch.estimator.memory_roles import plan_lora
 
         plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
-        adapter = 2 if settings.precision == "bf16" else 4
-        lora = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token, adapter)
-                for s in plan.stacks}
+        act_bytes = 4 if settings.precision == "fp32" else 2
+        lora = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token, act_bytes,
+                                         settings.precision != "bf16") for s in plan.stacks}
     full = settings.method == "full"
     compute = 4 if settings.precision == "fp32" and full else 2
     act = activation_model(spec, compute_bytes=compute, amp=settings.precision == "amp-bf16" and full,

@@ -137,8 +137,11 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         casts = 0.0
         grads = float(param_bytes * trainable)
         head_grad = 0.0
-        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token, param_bytes)
-                     for s in plan.stacks}
+        # amp-bf16: fp32 adapters under bf16 autocast; fp32: fp32 adapters, no autocast; bf16: all bf16.
+        act_bytes = 4 if settings.precision == "fp32" else 2
+        own_copy = settings.precision != "bf16"
+        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token,
+                                              act_bytes, own_copy) for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
                            eager=settings.attention == "eager", lora=lora_acts)

@@ -10,11 +10,14 @@ with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
   and the down projection's inputs are dropped for a frozen-base LoRA that does not target them;
 - the MLP keeps the activation's input, its output and the up projection (gated) or the
   activation's input (plain);
-- LoRA adds its rank-sized intermediate (r values) per adapted matrix;
+- LoRA adds its rank-sized intermediate (r values) per adapted matrix; adapters kept in fp32 on a
+  bf16 base (PEFT's default; amp-bf16 and fp32 recipes) cast their input, so each keeps its own
+  copy of it (bf16 under autocast, fp32 without) while the frozen base keeps none;
 - under amp-bf16 the residual stream is fp32 and every linear keeps its own bf16 copy of its input;
 - gradient checkpointing keeps each layer's input and recomputes one layer at a time.
 Logits: the compute-dtype logits, an fp32 copy for the loss and its saved log-softmax, and the
-gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`).
+gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`);
+the training loop keeps only the loss, so the logits themselves do not outlive the forward pass.
 """
 
 from __future__ import annotations
@@ -95,7 +98,8 @@ class LoraActivations:
     roles: frozenset[str]
     rank_outputs: int
     adapted_inputs: int
-    adapter_bytes: int
+    act_bytes: int  # dtype of the adapters' activations (rank outputs, input copies)
+    own_copy: bool  # adapters in another dtype than the base: each keeps its own copy of its input
 
 
 def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, lora: LoraActivations | None,
@@ -109,8 +113,9 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
     kv_heads = heads if mla else att.num_kv_heads
     d, dv = att.head_dim, att.v_head_dim or att.head_dim
     full = lora is None
-    # A LoRA adapter in its own dtype (PEFT upcasts adapters to fp32) keeps its own copy of its input.
-    own_copy = lora is not None and lora.adapter_bytes != compute
+    # Adapters in another dtype than the base (PEFT upcasts them to fp32) cast their input: each keeps
+    # its own copy (bf16 again under autocast, fp32 without).
+    own_copy = lora is not None and lora.own_copy
 
     def keeps(*roles: str) -> bool:
         if full:
@@ -141,9 +146,9 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
     casts = 2 * h * _norm_input_copies(stack) if (amp and full) else 0.0
     extra = 0.0
     if lora is not None:
-        extra = lora.adapter_bytes * lora.rank_outputs / layers
+        extra = lora.act_bytes * lora.rank_outputs / layers
         if own_copy:
-            extra += lora.adapter_bytes * lora.adapted_inputs / layers
+            extra += lora.act_bytes * lora.adapted_inputs / layers
     saved = norms + attn + mlp + casts + extra
     working = compute * (2 * width + 4 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
     return saved, working
@@ -156,7 +161,7 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
     `lora` None means every weight trains (full fine-tune); otherwise stack name → what LoRA adds.
     """
     saved = ckpt = one = work = 0.0
-    empty = LoraActivations(frozenset(), 0, 0, compute_bytes)
+    empty = LoraActivations(frozenset(), 0, 0, compute_bytes, False)
     for stack in training_stacks(spec):
         layers = max(1, stack.num_layers)
         layer, working = _layer_bytes(
@@ -182,6 +187,7 @@ def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) ->
     if loss == "chunked":
         return 2 * compute_bytes * v, 2 * compute_bytes * v
     upcast = 0 if compute_bytes == 4 else 4  # .float() makes a copy only when logits are not fp32
-    # Forward: logits + fp32 copy + log-softmax; backward start: logits + log-softmax + two fp32 grads.
-    peak = max(compute_bytes + upcast + 4, compute_bytes + 4 + 4 + 4)
-    return float(peak * v), float((compute_bytes + 4) * v)
+    # Forward: logits + fp32 copy + log-softmax. The caller keeps only the loss, so the logits and
+    # the copy go once the loss exists; backward of the loss: log-softmax + two fp32 gradients.
+    peak = max(compute_bytes + upcast + 4, 4 + 4 + 4)
+    return float(peak * v), float(4 * v)
