@@ -21,6 +21,7 @@ CASES: dict[str, list[str]] = {
         "falcon", "mpt", "stablelm", "starcoder2", "olmo", "olmo2", "olmoe", "cohere", "cohere2", "granite",
         "granitemoe", "granitemoeshared", "deepseek_v2", "deepseek_v3", "gpt_oss", "lfm2", "smollm3", "ernie4_5",
         "llama4_text", "vaultgemma", "mamba", "jamba", "mamba2", "falcon_h1", "zamba", "recurrent_gemma", "bitnet",
+        "bamba", "granitemoehybrid", "nemotron_h",
     ],
     "AutoModelForMaskedLM": ["bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta",
                              "deberta-v2", "camembert", "mpnet", "modernbert", "ernie"],

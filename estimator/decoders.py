@@ -5,6 +5,7 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, norm_params
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import add_head, head_kind
+from hubwatch.estimator.hybrid import mamba1_mixer, mamba2_mixer, mixer_kinds
 from hubwatch.estimator.moe import MoE, moe_layers, moe_spec
 from hubwatch.estimator.profiles import DecoderProfile, profile_for
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec
@@ -154,13 +155,27 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     cache: dict[tuple[str, bool], Layer] = {}
     layers: list[Layer] = []
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
+    kinds = mixer_kinds(cfg, n_layers)
+    if kinds is not None:
+        types = tuple("none" if k not in ("attention", "parallel")
+                      else (types[i] if i < len(types) and types[i] != "none" else "full") for i, k in enumerate(kinds))
     for i in range(n_layers):
         mixer = types[i] if i < len(types) else "full"
-        key = (mixer, sparse[i])
+        kind = kinds[i] if kinds is not None and i < len(kinds) else ("conv" if mixer == "none" else "attention")
+        key = (kind + mixer, sparse[i])
         layer = cache.get(key)
         if layer is None:
-            if mixer == "none":
+            if kind == "conv":
                 layer = _conv_layer(cfg, h)
+            elif kind == "mamba2":
+                layer = mamba2_mixer(cfg, h)
+            elif kind == "mamba1":
+                layer = mamba1_mixer(cfg, h)
+            elif kind == "parallel":
+                layer = mamba2_mixer(cfg, h)
+                layer.mixer = attn_type + "+" + layer.mixer
+                layer.linears = list(attn_lin) + layer.linears
+                layer.more("attention", attn_extra)
             else:
                 layer = Layer(attn_type + ("[sliding]" if mixer == "sliding" else ""), "", list(attn_lin))
                 layer.more("attention", attn_extra)

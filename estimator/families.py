@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.blockwise import build_blockwise, is_blockwise
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.decoders import build_decoder
 from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_bart, build_t5
@@ -71,6 +72,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_vision(cfg, b)
     elif mt in SSM_TYPES:
         build_mamba(cfg, b)
+    elif is_blockwise(cfg):
+        build_blockwise(cfg, b)
     else:
         build_decoder(cfg, b)
     audio = cfg.sub("audio_config", "audio")

@@ -58,6 +58,10 @@ def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
     if cfg.has("interleave_moe_layer_step"):
         step = cfg.int("interleave_moe_layer_step", default=1, minimum=1) or 1
         return [(i + 1) % step == 0 for i in range(n)]
+    if cfg.has("expert_layer_period"):
+        period = cfg.int("expert_layer_period", minimum=1) or 1
+        offset = cfg.int("expert_layer_offset", default=0) or 0
+        return [i % period == offset for i in range(n)]
     if cfg.has("first_k_dense_replace", "moe_layer_freq"):
         first = cfg.int("first_k_dense_replace", default=0) or 0
         freq = cfg.int("moe_layer_freq", default=1, minimum=1) or 1

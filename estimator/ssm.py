@@ -5,11 +5,12 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build, Layer, lin
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import add_head, head_kind
+from hubwatch.estimator.hybrid import mamba2_mixer
 from hubwatch.estimator.spec import AttentionSpec
 
 __all__ = ["SSM_TYPES", "build_mamba"]
 
-SSM_TYPES = {"mamba", "falcon_mamba"}
+SSM_TYPES = {"mamba", "falcon_mamba", "mamba2"}
 
 
 def build_mamba(cfg: Cfg, b: Build) -> None:
@@ -24,15 +25,23 @@ def build_mamba(cfg: Cfg, b: Build) -> None:
     bias, conv_bias = cfg.bool("use_bias"), cfg.bool("use_conv_bias", default=True)
     shape = (b.seq, h)
     b.embed("backbone.embeddings", vocab, h, shape)
-    layer = Layer(f"mixer[ssm d_state={state}]", "", [
-        ("ssm", lin("in_proj", h, 2 * inner, bias)), ("ssm", lin("x_proj", inner, rank + 2 * state)),
-        ("ssm", lin("dt_proj", rank, inner, True)), ("ssm", lin("out_proj", inner, h, bias))])
-    layer.more("ssm", inner * kernel + (inner if conv_bias else 0) + inner * state + inner)
+    if cfg.model_type == "mamba2":
+        layer = mamba2_mixer(cfg, h)
+    else:
+        layer = _mamba1(cfg, h, inner, state, kernel, rank, bias, conv_bias)
     layer.more("norms", h)
     b.stack("decoder", "backbone.layers", [layer] * n, hidden=h, intermediate=inner,
             attention=AttentionSpec(0, 0, 0, ("none",) * n), shape=shape, extra_params=vocab * h)
     b.add("norms", h)
     b.node("backbone.norm_f", "norm[rms]", shape)
     b.final_norm = True
-    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings", default=True),
-             bias=False, family="decoder")
+    tie = cfg.bool("tie_word_embeddings", default=cfg.model_type != "mamba2")
+    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=tie, bias=False, family="decoder")
+
+
+def _mamba1(cfg: Cfg, h: int, inner: int, state: int, kernel: int, rank: int, bias: bool, conv_bias: bool) -> Layer:
+    layer = Layer(f"mixer[ssm d_state={state}]", "", [
+        ("ssm", lin("in_proj", h, 2 * inner, bias)), ("ssm", lin("x_proj", inner, rank + 2 * state)),
+        ("ssm", lin("dt_proj", rank, inner, True)), ("ssm", lin("out_proj", inner, h, bias))])
+    layer.more("ssm", inner * kernel + (inner if conv_bias else 0) + inner * state + inner)
+    return layer

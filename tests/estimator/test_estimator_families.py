@@ -12,9 +12,9 @@ import pytest
 from hubwatch.estimator import analyze
 
 DEFAULTS = json.loads((Path(__file__).parent / "transformers_defaults.json").read_text())
-# Architectures the estimator does not model yet: hybrid SSM/attention stacks, BitNet sub-norms,
+# Architectures the estimator does not model yet: Zamba shared blocks, RecurrentGemma, BitNet sub-norms,
 # Qwen3-VL deepstack. They must still give an estimate.
-KNOWN_GAPS = {"jamba", "mamba2", "falcon_h1", "zamba", "recurrent_gemma", "bitnet", "qwen3_vl"}
+KNOWN_GAPS = {"zamba", "recurrent_gemma", "bitnet", "qwen3_vl"}
 ROWS = DEFAULTS["rows"]
 
 
