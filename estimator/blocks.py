@@ -136,9 +136,10 @@ class Build:
             if f_type:
                 append(Node(f"{prefix}.{i}.{f_name}", f_type, shape))
         if len(layers) > MAX_LAYER_NODES:
-            self.node(f"{prefix}.{MAX_LAYER_NODES}-{len(layers) - 1}", f"repeated[{len(layers) - MAX_LAYER_NODES} layers]", shape)
+            rest = len(layers) - MAX_LAYER_NODES
+            self.node(f"{prefix}.{MAX_LAYER_NODES}-{len(layers) - 1}", f"repeated[{rest} layers]", shape)
         self.layers += len(layers)
-        spec = StackSpec(name, len(layers), hidden, intermediate, attention, linears, num_experts,
-                         experts_per_token, gated, total)
-        self.stacks.append(spec)
-        return spec
+        stack = StackSpec(name, len(layers), hidden, intermediate, attention, linears, num_experts,
+                          experts_per_token, gated, total)
+        self.stacks.append(stack)
+        return stack

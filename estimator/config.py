@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -58,32 +59,32 @@ DEFAULT_LIMIT = 1_000_000_000
 class Cfg:
     """A read-only view over one (sub-)config with alias lookup and validated numbers."""
 
-    def __init__(self, data: Mapping[str, Any], path: str = "") -> None:
+    def __init__(self, data: Mapping[builtins.str, Any], path: builtins.str = "") -> None:
         if not isinstance(data, Mapping):
             raise ConfigError(path or "config", f"expected a JSON object, got {type(data).__name__}")
         self.data = data
         self.path = path
 
-    def key(self, name: str) -> str:
+    def key(self, name: builtins.str) -> builtins.str:
         return f"{self.path}.{name}" if self.path else name
 
-    def has(self, *keys: str) -> bool:
+    def has(self, *keys: builtins.str) -> builtins.bool:
         return any(self.data.get(k) is not None for k in keys)
 
-    def raw(self, *keys: str) -> Any:
+    def raw(self, *keys: builtins.str) -> Any:
         for k in keys:
             if self.data.get(k) is not None:
                 return self.data[k]
         return None
 
-    def first_key(self, *keys: str) -> str | None:
+    def first_key(self, *keys: builtins.str) -> builtins.str | None:
         for k in keys:
             if self.data.get(k) is not None:
                 return k
         return None
 
-    def int(self, *keys: str, default: int | None = None, minimum: int = 0,
-            limit: int = DEFAULT_LIMIT) -> int | None:
+    def int(self, *keys: builtins.str, default: builtins.int | None = None, minimum: builtins.int = 0,
+            limit: builtins.int = DEFAULT_LIMIT) -> builtins.int | None:
         """The first present key as a whole number in [minimum, limit]; `default` when none is set."""
         k = self.first_key(*keys)
         if k is None:
@@ -103,17 +104,18 @@ class Cfg:
             raise ConfigError(self.key(k), f"{v} is beyond any real model (limit {limit})")
         return v
 
-    def concept(self, name: str, default: int | None = None, minimum: int = 0) -> int | None:
+    def concept(self, name: builtins.str, default: builtins.int | None = None,
+                minimum: builtins.int = 0) -> builtins.int | None:
         return self.int(*ALIASES[name], default=default, minimum=minimum, limit=LIMITS.get(name, DEFAULT_LIMIT))
 
-    def need(self, name: str, minimum: int = 1) -> int:
+    def need(self, name: builtins.str, minimum: builtins.int = 1) -> builtins.int:
         """A concept that must be present (hidden size, layers, …)."""
         v = self.concept(name, minimum=minimum)
         if v is None:
             raise ConfigError(self.key(ALIASES[name][0]), f"missing (also looked for {', '.join(ALIASES[name][1:4])})")
         return v
 
-    def float(self, *keys: str, default: float | None = None) -> float | None:
+    def float(self, *keys: builtins.str, default: builtins.float | None = None) -> builtins.float | None:
         k = self.first_key(*keys)
         if k is None:
             return default
@@ -122,7 +124,7 @@ class Cfg:
             raise ConfigError(self.key(k), f"expected a number, got {v!r:.40}")
         return float(v)
 
-    def bool(self, *keys: str, default: bool = False) -> bool:
+    def bool(self, *keys: builtins.str, default: builtins.bool = False) -> builtins.bool:
         k = self.first_key(*keys)
         if k is None:
             return default
@@ -133,7 +135,7 @@ class Cfg:
             return bool(v)
         raise ConfigError(self.key(k), f"expected true or false, got {v!r:.40}")
 
-    def str(self, *keys: str, default: str = "") -> str:
+    def str(self, *keys: builtins.str, default: builtins.str = "") -> builtins.str:
         k = self.first_key(*keys)
         if k is None:
             return default
@@ -142,7 +144,7 @@ class Cfg:
             raise ConfigError(self.key(k), f"expected a string, got {type(v).__name__}")
         return v
 
-    def sub(self, *keys: str) -> Cfg | None:
+    def sub(self, *keys: builtins.str) -> Cfg | None:
         """A nested config (text_config, vision_config, encoder, …) as its own view."""
         for k in keys:
             v = self.data.get(k)
@@ -153,7 +155,7 @@ class Cfg:
             return Cfg(v, self.key(k))
         return None
 
-    def int_list(self, key: str, limit: int = 100_000) -> list[int] | None:
+    def int_list(self, key: builtins.str, limit: builtins.int = 100_000) -> list[builtins.int] | None:
         v = self.data.get(key)
         if v is None:
             return None
@@ -166,7 +168,7 @@ class Cfg:
             out.append(item)
         return out
 
-    def str_list(self, key: str, limit: int = 100_000) -> list[str] | None:
+    def str_list(self, key: builtins.str, limit: builtins.int = 100_000) -> list[builtins.str] | None:
         v = self.data.get(key)
         if v is None:
             return None
@@ -175,17 +177,17 @@ class Cfg:
         return list(v)
 
     @property
-    def model_type(self) -> str:
+    def model_type(self) -> builtins.str:
         return self.str("model_type")
 
     @property
-    def architecture(self) -> str:
+    def architecture(self) -> builtins.str:
         archs = self.data.get("architectures")
         if isinstance(archs, (list, tuple)) and archs and isinstance(archs[0], str):
             return archs[0]
         return ""
 
-    def num_labels(self) -> int:
+    def num_labels(self) -> builtins.int:
         labels = self.data.get("id2label")
         if isinstance(labels, Mapping) and labels:
             return min(len(labels), 10_000_000)
