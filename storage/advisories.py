@@ -42,8 +42,8 @@ def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: 
     """Insert each record, or update osv/modified/withdrawn of the stored one when not older."""
     seen: set[str] = set()
     for record in records:
-        if not isinstance(record.id, str) or not record.id.strip():
-            raise InvalidRecord(f"advisory id must be a non-empty string, got {record.id!r}")
+        if not isinstance(record.id, str) or not record.id.strip() or len(record.id) > 200:
+            raise InvalidRecord(f"advisory id must be a string of 1 to 200 characters, got {record.id!r}")
         if record.id in seen:
             raise InvalidRecord(f"advisory {record.id} appears twice in one save")
         seen.add(record.id)

@@ -137,14 +137,13 @@ def known_shas(conn: Connection, repo: RepoId) -> set[str]:
 
 
 def head(conn: Connection, repo: RepoId) -> RevisionRecord | None:
+    """The newest stored revision: the last one stored (revisions arrive oldest first, and after a
+    force-push the new branch is stored after the abandoned one)."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
     row = conn.execute(
-        sa.select(REVISIONS)
-        .where(REVISIONS.c.repo_id == repo_id)
-        .order_by(REVISIONS.c.position.desc(), REVISIONS.c.id.desc())
-        .limit(1)
+        sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id).order_by(REVISIONS.c.id.desc()).limit(1)
     ).first()
     return None if row is None else revision_record(row)
 

@@ -15,8 +15,8 @@ __all__ = ["claim_due", "release", "renew"]
 
 
 def _check(worker_id: str, lease_s: float | None = None) -> None:
-    if not isinstance(worker_id, str) or not worker_id:
-        raise InvalidRecord(f"worker id must be a non-empty string, got {worker_id!r}")
+    if not isinstance(worker_id, str) or not 0 < len(worker_id) <= 200:
+        raise InvalidRecord(f"worker id must be a string of 1 to 200 characters, got {worker_id!r}")
     if lease_s is not None and lease_s <= 0:
         raise InvalidRecord(f"lease must last more than 0 seconds, got {lease_s!r}")
 

@@ -160,8 +160,8 @@ def _save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRe
 
 
 def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
-    if not isinstance(version, str) or not version:
-        raise InvalidRecord(f"estimator version must be a non-empty string, got {version!r}")
+    if not isinstance(version, str) or not 0 < len(version) <= 64:
+        raise InvalidRecord(f"estimator version must be a string of 1 to 64 characters, got {version!r}")
     if not isinstance(data, dict):
         raise InvalidRecord(f"estimate must be a JSON object, got {type(data).__name__}")
     check_json(data, f"estimate ({version})")
@@ -194,7 +194,7 @@ def _update_head(conn: Connection, repo_id: int) -> None:
     newest = (
         sa.select(REVISIONS.c.sha)
         .where(REVISIONS.c.repo_id == repo_id)
-        .order_by(REVISIONS.c.position.desc(), REVISIONS.c.id.desc())
+        .order_by(REVISIONS.c.id.desc())
         .limit(1)
         .scalar_subquery()
     )

@@ -120,14 +120,31 @@ def test_workers_starting_together_migrate_once(database_url: str) -> None:
 
 
 def test_public_interface() -> None:
-    import hubwatch.storage as storage
+    from hubwatch import storage
 
     assert set(storage.__all__) >= {"Store", "RepoState", "HistoryEntry", "FeedItem", "StorageError", "migrate"}
     for name in storage.__all__:
         assert getattr(storage, name) is not None
     for method in [
-        "open", "watch", "unwatch", "watched", "known_shas", "head", "snapshot_files", "save_revision",
-        "record_poll", "history", "revision", "advisories", "advisory", "advisories_affecting",
-        "advisories_for_commit", "recent_changes", "blob", "claim_due", "release", "close",
+        "open",
+        "watch",
+        "unwatch",
+        "watched",
+        "known_shas",
+        "head",
+        "snapshot_files",
+        "save_revision",
+        "record_poll",
+        "history",
+        "revision",
+        "advisories",
+        "advisory",
+        "advisories_affecting",
+        "advisories_for_commit",
+        "recent_changes",
+        "blob",
+        "claim_due",
+        "release",
+        "close",
     ]:
         assert callable(getattr(Store, method)), method
