@@ -111,7 +111,7 @@ def _composite(cfg: Cfg, b: Build) -> None:
     vh = 0
     if vision is not None:
         b.tower = "vision_tower"
-        if vision.model_type.startswith("qwen2"):
+        if vision.model_type.startswith(("qwen2", "qwen3")):
             vh = build_qwen_vision(vision, b, "visual")
         else:
             vh = build_vision_tower(vision, b, "vision_tower", vision_style(vision))

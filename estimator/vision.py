@@ -107,7 +107,7 @@ def vision_style(cfg: Cfg) -> str:
 def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
     """The layer that maps vision features into the language model's space."""
     mt = cfg.model_type
-    if mt.startswith("qwen2"):  # the patch merger inside the vision tower is the projector
+    if mt.startswith(("qwen2", "qwen3")):  # the patch merger inside the vision tower is the projector
         return
     b.tower = "projector"
     if mt == "gemma3":
@@ -133,6 +133,8 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
 
 def build_qwen_vision(cfg: Cfg, b: Build, prefix: str) -> int:
     """Qwen2-VL / Qwen2.5-VL vision encoder with its patch merger; returns the merger's output size."""
+    if cfg.has("deepstack_visual_indexes") or cfg.model_type.startswith("qwen3"):
+        return _qwen3_vision(cfg, b, prefix)
     v25 = not cfg.has("embed_dim")
     e = cfg.int("embed_dim", default=None, minimum=1) or cfg.need("hidden")
     out = cfg.int("out_hidden_size", default=None, minimum=1) or cfg.need("hidden") if v25 else cfg.need("hidden")
@@ -192,3 +194,31 @@ def _pixtral(cfg: Cfg, b: Build, prefix: str, h: int, n: int, nh: int, inter: in
     b.stack("vision", f"{prefix}.transformer.layers", [layer] * n, hidden=h, intermediate=inter,
             attention=AttentionSpec(nh, nh, hd, ("full",) * n), shape=shape, gated=True)
     return h
+
+
+def _qwen3_vision(cfg: Cfg, b: Build, prefix: str) -> int:
+    """Qwen3-VL: learned position table, biased patch conv, plain MLP, and DeepStack mergers."""
+    e, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    out = cfg.int("out_hidden_size", default=e, minimum=1) or e
+    inter = cfg.concept("ffn", minimum=1) or 4 * e
+    p = cfg.int("patch_size", default=16, minimum=1) or 16
+    t = cfg.int("temporal_patch_size", default=2, minimum=1) or 2
+    chans = cfg.int("in_channels", default=3, minimum=1) or 3
+    m = cfg.int("spatial_merge_size", default=2, minimum=1) or 2
+    positions = cfg.int("num_position_embeddings", default=2304) or 0
+    b.check(e % nh == 0, f"{prefix}: num_heads ({nh}) does not divide hidden_size ({e})")
+    b.add("embeddings", chans * t * p * p * e + e + positions * e)
+    b.node(f"{prefix}.patch_embed", f"conv3d[{chans}->{e} k{t}x{p}x{p}]", (b.seq, e))
+    attn = attention_linears(e, nh, nh, e // nh, qkv_bias=True, o_bias=True, fused="qkv",
+                             names=("qkv", "qkv", "qkv", "proj"))
+    layer = Layer(f"attn[mha {nh}x{e // nh}]", f"mlp[plain {inter}]",
+                  attn + ffn_linears(e, inter, gated=False, bias=True, names=("linear_fc1", "linear_fc2")))
+    layer.more("norms", 4 * e)
+    b.stack("vision", f"{prefix}.blocks", [layer] * n, hidden=e, intermediate=inter,
+            attention=AttentionSpec(nh, nh, e // nh, ("full",) * n), shape=(b.seq, e))
+    merged = e * m * m
+    mlp = merged * merged + merged + merged * out + out
+    deep = len(cfg.int_list("deepstack_visual_indexes") or [])
+    b.add("projector", 2 * e + mlp + deep * (2 * merged + mlp))
+    b.node(f"{prefix}.merger", f"patch_merger[{merged}->{out}]+deepstack x{deep}", (b.seq, out))
+    return out

@@ -13,8 +13,8 @@ from hubwatch.estimator import analyze
 
 DEFAULTS = json.loads((Path(__file__).parent / "transformers_defaults.json").read_text())
 # Architectures the estimator does not model yet: Zamba shared blocks, RecurrentGemma, BitNet sub-norms,
-# Qwen3-VL deepstack. They must still give an estimate.
-KNOWN_GAPS = {"zamba", "recurrent_gemma", "bitnet", "qwen3_vl"}
+# They must still give an estimate.
+KNOWN_GAPS = {"zamba", "recurrent_gemma", "bitnet"}
 ROWS = DEFAULTS["rows"]
 
 
