@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
     from hubwatch.estimator import Manifest
 
 __all__ = ["estimate_change", "estimate_snapshot", "snapshot_manifest"]
+
+log = logging.getLogger(__name__)
 
 
 def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
@@ -65,6 +68,9 @@ def estimate_snapshot(snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
         report = estimate_revision(analysis)
     except ConfigError as exc:
         return ESTIMATOR_VERSION, {"error": str(exc)}
+    except Exception as exc:  # an estimator bug must not stop the revision from being tracked
+        log.exception("estimator failed on %s", snapshot.sha)
+        return ESTIMATOR_VERSION, {"error": f"estimator failed: {exc!r}"}
     body = analysis.to_json()
     structure = body.pop("structure", {}) or {}
     body["structure"] = {k: structure.get(k) for k in ("layers", "forward_pass_ok", "failures")}

@@ -285,8 +285,7 @@ class HubClient:
                 if same and previous is not None and path in previous.contents:
                     contents[path] = previous.contents[path]
                 else:
-                    size = record.size if record.lfs_sha256 is None else None
-                    contents[path] = self.download(repo, sha, path, expected_size=size)
+                    contents[path] = self.download(repo, sha, path, expected_size=record.size)
         return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
 
     def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> EstimateInputs:
@@ -301,7 +300,7 @@ class HubClient:
             if path not in files:
                 return None
             record = files[path]
-            value = json.loads(self.download(repo, sha, path, expected_size=record.size if not record.lfs_sha256 else None))
+            value = json.loads(self.download(repo, sha, path, expected_size=record.size))
             if not isinstance(value, dict):
                 raise InvalidContent(f"{path}: expected a JSON object", repo_id=str(repo), revision=sha)
             return value

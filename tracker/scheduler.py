@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
@@ -143,6 +144,7 @@ class Scheduler:
         self._interval_s = interval_s
         self._run_at_start = run_at_start
         self._scheduler: BackgroundScheduler | None = None
+        self._extra: ThreadPoolExecutor | None = None
 
     def _run(self) -> None:
         try:
@@ -169,17 +171,28 @@ class Scheduler:
         )
         scheduler.start()
         self._scheduler = scheduler
+        self._extra = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hubwatch-submit")
 
     def submit(self, job: Callable[[], object]) -> None:
-        """Run `job` once, soon, on the scheduler's thread pool (e.g. a webhook's immediate poll)."""
-        if self._scheduler is None:
+        """Run `job` once, soon, on a worker thread beside the timer (e.g. a webhook's immediate poll)."""
+        if self._extra is None:
             raise RuntimeError("the scheduler is not started")
-        self._scheduler.add_job(job, "date", run_date=datetime.now(timezone.utc), misfire_grace_time=None)
+        self._extra.submit(self._guarded, job)
+
+    @staticmethod
+    def _guarded(job: Callable[[], object]) -> None:
+        try:
+            job()
+        except Exception:  # like the timer: one failing job is logged, the thread lives on
+            log.exception("submitted job failed")
 
     def stop(self, wait: bool = True) -> None:
         if self._scheduler is not None:
             self._scheduler.shutdown(wait=wait)
             self._scheduler = None
+        if self._extra is not None:
+            self._extra.shutdown(wait=wait, cancel_futures=True)
+            self._extra = None
 
     @property
     def running(self) -> bool:
