@@ -43,7 +43,9 @@ def parse_url(url: str) -> URL:
 
 
 def redact(url: URL) -> str:
-    """The URL as text with any password replaced by ***."""
+    """The URL as text with any password replaced by *** (and without the driver we picked)."""
+    if url.drivername == "postgresql+psycopg":
+        url = url.set(drivername="postgresql")
     return url.render_as_string(hide_password=True)
 
 

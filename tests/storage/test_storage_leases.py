@@ -120,3 +120,26 @@ def test_lease_arguments_are_checked(store: Store) -> None:
         store.claim_due("w", T0, 1, 0)
     with pytest.raises(InvalidRecord, match="time zone"):
         store.claim_due("w", T0.replace(tzinfo=None), 1, 10)
+
+
+def test_a_claim_in_flight_is_skipped_not_waited_for(store: Store) -> None:
+    """Worker 1 has claimed but not committed. PostgreSQL: worker 2 skips the locked rows at once
+    (SKIP LOCKED). SQLite: worker 2 waits for worker 1's write transaction. Never an overlap."""
+    from hubwatch.storage import leases
+    from hubwatch.storage.engine import write_transaction
+
+    for repo in REPOS:
+        store.watch(repo)
+    second: list[list[RepoId]] = []
+    with write_transaction(store.engine) as conn:
+        first = leases.claim_due(conn, "w1", T0, 3, 60)
+        thread = threading.Thread(target=lambda: second.append(store.claim_due("w2", T0, 10, 60)))
+        thread.start()
+        thread.join(5 if store.engine.dialect.name == "postgresql" else 0.5)
+        if store.engine.dialect.name == "postgresql":
+            assert not thread.is_alive()
+            assert len(second[0]) == 7
+        else:
+            assert thread.is_alive()
+    thread.join(30)
+    assert len(first) == 3 and len(second[0]) == 7 and not set(first) & set(second[0])
