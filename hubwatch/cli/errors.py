@@ -7,6 +7,7 @@ import sys
 import click
 from rich.console import Console
 
+from hubwatch.storage.errors import StorageError
 from hubwatch.storage.records import InvalidRepoId
 from hubwatch.tracker.errors import HubError
 
@@ -15,6 +16,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and found failures (a repo failed to poll, a check failed)
 EXIT_USAGE = 2  # bad arguments or input
 EXIT_HUB = 3  # the hub refused or did not answer
+EXIT_STORE = 4  # the database could not be opened, migrated or written
 
 _err = Console(stderr=True)
 
@@ -43,6 +45,11 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
             raise
         _err.print(f"[red]error:[/red] {exc}\n[dim]fix:[/dim] {exc.fix}")
         return EXIT_HUB
+    except StorageError as exc:
+        if debug:
+            raise
+        _err.print(f"[red]error:[/red] {exc}\n[dim]fix:[/dim] {exc.fix}")
+        return EXIT_STORE
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_FAILED
     return EXIT_OK
