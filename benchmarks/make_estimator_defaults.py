@@ -32,6 +32,8 @@ CASES: dict[str, list[str]] = {
     "AutoModelForSeq2SeqLM": ["t5", "mt5", "umt5", "bart", "mbart", "pegasus", "marian", "m2m_100", "blenderbot",
                               "plbart"],
     "AutoModelForSpeechSeq2Seq": ["whisper"],
+    "AutoModelForCTC": ["wav2vec2", "hubert"],
+    "AutoModelForAudioClassification": ["wav2vec2", "hubert"],
     "AutoModelForImageClassification": ["vit", "dinov2", "beit"],
     "AutoModel": ["clip", "siglip", "vit", "bert", "siglip_vision_model", "clip_vision_model", "clip_text_model",
                   "t5", "bart", "whisper", "gpt2", "llama", "distilbert", "dpr"],

@@ -13,6 +13,7 @@ from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
+from hubwatch.estimator.speech import SPEECH_TYPES, build_speech
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
@@ -35,6 +36,8 @@ def detect_family(cfg: Cfg) -> str:
         return "encoder-decoder"
     if mt in SSM_TYPES:
         return "decoder"
+    if mt in SPEECH_TYPES:
+        return "encoder"
     if mt in ENCODER_TYPES or mt == "modernbert":
         return "encoder"
     if mt in ("clip_text_model", "siglip_text_model"):
@@ -62,6 +65,8 @@ def build(cfg: Cfg, b: Build) -> str:
     elif family == "encoder":
         if mt == "modernbert":
             build_modernbert(cfg, b)
+        elif mt in SPEECH_TYPES:
+            build_speech(cfg, b)
         else:
             build_encoder(cfg, b)
     elif family == "text-tower":
