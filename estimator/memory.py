@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hubwatch.estimator.memory_activations import LoraActivations, activation_model, logits_bytes_per_token
-from hubwatch.estimator.memory_kv import NF4_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes
+from hubwatch.estimator.memory_kv import (
+    NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes,
+)
 from hubwatch.estimator.memory_roles import plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
@@ -128,8 +130,12 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         trainable = plan.trainable_params
         if method == "qlora":
             linear = block_linear_params(spec)
-            base = NF4_BYTES_PER_PARAM * linear + 2.0 * (total - linear)
-            workspace = 2.0 * largest_linear(spec)  # one matrix dequantised to bf16 at a time
+            head = spec.lm_head_params if settings.implementation == "litgpt" else 0  # LitGPT quantises the head
+            nf4 = NF4_BYTES_PER_PARAM if settings.nf4_double_quant else NF4_NO_DQ_BYTES_PER_PARAM
+            base = nf4 * (linear + head) + 2.0 * (total - linear - head)
+            # One matrix dequantised at a time; LitGPT quantises from fp16, so it dequantises to fp16
+            # and then casts to bf16 (two copies alive).
+            workspace = 2.0 * max(largest_linear(spec), head) * (2 if settings.implementation == "litgpt" else 1)
         else:
             base = weight_bytes(spec, "bf16")
             workspace = 0.0
@@ -140,11 +146,23 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         # amp-bf16: fp32 adapters under bf16 autocast; fp32: fp32 adapters, no autocast; bf16: all bf16.
         act_bytes = 4 if settings.precision == "fp32" else 2
         own_copy = settings.precision != "bf16"
-        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token, s.adapted_inputs_per_token,
-                                              act_bytes, own_copy) for s in plan.stacks}
+        litgpt = settings.implementation == "litgpt"
+        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token,
+                                              s.adapted_inputs_fused_qkv if litgpt else s.adapted_inputs_per_token,
+                                              act_bytes, own_copy, settings.lora_dropout > 0) for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
+    if settings.shards > 1:
+        # FSDP full shard / ZeRO-3: each card holds 1/N of weights, gradients and states, plus one
+        # layer gathered in full (and the next one prefetched) while it computes.
+        n = settings.shards
+        layer = max((s.params / max(1, s.num_layers) for s in spec.stacks), default=0.0)
+        gathered = 2 * layer * (param_bytes if method == "full" else 2)
+        weights = weights / n + gathered
+        grads, head_grad, states, step_tmp = grads / n, head_grad / n, states / n, step_tmp / n
+        casts = casts / n
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
-                           eager=settings.attention == "eager", lora=lora_acts)
+                           eager=settings.attention == "eager", lora=lora_acts, implementation=settings.implementation,
+                           quantized_base=method == "qlora")
     if settings.grad_checkpointing:
         kept = act.checkpointed_per_token * tokens
         transient = (act.one_layer_per_token + act.backward_working_per_token) * tokens

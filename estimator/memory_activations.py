@@ -2,7 +2,8 @@
 
 The model is Korthikanti et al. (2022) made concrete for today's fine-tuning code (transformers
 with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
-- each norm keeps its input upcast to fp32 and its normalised output (2 norms per layer);
+- each norm keeps its input upcast to fp32 (RMSNorm) or its input (LayerNorm) and its normalised
+  output (2 norms per layer, 1 where attention and MLP share one, read from the norm parameters);
 - attention keeps q, k, v (k and v at the KV-head width), its output and the fp32 log-sum-exp;
   `eager` attention adds the fp32 softmax and its compute-dtype copy (a·s per token);
 - a linear keeps its input only when its own weight trains or a LoRA adapter sits on it (a
@@ -14,6 +15,8 @@ with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
   bf16 base (PEFT's default; amp-bf16 and fp32 recipes) cast their input, so each keeps its own
   copy of it (bf16 under autocast, fp32 without) while the frozen base keeps none;
 - under amp-bf16 the residual stream is fp32 and every linear keeps its own bf16 copy of its input;
+- a QLoRA base keeps every quantised matrix's input (bitsandbytes' 4-bit matmul saves its input
+  whenever that input needs a gradient), like a trainable one;
 - gradient checkpointing keeps each layer's input and recomputes one layer at a time.
 Logits: the compute-dtype logits, an fp32 copy for the loss and its saved log-softmax, and the
 gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`);
@@ -100,10 +103,25 @@ class LoraActivations:
     adapted_inputs: int
     act_bytes: int  # dtype of the adapters' activations (rank outputs, input copies)
     own_copy: bool  # adapters in another dtype than the base: each keeps its own copy of its input
+    dropout: bool = False  # LoRA dropout: each adapter keeps its dropped input and a 1-byte mask
+
+
+def _norms_per_layer(spec: ModelSpec, stack: StackSpec) -> int:
+    """Norms in each layer (2; 1 for parallel attention/MLP sharing one norm, e.g. Falcon-7B, Phi-2).
+
+    Read from the norm parameter count of a single-stack model: (norms / width − final norm) / layers.
+    """
+    total = spec.by_component.get("norms")
+    if not total or len(training_stacks(spec)) != 1 or stack.num_layers < 1:
+        return 2
+    width = (2 if spec.model_type in LAYERNORM_MODEL_TYPES else 1) * stack.hidden_size
+    per_layer = (total / width - 1) / stack.num_layers
+    return min(3, max(1, round(per_layer)))
 
 
 def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, lora: LoraActivations | None,
-                 seq_len: int, eager: bool) -> tuple[float, float]:
+                 seq_len: int, eager: bool, norms_per_layer: int = 2,
+                 implementation: str = "transformers", quantized_base: bool = False) -> tuple[float, float]:
     """(saved bytes per token of one layer, backward working bytes per token)."""
     h = stack.hidden_size
     layers = max(1, stack.num_layers)
@@ -118,8 +136,8 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
     own_copy = lora is not None and lora.own_copy
 
     def keeps(*roles: str) -> bool:
-        if full:
-            return True
+        if full or quantized_base:
+            return True  # bitsandbytes' 4-bit matmul keeps its input whenever the input needs a gradient
         assert lora is not None
         return not own_copy and bool(lora.roles.intersection(roles))
 
@@ -127,7 +145,9 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
     layer_norm = model_type in LAYERNORM_MODEL_TYPES
     norm_input = residual * h if layer_norm else 4 * h  # LayerNorm keeps its input; RMSNorm an fp32 upcast
     norm_output = compute * h if (full or keeps(*_NORM_INPUT_ROLES)) else 0
-    norms = 2 * (norm_input + norm_output)
+    norms = norms_per_layer * (norm_input + norm_output)
+    if implementation == "litgpt":
+        kv_heads = heads  # LitGPT expands k and v to every query head before SDPA
     attn = compute * (heads * d + kv_heads * d + kv_heads * dv + heads * dv) + 4 * heads
     if mla:
         attn += compute * ((att.kv_lora_rank or 0) + (att.qk_rope_head_dim or 0))
@@ -137,7 +157,7 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
         attn += compute * heads * dv
     width, gated = _mlp_width(stack)
     mlp = compute * width * (3 if gated else 1)
-    if not gated and model_type in PY_GELU_MODEL_TYPES:
+    if not gated and model_type in PY_GELU_MODEL_TYPES and implementation == "transformers":
         mlp += compute * width * 3  # tanh-GELU written in Python keeps three more intermediates
     if keeps("down"):
         mlp += compute * width
@@ -149,13 +169,16 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
         extra = lora.act_bytes * lora.rank_outputs / layers
         if own_copy:
             extra += lora.act_bytes * lora.adapted_inputs / layers
+        if lora.dropout:
+            extra += (compute + 1) * lora.adapted_inputs / layers
     saved = norms + attn + mlp + casts + extra
     working = compute * (2 * width + 4 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
     return saved, working
 
 
 def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len: int, eager: bool,
-                     lora: dict[str, LoraActivations] | None) -> ActivationModel:
+                     lora: dict[str, LoraActivations] | None, implementation: str = "transformers",
+                     quantized_base: bool = False) -> ActivationModel:
     """Per-token activation bytes of a training step over the text stacks (see the module doc).
 
     `lora` None means every weight trains (full fine-tune); otherwise stack name → what LoRA adds.
@@ -167,6 +190,8 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
         layer, working = _layer_bytes(
             stack, model_type=spec.model_type, compute=compute_bytes, amp=amp,
             lora=None if lora is None else lora.get(stack.name, empty), seq_len=seq_len, eager=eager,
+            norms_per_layer=_norms_per_layer(spec, stack), implementation=implementation,
+            quantized_base=quantized_base,
         )
         residual = 4 if (amp or compute_bytes == 4) else compute_bytes
         final_norm = (residual if spec.model_type in LAYERNORM_MODEL_TYPES else 4) * stack.hidden_size

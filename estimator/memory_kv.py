@@ -15,6 +15,7 @@ from hubwatch.estimator.spec import AttentionSpec, ModelSpec, StackSpec
 __all__ = [
     "KV_BYTES",
     "NF4_BYTES_PER_PARAM",
+    "NF4_NO_DQ_BYTES_PER_PARAM",
     "block_linear_params",
     "kv_cache_bytes",
     "largest_linear",
@@ -25,6 +26,7 @@ KV_BYTES = {"bf16": 2, "fp8": 1, "fp32": 4}
 # NF4 with double quantisation (bitsandbytes/QLoRA): 4 bits a weight, an 8-bit absmax per block of 64,
 # and an fp32 constant per 256 of those absmax values.
 NF4_BYTES_PER_PARAM = 0.5 + 1 / 64 + 4 / (64 * 256)
+NF4_NO_DQ_BYTES_PER_PARAM = 0.5 + 4 / 64  # without double quantisation: an fp32 absmax per block of 64
 # Weight-only int8 (per-output-channel fp16 scale) and int4 (group of 128: fp16 scale + zero point).
 _INT8_PER_PARAM = 1.0
 _INT4_PER_PARAM = 0.5 + 4 / 128

@@ -88,6 +88,7 @@ class StackLora:
     trainable_params: int
     rank_outputs_per_token: int  # Σ over adapted linears a token passes through of r
     adapted_inputs_per_token: int = 0  # Σ over adapted linears a token passes through of in_features
+    adapted_inputs_fused_qkv: int = 0  # the same with q, k and v adapters sharing one input (LitGPT)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,10 @@ def _linears(stack: StackSpec) -> tuple[LinearSpec, ...]:
     return stack.linears
 
 
+def _adapted(linear: LinearSpec, stack: StackSpec, roles: set[str]) -> bool:
+    return linear_role(linear, stack) in roles
+
+
 def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
     """Which linears LoRA adapts for `targets`, and the trainable parameters (A: r×in, B: out×r)."""
     wanted_names: set[str] = set()
@@ -147,6 +152,7 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
         params = 0
         outputs = 0
         inputs = 0
+        qkv_inputs: dict[int, int] = {}
         for linear in _linears(stack):
             name = linear.name.rsplit(".", 1)[-1].lower()
             role = linear_role(linear, stack)
@@ -169,7 +175,12 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
             passes = linear.active_count if linear.active_count is not None else linear.count
             outputs += passes * rank * adapters
             inputs += passes * linear.in_features
-        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs))
+            if role in ("q", "k", "v"):
+                qkv_inputs[linear.in_features] = max(qkv_inputs.get(linear.in_features, 0), passes * linear.in_features)
+        fused = inputs - sum(l.in_features * (l.active_count if l.active_count is not None else l.count)
+                             for l in _linears(stack) if linear_role(l, stack) in ("q", "k", "v")
+                             and _adapted(l, stack, roles)) + sum(qkv_inputs.values())
+        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs, fused))
     if not all_linear:
         missing = [t for t in targets if t.strip().lower() not in matched
                    and not (t.strip().lower() in _GROUPS and _GROUPS[t.strip().lower()] & matched)

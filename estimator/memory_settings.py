@@ -8,6 +8,7 @@ from typing import Any
 __all__ = [
     "ATTENTION_IMPLS",
     "KV_DTYPES",
+    "IMPLEMENTATIONS",
     "LOSS_IMPLS",
     "METHODS",
     "OPTIMIZERS",
@@ -27,6 +28,9 @@ ATTENTION_IMPLS = ("sdpa", "eager")
 # fp32: transformers' loss (logits upcast to fp32 before cross-entropy);
 # chunked: logits and loss kept in the compute dtype, computed in chunks (LitGPT, Unsloth-style).
 LOSS_IMPLS = ("fp32", "chunked")
+# Whose model code runs: transformers (+ PEFT), or LitGPT (fused qkv with one LoRA input for q/k/v,
+# fused tanh-GELU, k/v expanded to every query head before SDPA).
+IMPLEMENTATIONS = ("transformers", "litgpt")
 
 
 class MemorySettingsError(ValueError):
@@ -57,8 +61,12 @@ class MemorySettings:
     grad_checkpointing: bool = False
     attention: str = "sdpa"
     loss: str = "fp32"
+    implementation: str = "transformers"
     serve_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    lora_dropout: float = 0.0  # > 0: each adapter keeps its dropped input and a 1-byte mask
+    nf4_double_quant: bool = True  # QLoRA: absmax constants quantised again (8-bit + fp32 per 256)
+    shards: int = 1  # FSDP full-shard / ZeRO-3 over this many cards: model states split, one layer gathered
     headroom: float = 1.15
     framework_overhead_gb: float = 0.5  # CUDA context and libraries: outside allocated memory
 
@@ -70,17 +78,23 @@ class MemorySettings:
         _one_of("kv_dtype", self.kv_dtype, KV_DTYPES)
         _one_of("attention", self.attention, ATTENTION_IMPLS)
         _one_of("loss", self.loss, LOSS_IMPLS)
+        _one_of("implementation", self.implementation, IMPLEMENTATIONS)
         _whole("batch", self.batch, 1)
         if self.seq_len is not None:
             _whole("seq_len", self.seq_len, 1)
         _whole("lora_rank", self.lora_rank, 1)
+        _whole("shards", self.shards, 1)
+        if isinstance(self.lora_dropout, bool) or not isinstance(self.lora_dropout, (int, float)) \
+                or not 0 <= self.lora_dropout < 1:
+            raise MemorySettingsError("lora_dropout", f"expected a probability in [0, 1), got {self.lora_dropout!r}")
         if not isinstance(self.lora_targets, tuple) or not self.lora_targets:
             raise MemorySettingsError("lora_targets", "give at least one target (or 'all-linear')")
         for target in self.lora_targets:
             if not isinstance(target, str) or not target.strip():
                 raise MemorySettingsError("lora_targets", f"empty or non-text target {target!r}")
-        if isinstance(self.grad_checkpointing, bool) is False:
-            raise MemorySettingsError("grad_checkpointing", "expected true or false")
+        for flag in ("grad_checkpointing", "nf4_double_quant"):
+            if not isinstance(getattr(self, flag), bool):
+                raise MemorySettingsError(flag, "expected true or false")
         if not isinstance(self.headroom, (int, float)) or not 1.0 <= float(self.headroom) <= 10.0:
             raise MemorySettingsError("headroom", f"expected a factor between 1.0 and 10.0, got {self.headroom!r}")
         if not isinstance(self.framework_overhead_gb, (int, float)) or not 0 <= self.framework_overhead_gb <= 100:

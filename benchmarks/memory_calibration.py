@@ -1,0 +1,168 @@
+"""Compare the memory model with published measured peaks (`benchmarks/data/measured_memory.tsv`).
+
+Run: `python -m benchmarks.memory_calibration`. Each fully specified, measured row whose model has
+a config in `benchmarks/data/configs/` is estimated with the settings the row states; other rows
+are listed as skipped with the reason. Nothing is fitted to the rows: each row's recipe is
+translated into the estimator's settings (below), and the error is what it is.
+
+The measured rows come from LitGPT's fine-tuning tables, so the recipe is LitGPT's:
+`bf16-true` (weights, gradients, AdamW states and LoRA adapters all bf16), `bnb.nf4` without double
+quantisation (quantised from fp16, the output head included), chunked cross-entropy
+in bf16 (`loss=chunked`), `lora_dropout: 0.05`, `max_seq_length: 512` (the peak comes from the
+longest batch, taken as 512 tokens), peak = `torch.cuda.max_memory_allocated()` in GB. QLoRA
+rows use bitsandbytes' paged 32-bit AdamW, whose states live in managed memory outside PyTorch's
+allocator (not in the reported peak); they are a few MB for LoRA adapters either way. `(FSDP)`
+rows ran on 4 cards with full sharding and report one card's peak (`shards=4`).
+Results go to benchmarks/results/memory_calibration.md.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from hubwatch.estimator import analyze
+from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory_settings import MemorySettings
+
+DATA = Path(__file__).parent / "data"
+RESULTS = Path(__file__).parent / "results" / "memory_calibration.md"
+# LitGPT's names for LoRA targets → the estimator's roles (LitGPT's `head` adapter is left out:
+# the estimator adapts block linears only; it adds r·(h + V) parameters, a few MB).
+_LITGPT_TARGETS = {"q": "q", "k": "k", "v": "v", "proj": "o", "mlp": "mlp"}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    row: dict[str, str]
+    settings: MemorySettings | None
+    estimate: MemoryEstimate | None
+    skipped: str | None = None
+
+    @property
+    def error_pct(self) -> float | None:
+        if self.estimate is None:
+            return None
+        measured = float(self.row["peak_gb"])
+        return (self.estimate.peak_bytes / 1e9 - measured) / measured * 100
+
+
+def _settings(row: dict[str, str]) -> MemorySettings | str:
+    """The estimator settings a row states, or why the row cannot be estimated."""
+    if row["measured_or_estimated"] != "measured":
+        return "a published rule of thumb, not a measured run"
+    method = row["method"]
+    if method not in ("full", "lora", "qlora"):
+        return f"method {method!r} is not one the estimator models"
+    if "bf16-true" not in row["precision"]:
+        return f"precision {row['precision']!r} not mapped"
+    seq = re.search(r"(\d+)", row["seq_len"])
+    if not row["batch"].isdigit() or seq is None:
+        return "batch or sequence length unstated"
+    notes = row["notes"]
+    targets: tuple[str, ...] = ("all-linear",)
+    match = re.search(r"LoRA targets=([a-z,]+)", notes)
+    if method != "full" and match:
+        names = [t for t in match.group(1).split(",") if t != "head"]
+        if any(t not in _LITGPT_TARGETS for t in names):
+            return f"LoRA targets {match.group(1)!r} not mapped"
+        targets = tuple(_LITGPT_TARGETS[t] for t in names)
+    shards = 4 if "(FSDP)" in notes and method == "full" else 1
+    return MemorySettings(
+        method=method, batch=int(row["batch"]), seq_len=int(seq.group(1)),
+        lora_rank=int(row["lora_r"]) if row["lora_r"].isdigit() else 16, lora_targets=targets,
+        precision="bf16", optimizer="adamw", grad_checkpointing=row["grad_ckpt"].startswith("on"),
+        loss="chunked", lora_dropout=0.05 if method != "full" else 0.0, shards=shards, implementation="litgpt",
+        nf4_double_quant="nf4-dq" in row["precision"],
+    )
+
+
+def run() -> list[Outcome]:
+    outcomes = []
+    with (DATA / "measured_memory.tsv").open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            settings = _settings(row)
+            if isinstance(settings, str):
+                outcomes.append(Outcome(row, None, None, settings))
+                continue
+            config_path = DATA / "configs" / row["model_id"].replace("/", "__") / "config.json"
+            if not config_path.is_file():
+                outcomes.append(Outcome(row, settings, None, "no config in benchmarks/data/configs (not in the shared set)"))
+                continue
+            spec = analyze(json.loads(config_path.read_text(encoding="utf-8"))).spec
+            outcomes.append(Outcome(row, settings, estimate_memory(spec, settings)))
+    return outcomes
+
+
+def _terms(est: MemoryEstimate) -> str:
+    return ", ".join(f"{name} {value / 1e9:.2f}" for name, value in est.terms if value)
+
+
+def report(outcomes: list[Outcome]) -> str:
+    done = [o for o in outcomes if o.estimate is not None]
+    suspect = [o for o in done if "SUSPECT" in o.row["notes"]]
+    lines = [
+        "# Memory model vs measured peaks",
+        "",
+        "Re-run: `python -m benchmarks.memory_calibration`. Rows: `benchmarks/data/measured_memory.tsv` "
+        "(LitGPT fine-tuning tables, 1×/4×A10G). Settings per row are translated from the row (see the "
+        "module doc of `benchmarks/memory_calibration.py`); nothing is fitted to the rows.",
+        "",
+        "| model | method | r | batch | seq | measured GB | estimated GB | error | peak moment: terms (GB) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for o in done:
+        assert o.estimate is not None and o.settings is not None and o.error_pct is not None
+        flag = " (row marked SUSPECT)" if o in suspect else ""
+        lines.append(
+            f"| {o.row['model_id']}{flag} | {o.row['method']}{' FSDP×4' if o.settings.shards > 1 else ''} "
+            f"| {o.row['lora_r'] or '—'} | {o.settings.batch} | {o.settings.seq_len} | {float(o.row['peak_gb']):.2f} "
+            f"| {o.estimate.peak_bytes / 1e9:.2f} | {o.error_pct:+.1f}% | {o.estimate.moment}: {_terms(o.estimate)} |"
+        )
+    within = [o for o in done if abs(o.error_pct or 0) <= 20]
+    clean = [o for o in done if o not in suspect]
+    clean_within = [o for o in clean if abs(o.error_pct or 0) <= 20]
+    mean_abs = sum(abs(o.error_pct or 0) for o in done) / max(1, len(done))
+    lines += [
+        "",
+        f"**Within ±20%: {len(within)}/{len(done)} rows ({len(within) / max(1, len(done)):.0%})**; "
+        f"without the row the data set marks SUSPECT: {len(clean_within)}/{len(clean)} "
+        f"({len(clean_within) / max(1, len(clean)):.0%}). Mean |error| {mean_abs:.1f}%. Target: ≥ 80%.",
+        "",
+        "## Skipped rows",
+        "",
+        "| model | method | reason |",
+        "|---|---|---|",
+    ]
+    for o in outcomes:
+        if o.skipped:
+            lines.append(f"| {o.row['model_id']} | {o.row['method']} | {o.skipped} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    outcomes = run()
+    table = Table(title="Memory model vs measured peaks (GB)")
+    for col in ("model", "method", "batch", "measured", "estimated", "error"):
+        table.add_column(col)
+    for o in outcomes:
+        if o.estimate is not None:
+            table.add_row(o.row["model_id"], o.row["method"], o.row["batch"], o.row["peak_gb"],
+                          f"{o.estimate.peak_bytes / 1e9:.2f}", f"{o.error_pct:+.1f}%")
+    console = Console()
+    console.print(table)
+    text = report(outcomes)
+    console.print(next(line for line in text.splitlines() if line.startswith("**Within")))
+    console.print(f"skipped: {sum(1 for o in outcomes if o.skipped)} rows (see the report)")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
