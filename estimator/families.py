@@ -81,6 +81,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_blockwise(cfg, b)
     else:
         build_decoder(cfg, b)
+        if isinstance(cfg.raw("mm_vision_tower"), str):
+            _named_vision_tower(cfg, b)
     audio = cfg.sub("audio_config", "audio")
     if audio is not None:
         _audio_tower(audio, b)
@@ -167,6 +169,26 @@ def _referencing_dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
     else:
         build_vision_tower(vision, b, "vision_model", vision_style(vision))
     b.tower = None
+
+
+def _named_vision_tower(cfg: Cfg, b: Build) -> None:
+    """LLaVA-1.x style: the vision tower is named (mm_vision_tower), the projector described by mm_* keys."""
+    name = cfg.str("mm_vision_tower")
+    base = REFERENCED_CONFIGS.get(name)
+    h = cfg.need("hidden")
+    vh = cfg.int("mm_hidden_size", default=None, minimum=1)
+    if base is None:
+        b.notes.append(f"vision tower {name} is referenced, not described: not counted")
+    else:
+        b.tower = "vision_tower"
+        vh = build_vision_tower(Cfg(base, "mm_vision_tower"), b, "model.vision_tower", "clip")
+        b.tower = None
+        b.notes.append(f"vision tower {name} counted from its public config (checkpoints often leave it out)")
+    if vh:
+        kind = cfg.str("mm_projector_type", default="linear")
+        depth = int(kind[3]) if kind.startswith("mlp") and kind[3:4].isdigit() else 1
+        b.add("projector", vh * h + h + (depth - 1) * (h * h + h))
+        b.node("model.mm_projector", f"projector[{kind} {vh}->{h}]", (b.seq, h))
 
 
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:

@@ -21,4 +21,13 @@ REFERENCED_CONFIGS: dict[str, dict[str, Any]] = {
                              "text-matching"],
         "lora_rank": 4,
     },
+    # huggingface.co/openai/clip-vit-large-patch14(-336) vision_config: the tower LLaVA-1.5 names in mm_vision_tower
+    "openai/clip-vit-large-patch14-336": {
+        "model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16,
+        "num_hidden_layers": 24, "image_size": 336, "patch_size": 14, "num_channels": 3,
+    },
+    "openai/clip-vit-large-patch14": {
+        "model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096, "num_attention_heads": 16,
+        "num_hidden_layers": 24, "image_size": 224, "patch_size": 14, "num_channels": 3,
+    },
 }

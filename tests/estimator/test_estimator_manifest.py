@@ -78,3 +78,19 @@ def test_quantized_checkpoint_is_explained() -> None:
                 info["dtype"], info["shape"] = "U8", [info["shape"][0], info["shape"][1] // 2]
     a = analyze(CFG, manifest=Manifest.from_safetensors_headers(h))
     assert "quantized" in a.params.explanation
+
+
+def test_llava_1_5_style_named_tower_counted_and_missing_from_checkpoint_explained() -> None:
+    cfg = {**CFG, "architectures": ["LlavaLlamaForCausalLM"], "model_type": "llava_llama",
+           "mm_vision_tower": "openai/clip-vit-large-patch14-336", "mm_hidden_size": 1024,
+           "mm_projector_type": "mlp2x_gelu"}
+    a = analyze(cfg)
+    tower = a.params.by_component["vision_tower"]
+    assert tower == 303_507_456  # CLIP ViT-L/14 at 336 px without projection
+    assert a.params.by_component["projector"] == 1024 * 64 + 64 + 64 * 64 + 64
+    b = analyze(cfg, manifest=Manifest.from_safetensors_headers(headers(CFG)))
+    assert b.params.checkpoint is not None and b.params.checkpoint < b.params.derived
+    assert "vision_tower" in b.params.explanation and "not inlined" in b.params.explanation
+    unknown = analyze({**cfg, "mm_vision_tower": "some/private-tower"})
+    assert "vision_tower" not in unknown.params.by_component
+    assert any("not counted" in n for n in unknown.notes)
