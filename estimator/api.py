@@ -87,7 +87,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
         raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc
     derived = sum(b.components.values())
     active = derived - b.inactive
-    text = cfg.sub("text_config", "llm_config", "language_config") if family == "composite" else None
+    text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") if family == "composite" else None
     tcfg = text or cfg
     checkpoint = delta = None
     explanation = ""

@@ -26,7 +26,7 @@ DUAL_TOWER = {"clip", "siglip", "siglip2", "chinese_clip", "altclip", "jina_clip
 
 def detect_family(cfg: Cfg) -> str:
     mt = cfg.model_type
-    if cfg.sub("text_config") is not None and cfg.sub("vision_config") is not None:
+    if cfg.sub("text_config", "text_config_dict") is not None and cfg.sub("vision_config", "vision_config_dict") is not None:
         return "composite"
     if mt in T5_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
         return "encoder-decoder"
@@ -44,7 +44,7 @@ def detect_family(cfg: Cfg) -> str:
         return "text-tower"
     if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size")):
         return "vision"
-    if cfg.sub("text_config", "llm_config", "language_config") is not None:
+    if cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") is not None:
         return "composite"
     return "decoder"
 
@@ -101,8 +101,8 @@ def _text_cfg(cfg: Cfg, text: Cfg, default_type: str) -> Cfg:
 
 def _composite(cfg: Cfg, b: Build) -> None:
     mt = cfg.model_type
-    text = cfg.sub("text_config", "llm_config", "language_config")
-    vision = cfg.sub("vision_config")
+    text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict")
+    vision = cfg.sub("vision_config", "vision_config_dict")
     assert text is not None
     text_type = text.model_type
     if vision is not None and (text.has("hf_model_name_or_path") or is_eva(vision)):
