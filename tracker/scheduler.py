@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hubwatch.storage.records import RepoId
 from hubwatch.tracker.errors import HubError
-from hubwatch.tracker.poller import Failed, PollOutcome, Unchanged, next_poll_at, poll_repos
+from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, Unchanged, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -37,6 +37,14 @@ LISTING_MARGIN_S = 300
 
 def _utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _log_cycle(outcomes: list[PollOutcome]) -> None:
+    if not outcomes:
+        return
+    new = sum(len(o.shas) for o in outcomes if isinstance(o, NewRevisions))
+    failed = sum(isinstance(o, Failed) for o in outcomes)
+    log.info("poll cycle: %d repos polled, %d new revisions, %d failed", len(outcomes), new, failed)
 
 
 def default_worker_id() -> str:
@@ -76,6 +84,7 @@ class PollCycle:
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 claimed = [r for r in claimed if r not in seen]
                 if not claimed:
+                    _log_cycle(outcomes)
                     return outcomes
                 seen.update(claimed)
                 for repo in claimed:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -39,6 +41,9 @@ def run(no_web: bool, worker_id: str | None) -> None:
     (POST /webhooks/hub, HUBWATCH_WEBHOOK_SECRET) triggers an immediate poll of its repo.
     """
     out = Console(stderr=True)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("apscheduler", "alembic", "httpx", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     with open_runtime() as rt:
         cycle = build_cycle(rt, worker_id)
         scheduler = build_scheduler(rt, cycle)
@@ -51,7 +56,9 @@ def run(no_web: bool, worker_id: str | None) -> None:
 
         try:
             if no_web:
-                threading.Event().wait()
+                stop = threading.Event()
+                signal.signal(signal.SIGTERM, lambda *_: stop.set())  # `docker stop`, systemd
+                stop.wait()
             else:
                 out.print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
                 _serve(rt, rt.settings.host, rt.settings.port, on_webhook)
