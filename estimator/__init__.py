@@ -4,7 +4,12 @@ from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, ParamsReport, an
 from hubwatch.estimator.config import ConfigError
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.manifest import Manifest
+from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory_report import estimate_revision, memory_delta_summary
+from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.structure import Node, Structure
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ConfigError", "Finding", "Manifest", "Node", "ParamsReport",
            "Structure", "analyze"]
+__all__ += ["MemoryEstimate", "MemorySettings", "MemorySettingsError", "estimate_memory", "estimate_revision",
+            "memory_delta_summary"]
