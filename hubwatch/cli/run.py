@@ -108,7 +108,7 @@ def demo(port: int | None, every: float) -> None:
     upstream commit appear every few seconds; the web app shows each one as it is polled.
     """
     from hubwatch.tracker.hubsim import HubSim, demo_root
-    from hubwatch.tracker.hubsim.state import SimError
+    from hubwatch.tracker.hubsim import SimError
     from hubwatch.tracker.poller import poll_repos
 
     out = Console(stderr=True)
@@ -132,14 +132,17 @@ def demo(port: int | None, every: float) -> None:
             _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
             stop = threading.Event()
 
+            total = len(sim.state.repos[str(repo)].commits)
+
             def replay() -> None:
-                while not stop.wait(every):
+                while sim.state.visible_count(str(repo)) < total and not stop.wait(every):
                     try:
                         sim.advance(str(repo))
                     except SimError:
-                        out.print("[dim]demo history fully replayed: no more upstream commits[/dim]")
-                        return
+                        break
                     _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
+                if sim.state.visible_count(str(repo)) >= total:
+                    out.print(f"[dim]demo history fully replayed ({total} commits); the web app stays up[/dim]")
 
             worker = threading.Thread(target=replay, name="hubwatch-demo", daemon=True)
             worker.start()

@@ -95,6 +95,7 @@ def test_demo_replays_the_bundled_history_offline(start: Any, tmp_path: Path) ->
     status, osv = get(f"{base}/v1/query", data=query.encode(), headers={"content-type": "application/json"})
     assert status == 200 and json.loads(osv)["vulns"]
     assert (tmp_path / "hubwatch.db").is_file()  # the default SQLite file in the working folder
+    time.sleep(1.0)  # the last commit is stored just before the demo says it is done
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert f"{base}/models/meta-llama/Llama-2-7b-hf" in err
