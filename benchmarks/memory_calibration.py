@@ -132,6 +132,16 @@ def report(outcomes: list[Outcome]) -> str:
         f"without the row the data set marks SUSPECT: {len(clean_within)}/{len(clean)} "
         f"({len(clean_within) / max(1, len(clean)):.0%}). Mean |error| {mean_abs:.1f}%. Target: ≥ 80%.",
         "",
+        "Mean signed error by method (a bias shows a mechanism the model lacks, not a constant to fit):",
+        "",
+    ]
+    for method in ("full", "lora", "qlora"):
+        errs = [o.error_pct or 0.0 for o in done if o.row["method"] == method and o not in suspect]
+        if errs:
+            lines.append(f"- {method}: {sum(errs) / len(errs):+.1f}% over {len(errs)} rows "
+                         f"(range {min(errs):+.1f}% … {max(errs):+.1f}%)")
+    lines += [
+        "",
         "## Skipped rows",
         "",
         "| model | method | reason |",

@@ -162,11 +162,11 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
                 matched.update({name, role})
             else:
                 # Parts of a fused matrix: one A (r×in) per part, B covering each part's share.
-                parts = [r for r in wanted_roles if _FUSED.get(r) == role]
-                if parts:
-                    share = min(1.0, sum(_fused_share(r, linear, stack) for r in parts))
-                    adapters = len(parts)
-                    matched.update(parts)
+                fused_parts = [r for r in wanted_roles if _FUSED.get(r) == role]
+                if fused_parts:
+                    share = min(1.0, sum(_fused_share(r, linear, stack) for r in fused_parts))
+                    adapters = len(fused_parts)
+                    matched.update(fused_parts)
             if share <= 0:
                 continue
             roles.add(role)

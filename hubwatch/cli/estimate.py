@@ -16,7 +16,7 @@ from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name, parse_ca
 from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.memory_report import memory_report
 from hubwatch.estimator.memory_settings import (
-    ATTENTION_IMPLS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
+    ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
     MemorySettings, MemorySettingsError,
 )
 from hubwatch.tracker.errors import HubError
@@ -130,6 +130,12 @@ def _cost_text(cost: dict[str, Any] | None) -> str:
 @click.option("--attention", type=click.Choice(ATTENTION_IMPLS), default="sdpa", show_default=True, help="Attention kernel.")
 @click.option("--loss", type=click.Choice(LOSS_IMPLS), default="fp32", show_default=True,
               help="fp32: logits upcast for the loss (transformers); chunked: compute-dtype chunks (LitGPT).")
+@click.option("--lora-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
+              help="LoRA dropout (> 0 keeps each adapter's dropped input and mask).")
+@click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True,
+              help="FSDP full shard / ZeRO-3 over this many cards (per-card memory).")
+@click.option("--implementation", type=click.Choice(IMPLEMENTATIONS), default="transformers", show_default=True,
+              help="Whose model code runs the training step.")
 @click.option("--headroom", type=click.FloatRange(1.0, 10.0), default=1.15, show_default=True, help="Fit factor on the peak.")
 @click.option("--cards", "card_list", default=None, help="Comma-separated cards (names, or NAME:GB) [default: all known].")
 @click.option("--price", "prices", multiple=True, help="Override a card's price: NAME=USD_PER_HOUR (repeatable).")
@@ -141,7 +147,7 @@ def _cost_text(cost: dict[str, Any] | None) -> str:
 def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, method: str, batch: int,
              seq_len: int | None, lora_rank: int, lora_targets: str, precision: str, optimizer: str,
              grad_checkpointing: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str,
-             headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
+             lora_dropout: float, shards: int, implementation: str, headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
              epochs: float, samples: int, utilisation: float) -> int:
     """Estimate parameters, memory per method, batch per card and training cost of TARGETS.
 
@@ -157,6 +163,7 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, meth
             lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()) or ("",),
             precision=precision, optimizer=optimizer, grad_checkpointing=grad_checkpointing,
             attention=attention, loss=loss, serve_dtype=serve_dtype, kv_dtype=kv_dtype, headroom=headroom,
+            lora_dropout=lora_dropout, shards=shards, implementation=implementation,
         )
         cards = parse_cards(card_list) if card_list else DEFAULT_CARDS
         cost_on = card_by_name(cost_card, cards) if cost_card else None

@@ -121,3 +121,16 @@ def test_hub_target_through_the_emulator(capsys: pytest.CaptureFixture[str], hub
     assert [c["name"] for c in entries[0]["cards"]] == ["A100-80GB", "H200"]
     assert entries[0]["memory_gb"]["serve_weights"] == pytest.approx(13.477, abs=0.01)
     assert entries[1]["target"] == "nobody/nothing" and "error" in entries[1]
+
+
+def test_recipe_options_reach_the_estimate(capsys: pytest.CaptureFixture[str], data_dir: Path) -> None:
+    phi2 = config_path(data_dir, "microsoft__phi-2")
+    _, plain, _ = run(capsys, phi2, "--json", "--method", "full", "--precision", "bf16")
+    _, sharded, _ = run(capsys, phi2, "--json", "--method", "full", "--precision", "bf16", "--shards", "4")
+    base, split = json.loads(plain)[0]["selected"], json.loads(sharded)[0]["selected"]
+    assert split["terms"]["optimizer_states"] == pytest.approx(base["terms"]["optimizer_states"] / 4, rel=1e-3)
+    _, dropout, _ = run(capsys, phi2, "--json", "--lora-dropout", "0.05")
+    _, litgpt, _ = run(capsys, phi2, "--json", "--implementation", "litgpt", "--loss", "chunked")
+    lora = json.loads(plain)[0]["memory_gb"]["lora"]
+    assert json.loads(dropout)[0]["memory_gb"]["lora"] > lora
+    assert json.loads(litgpt)[0]["settings"]["implementation"] == "litgpt"
