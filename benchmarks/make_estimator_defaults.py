@@ -42,6 +42,35 @@ CASES: dict[str, list[str]] = {
                                     "qwen3_vl"],
 }
 
+# Non-default settings whose mechanisms the defaults above do not exercise: (model type, auto class, overrides).
+OVERRIDES: list[tuple[str, str, dict[str, Any]]] = [
+    ("opt", "AutoModelForCausalLM", {"hidden_size": 1024, "word_embed_proj_dim": 512, "num_attention_heads": 16}),
+    ("opt", "AutoModelForCausalLM", {"do_layer_norm_before": False}),
+    ("falcon", "AutoModelForCausalLM", {"alibi": True, "bias": True, "multi_query": False, "parallel_attn": False,
+                                        "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 4}),
+    ("falcon", "AutoModelForCausalLM", {"new_decoder_architecture": True, "num_kv_heads": 8, "hidden_size": 8192,
+                                        "num_attention_heads": 128, "num_hidden_layers": 2}),
+    ("gpt_neox", "AutoModelForCausalLM", {"use_parallel_residual": False, "tie_word_embeddings": True}),
+    ("mistral", "AutoModelForCausalLM", {"sliding_window": 4096, "head_dim": 128, "hidden_size": 5120}),
+    ("qwen2", "AutoModelForSequenceClassification", {"num_labels": 5}),
+    ("llama", "AutoModelForTokenClassification", {"num_labels": 7, "num_hidden_layers": 2}),
+    ("t5", "AutoModelForSeq2SeqLM", {"feed_forward_proj": "gated-gelu", "tie_word_embeddings": False,
+                                     "num_decoder_layers": 3}),
+    ("bart", "AutoModelForSequenceClassification", {"num_labels": 3}),
+    ("bart", "AutoModelForQuestionAnswering", {}),
+    ("stablelm", "AutoModelForCausalLM", {"use_parallel_residual": True, "qk_layernorm": True, "use_qkv_bias": True}),
+    ("phi", "AutoModelForCausalLM", {"qk_layernorm": True}),
+    ("gpt_bigcode", "AutoModelForCausalLM", {"multi_query": False}),
+    ("deepseek_v2", "AutoModelForCausalLM", {"q_lora_rank": None, "num_hidden_layers": 4}),
+    ("qwen2_moe", "AutoModelForCausalLM", {"mlp_only_layers": [0, 2], "decoder_sparse_step": 2, "num_hidden_layers": 6}),
+    ("electra", "AutoModelForPreTraining", {}),
+    ("bert", "AutoModelForPreTraining", {}),
+    ("bert", "AutoModelForMultipleChoice", {}),
+    ("roberta", "AutoModelForMultipleChoice", {}),
+    ("deberta-v2", "AutoModelForSequenceClassification", {"num_labels": 3}),
+    ("cohere", "AutoModelForCausalLM", {"use_qk_norm": True, "num_hidden_layers": 2}),
+]
+
 
 def count(model: Any) -> int:
     seen: set[int] = set()
@@ -60,19 +89,19 @@ def main() -> int:
 
     transformers.logging.set_verbosity_error()
     rows = []
-    for auto, types in CASES.items():
-        for mt in types:
-            try:
-                cfg = transformers.AutoConfig.for_model(mt)
-                with torch.device("meta"):
-                    model = getattr(transformers, auto).from_config(cfg)
-            except Exception as exc:  # this transformers cannot build it from defaults
-                print(f"skip {auto} {mt}: {type(exc).__name__}", file=sys.stderr)
-                continue
-            config = json.loads(cfg.to_json_string())
-            config["architectures"] = [type(model).__name__]
-            rows.append({"auto": auto, "model_type": mt, "architecture": type(model).__name__,
-                         "params": count(model), "config": config})
+    cases = [(mt, auto, {}) for auto, types in CASES.items() for mt in types] + OVERRIDES
+    for mt, auto, overrides in cases:
+        try:
+            cfg = transformers.AutoConfig.for_model(mt, **overrides)
+            with torch.device("meta"):
+                model = getattr(transformers, auto).from_config(cfg)
+        except Exception as exc:  # this transformers cannot build it from defaults
+            print(f"skip {auto} {mt}: {type(exc).__name__}", file=sys.stderr)
+            continue
+        config = json.loads(cfg.to_json_string())
+        config["architectures"] = [type(model).__name__]
+        rows.append({"auto": auto, "model_type": mt, "architecture": type(model).__name__,
+                     "overrides": overrides, "params": count(model), "config": config})
     OUT.write_text(json.dumps({"transformers": transformers.__version__, "torch": torch.__version__,
                                "rows": rows}, indent=1, sort_keys=True) + "\n")
     print(f"{len(rows)} rows → {OUT}")

@@ -118,17 +118,16 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         b.add(comp, params)
         b.node(name, type_, shape)
 
-    if kind in ("mlm", "pretrain", "lm"):
+    if kind == "pretrain" and mt == "electra":  # the discriminator alone: no generator head
+        add("discriminator_predictions", "classifier[1]", h * h + h + h + 1, (seq, 1))
+    elif kind in ("mlm", "pretrain", "lm"):
         out = emb if mt in ("albert", "electra") else h
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
         if kind == "pretrain":
-            if mt == "electra":
-                add("discriminator_predictions", "classifier[1]", h * h + h + h + 1, (seq, 1))
-            else:
-                add("pooler", "pooler", pooler, (h,), "pooler")
-                add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
+            add("pooler", "pooler", pooler, (h,), "pooler")
+            add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
     elif kind == "seqcls":
         if mt in ROBERTA_HEADS:
             add("classifier", f"classification_head[{labels}]", h * h + h + h * labels + labels, (labels,))
@@ -145,9 +144,8 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         add("classifier", f"classifier[{labels}]", h * labels + labels, (seq, labels))
     elif kind == "qa":
         add("qa_outputs", "span_classifier", 2 * h + 2, (seq, 2))
-    elif kind == "mc":
-        if mt not in ROBERTA_HEADS and mt not in NO_POOLER:
-            add("pooler", "pooler", pooler, (h,), "pooler")
+    elif kind == "mc":  # every family pools the first token through an h×h layer before scoring
+        add("pooler", "pooler", pooler, (h,), "pooler")
         add("classifier", "classifier[1]", h + 1, (1,))
     elif mt == "dpr":
         proj = cfg.int("projection_dim", default=0) or 0

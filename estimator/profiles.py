@@ -153,7 +153,8 @@ def apply_keys(cfg: Cfg, p: DecoderProfile) -> DecoderProfile:
             changes["qkv_bias"] = b
     if cfg.has("qk_layernorm", "use_qk_norm"):
         if cfg.bool("qk_layernorm", "use_qk_norm"):
-            changes["qk_norm"] = p.qk_norm or ("head_ln" if p.norm == "ln" else "head")
+            per_head = cfg.model_type in ("stablelm", "stablelm_epoch", "cohere", "cohere2")  # one norm per head
+            changes["qk_norm"] = p.qk_norm or ("full" if per_head else "head_ln" if p.norm == "ln" else "head")
         else:
             changes["qk_norm"] = ""
     if cfg.has("rmsnorm"):

@@ -18,7 +18,7 @@ KNOWN_GAPS = {"zamba", "recurrent_gemma", "bitnet"}
 ROWS = DEFAULTS["rows"]
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[f"{r['model_type']}-{r['architecture']}" for r in ROWS])
+@pytest.mark.parametrize("row", ROWS, ids=[f"{r['model_type']}-{r['architecture']}-{i}" for i, r in enumerate(ROWS)])
 def test_default_config_count_within_one_percent(row: dict[str, Any]) -> None:
     derived = analyze(row["config"]).params.derived
     if row["model_type"] in KNOWN_GAPS:
