@@ -44,13 +44,13 @@ def _gb(value: float) -> float:
     return round(value / 1e9, 3)
 
 
-def _estimates(spec: ModelSpec, settings: MemorySettings) -> dict[str, MemoryEstimate | str]:
+def _estimates(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryEstimate | str]:
     out: dict[str, MemoryEstimate | str] = {}
     for method, _ in _METHOD_KEYS:
         try:
             out[method] = estimate_memory(spec, settings, method)
         except MemorySettingsError as exc:
-            if method == settings.method:
+            if strict and method == settings.method:
                 raise
             out[method] = str(exc)
     return out
@@ -77,11 +77,15 @@ def _card_rows(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...
 
 
 def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, cards: tuple[Card, ...] = DEFAULT_CARDS,
-                  run: RunShape | None = None, cost_card: Card | None = None) -> dict[str, Any]:
-    """Memory per method, the selected method's terms, batch per card and the cost, as JSON."""
+                  run: RunShape | None = None, cost_card: Card | None = None, strict: bool = True) -> dict[str, Any]:
+    """Memory per method, the selected method's terms, batch per card and the cost, as JSON.
+
+    With `strict`, a selected method the model cannot run (a LoRA target it lacks) raises
+    MemorySettingsError; otherwise that method is reported as `{"method", "error"}`.
+    """
     settings = settings or MemorySettings()
     run = run or RunShape()
-    estimates = _estimates(spec, settings)
+    estimates = _estimates(spec, settings, strict)
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
     serve = estimates["serve"]
 
@@ -97,14 +101,14 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
         "kv_cache": None if isinstance(serve, str) else _gb(serve.term("kv_cache")),
     }
     selected = estimates[settings.method]
-    assert isinstance(selected, MemoryEstimate)  # the selected method raised otherwise
     report: dict[str, Any] = {
         "settings": {**settings.to_json(), "seq_len": seq_len},
         "memory_gb": memory_gb,
-        "selected": selected.to_json(),
-        "methods": {m: (e if isinstance(e, str) else e.to_json()) for m, e in estimates.items()},
+        "selected": ({"method": settings.method, "error": selected} if isinstance(selected, str)
+                     else selected.to_json()),
+        "methods": {m: ({"error": e} if isinstance(e, str) else e.to_json()) for m, e in estimates.items()},
         "cards": _card_rows(spec, settings, cards, estimates),
-        "cost": _cost(spec, settings, selected, cards, run, cost_card),
+        "cost": None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
         "assumptions": list(ASSUMPTIONS),
     }
     return report
@@ -137,7 +141,8 @@ def estimate_revision(analysis_or_config: Any, settings: MemorySettings | None =
     """The JSON-able memory estimate of one revision: memory per method at `settings`, card fits, cost.
 
     Accepts an `Analysis` (anything with `.spec`), a `ModelSpec`, or a config dict (analysed with
-    `hubwatch.estimator.analyze`, with the weight `manifest` when given).
+    `hubwatch.estimator.analyze`, with the weight `manifest` when given). A method the model cannot
+    run (e.g. LoRA targets it lacks) is reported as an error inside the result, not raised.
     """
     settings = settings or MemorySettings()
     if isinstance(analysis_or_config, ModelSpec):
@@ -145,10 +150,11 @@ def estimate_revision(analysis_or_config: Any, settings: MemorySettings | None =
     elif hasattr(analysis_or_config, "spec"):
         spec = analysis_or_config.spec
     else:
-        from hubwatch.estimator import analyze  # part 1: config → Analysis
+        from hubwatch.estimator import analyze  # config → Analysis
 
         spec = analyze(analysis_or_config, manifest=manifest).spec
-    return memory_report(spec, settings, cards=cards)
+    # Per revision nothing may stop the record: a method the model cannot run is reported, not raised.
+    return memory_report(spec, settings, cards=cards, strict=False)
 
 
 _LABELS = {

@@ -126,8 +126,11 @@ class MemorySettings:
         if unknown:
             raise MemorySettingsError(unknown[0], f"unknown setting (known: {', '.join(sorted(known))})")
         values = dict(data)
-        if "lora_targets" in values and isinstance(values["lora_targets"], list):
-            values["lora_targets"] = tuple(values["lora_targets"])
+        targets = values.get("lora_targets")
+        if isinstance(targets, str):  # "q_proj,v_proj" as on the command line
+            values["lora_targets"] = tuple(t.strip() for t in targets.split(",") if t.strip())
+        elif isinstance(targets, list):
+            values["lora_targets"] = tuple(targets)
         return cls(**values)
 
 

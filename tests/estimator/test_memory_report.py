@@ -60,3 +60,13 @@ def test_delta_summary_is_none_when_nothing_moved() -> None:
     assert memory_delta_summary(a, b) is None
     assert memory_delta_summary(a, b, threshold_pct=0) is not None
     assert memory_delta_summary({"error": "bad config"}, a) is None
+
+
+def test_estimate_revision_reports_a_method_the_model_cannot_run() -> None:
+    from hubwatch.estimator.memory_settings import MemorySettings
+
+    result = estimate_revision(llama_like(layers=2), MemorySettings(lora_targets=("wpe",)))
+    assert "wpe matches no linear layer" in result["selected"]["error"]
+    assert result["memory_gb"]["lora"] is None and result["memory_gb"]["full_finetune"] > 0
+    assert all(row["lora_batch"] is None for row in result["cards"]) and result["cost"] is None
+    assert MemorySettings.from_json({"lora_targets": "q_proj, v_proj"}).lora_targets == ("q_proj", "v_proj")
