@@ -12,7 +12,7 @@ from hubwatch.estimator.families import build
 from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.spec import ModelSpec
-from hubwatch.estimator.structure import Structure
+from hubwatch.estimator.structure import NodeList, Structure
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
 
@@ -102,7 +102,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
                                         tied_rows=tied_rows if family == "decoder" else 0, layers=b.layers,
                                         towers=towers)
     params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation)
-    structure = Structure(b.layers, not b.failures, tuple(b.failures), tuple(b.nodes), (seq_len,))
+    structure = Structure(b.layers, not b.failures, tuple(b.failures), NodeList(b.nodes), (seq_len,))
     ctx = LintContext(tcfg, cfg, family, derived, b.layers, b.vocab, b.max_pos, b.final_norm,
                       tokenizer_config, generation_config)
     findings = tuple(lint(ctx))

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec, StackSpec
-from hubwatch.estimator.structure import MAX_LAYER_NODES, Node
+from hubwatch.estimator.structure import MAX_LAYER_NODES, LayerRun, Node
 
 __all__ = ["Build", "Layer", "attention_linears", "ffn_linears", "lin", "norm_params"]
 
@@ -69,7 +69,7 @@ class Build:
         self.seq = seq
         self.components: dict[str, int] = {}
         self.inactive = 0
-        self.nodes: list[Node] = []
+        self.nodes: list[Node | LayerRun] = []
         self.stacks: list[StackSpec] = []
         self.failures: list[str] = []
         self.notes: list[str] = []
@@ -129,12 +129,11 @@ class Build:
         )
         short = {id(layer): (layer.mixer.split("[")[0], layer.mixer, layer.ffn.split("[")[0], layer.ffn)
                  for layer, _ in groups.values()}
-        append = self.nodes.append
-        for i, layer in enumerate(layers[:MAX_LAYER_NODES]):
-            m_name, m_type, f_name, f_type = short[id(layer)]
-            append(Node(f"{prefix}.{i}.{m_name}", m_type, shape))
-            if f_type:
-                append(Node(f"{prefix}.{i}.{f_name}", f_type, shape))
+        if len(groups) == 1:
+            listed = (next(iter(short.values())),) * min(len(layers), MAX_LAYER_NODES)
+        else:
+            listed = tuple(short[id(layer)] for layer in layers[:MAX_LAYER_NODES])
+        self.nodes.append(LayerRun(prefix, listed, shape))
         if len(layers) > MAX_LAYER_NODES:
             rest = len(layers) - MAX_LAYER_NODES
             self.node(f"{prefix}.{MAX_LAYER_NODES}-{len(layers) - 1}", f"repeated[{rest} layers]", shape)
