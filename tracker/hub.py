@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from hubwatch.storage.records import FileRecord, RepoId, RevisionRecord
-from hubwatch.tracker.errors import (
-    GatedRepo,
-    HubError,
-    HubUnavailable,
-    InvalidContent,
-    RateLimited,
-    RepoNotFound,
-    RevisionNotFound,
-)
+from hubwatch.tracker.errors import InvalidContent
+from hubwatch.tracker.hub_errors import translate_errors
 from hubwatch.tracker.snapshot import Snapshot, is_tracked
 
 if TYPE_CHECKING:
@@ -33,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["EstimateInputs", "HubClient", "RecentModel"]
 
 T = TypeVar("T")
+_PARALLEL = 8  # concurrent file/header fetches within one snapshot
 Manifest = Mapping[str, Mapping[str, Any]]
 
 
@@ -61,24 +56,6 @@ class RecentModel:
     last_modified: datetime | None
 
 
-def _retry_after(response: Any) -> float | None:
-    headers = getattr(response, "headers", None) or {}
-    raw = headers.get("retry-after")
-    if raw:
-        try:
-            return float(raw)
-        except ValueError:
-            pass
-    ratelimit = headers.get("ratelimit") or ""
-    for part in ratelimit.split(";"):
-        if part.strip().startswith("t="):
-            try:
-                return float(part.strip()[2:])
-            except ValueError:
-                return None
-    return None
-
-
 class HubClient:
     """Reads repos from the hub (or the emulator) with the official client."""
 
@@ -99,47 +76,8 @@ class HubClient:
 
     # -- error translation: the only place library errors become ours ---------------------------
 
-    @contextmanager
-    def _translate(self, repo: str | None, revision: str | None = None, file: str | None = None) -> Iterator[None]:
-        import httpx2
-        from huggingface_hub import errors as hf
-
-        where = {"repo_id": repo, "revision": revision}
-        what = f"{file}: " if file else ""
-        try:
-            yield
-        except HubError:
-            raise
-        except hf.GatedRepoError as exc:
-            raise GatedRepo(f"{what}repo is gated: access not granted to this token", **where) from exc
-        except hf.RevisionNotFoundError as exc:
-            raise RevisionNotFound(f"{what}revision not found", **where) from exc
-        except hf.RepositoryNotFoundError as exc:
-            raise RepoNotFound("repo not found (or private)", **where) from exc
-        except hf.RemoteEntryNotFoundError as exc:
-            raise InvalidContent(f"{what}listed but not served (entry not found)", **where) from exc
-        except hf.SafetensorsParsingError as exc:
-            raise InvalidContent(f"{what}safetensors header cannot be parsed: {exc}", **where) from exc
-        except hf.HfHubHTTPError as exc:
-            status = exc.response.status_code if exc.response is not None else None
-            if status == 429:
-                raise RateLimited(
-                    f"{what}rate limited by the hub", retry_after=_retry_after(exc.response), **where
-                ) from exc
-            raise HubUnavailable(f"{what}hub answered HTTP {status}", **where) from exc
-        except hf.HFValidationError as exc:
-            raise RepoNotFound(f"not a valid repo id or revision: {exc}", **where) from exc
-        except (httpx2.RemoteProtocolError, httpx2.DecodingError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidContent(f"{what}truncated or malformed response: {exc}", **where) from exc
-        except httpx2.TimeoutException as exc:
-            raise HubUnavailable(f"{what}hub did not answer in time", **where) from exc
-        except httpx2.HTTPError as exc:
-            raise HubUnavailable(f"{what}cannot reach the hub at {self.endpoint}: {exc}", **where) from exc
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidContent(f"{what}unexpected response shape: {exc!r}", **where) from exc
-
     def _call(self, fn: Callable[[], T], repo: str | None, revision: str | None = None, file: str | None = None) -> T:
-        with self._translate(repo, revision, file):
+        with translate_errors(self.endpoint, repo, revision, file):
             return fn()
 
     # -- repo state ------------------------------------------------------------------------------
@@ -273,6 +211,7 @@ class HubClient:
         files = self.listing(repo, sha)
         contents: dict[str, bytes] = {}
         headers: dict[str, dict[str, Any]] = {}
+        fetch: dict[str, Callable[[], object]] = {}
         for path, record in sorted(files.items()):
             old = previous.files.get(path) if previous is not None else None
             same = old is not None and old.blob_id == record.blob_id and old.lfs_sha256 == record.lfs_sha256
@@ -280,13 +219,31 @@ class HubClient:
                 if same and previous is not None and path in previous.safetensors:
                     headers[path] = dict(previous.safetensors[path])
                 else:
-                    headers[path] = self.safetensors_header(repo, sha, path)
+                    fetch[path] = partial(self.safetensors_header, repo, sha, path)
             elif is_tracked(path):
                 if same and previous is not None and path in previous.contents:
                     contents[path] = previous.contents[path]
                 else:
-                    contents[path] = self.download(repo, sha, path, expected_size=record.size)
-        return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
+                    fetch[path] = partial(self.download, repo, sha, path, expected_size=record.size)
+        for path, value in self._fetch_all(fetch).items():
+            if isinstance(value, bytes):
+                contents[path] = value
+            elif isinstance(value, dict):
+                headers[path] = value
+        return Snapshot(sha=sha, files=files, contents=dict(sorted(contents.items())), safetensors=dict(sorted(headers.items())))
+
+    def _fetch_all(self, jobs: Mapping[str, Callable[[], object]]) -> dict[str, object]:
+        """Run the fetches `_PARALLEL` at a time; the first failure in path order is raised."""
+        if len(jobs) <= 1:
+            return {path: job() for path, job in jobs.items()}
+        with ThreadPoolExecutor(max_workers=_PARALLEL, thread_name_prefix="hubwatch-fetch") as pool:
+            futures = {path: pool.submit(job) for path, job in jobs.items()}
+            try:
+                return {path: future.result() for path, future in futures.items()}
+            except BaseException:
+                for future in futures.values():
+                    future.cancel()
+                raise
 
     def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> EstimateInputs:
         """Config, weight manifest and tokenizer/generation configs of one revision (default: main)."""

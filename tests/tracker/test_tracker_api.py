@@ -10,6 +10,7 @@ import pytest
 
 MODULES = [
     "hubwatch.tracker.hub",
+    "hubwatch.tracker.hub_errors",
     "hubwatch.tracker.poller",
     "hubwatch.tracker.pipeline",
     "hubwatch.tracker.scheduler",

@@ -1,0 +1,82 @@
+"""Translation of huggingface_hub and HTTP errors into hubwatch's HubError types (used by tracker/hub.py only)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hubwatch.tracker.errors import (
+    GatedRepo,
+    HubError,
+    HubUnavailable,
+    InvalidContent,
+    RateLimited,
+    RepoNotFound,
+    RevisionNotFound,
+)
+
+__all__ = ["translate_errors"]
+
+
+def _retry_after(response: Any) -> float | None:
+    headers = getattr(response, "headers", None) or {}
+    raw = headers.get("retry-after")
+    if raw:
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    ratelimit = headers.get("ratelimit") or ""
+    for part in ratelimit.split(";"):
+        if part.strip().startswith("t="):
+            try:
+                return float(part.strip()[2:])
+            except ValueError:
+                return None
+    return None
+
+
+@contextmanager
+def translate_errors(
+    endpoint: str, repo: str | None, revision: str | None = None, file: str | None = None
+) -> Iterator[None]:
+    """Re-raise huggingface_hub/httpx errors from the block as HubError types, `from` the original."""
+    import httpx2
+    from huggingface_hub import errors as hf
+
+    where = {"repo_id": repo, "revision": revision}
+    what = f"{file}: " if file else ""
+    try:
+        yield
+    except HubError:
+        raise
+    except hf.GatedRepoError as exc:
+        raise GatedRepo(f"{what}repo is gated: access not granted to this token", **where) from exc
+    except hf.RevisionNotFoundError as exc:
+        raise RevisionNotFound(f"{what}revision not found", **where) from exc
+    except hf.RepositoryNotFoundError as exc:
+        raise RepoNotFound("repo not found (or private)", **where) from exc
+    except hf.RemoteEntryNotFoundError as exc:
+        raise InvalidContent(f"{what}listed but not served (entry not found)", **where) from exc
+    except hf.SafetensorsParsingError as exc:
+        raise InvalidContent(f"{what}safetensors header cannot be parsed: {exc}", **where) from exc
+    except hf.HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else None
+        if status == 429:
+            raise RateLimited(
+                f"{what}rate limited by the hub", retry_after=_retry_after(exc.response), **where
+            ) from exc
+        raise HubUnavailable(f"{what}hub answered HTTP {status}", **where) from exc
+    except hf.HFValidationError as exc:
+        raise RepoNotFound(f"not a valid repo id or revision: {exc}", **where) from exc
+    except (httpx2.RemoteProtocolError, httpx2.DecodingError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidContent(f"{what}truncated or malformed response: {exc}", **where) from exc
+    except httpx2.TimeoutException as exc:
+        raise HubUnavailable(f"{what}hub did not answer in time", **where) from exc
+    except httpx2.HTTPError as exc:
+        raise HubUnavailable(f"{what}cannot reach the hub at {endpoint}: {exc}", **where) from exc
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidContent(f"{what}unexpected response shape: {exc!r}", **where) from exc
+
