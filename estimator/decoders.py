@@ -187,6 +187,8 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                 layer.linears += dense_ffn
                 layer.ffn = ffn_type
             layer.more("norms", norms)
+            if p.sub_norms:
+                layer.more("norms", h + (dense_size if not (sparse[i] and moe is not None) else 0))
             cache[key] = layer
         layers.append(layer)
     window = cfg.int("sliding_window", default=None, minimum=0)

@@ -12,9 +12,9 @@ import pytest
 from hubwatch.estimator import analyze
 
 DEFAULTS = json.loads((Path(__file__).parent / "transformers_defaults.json").read_text())
-# Architectures the estimator does not model yet: Zamba shared blocks, RecurrentGemma, BitNet sub-norms.
+# Architectures the estimator does not model yet: Zamba shared blocks, RecurrentGemma.
 # They must still give an estimate.
-KNOWN_GAPS = {"zamba", "recurrent_gemma", "bitnet"}
+KNOWN_GAPS = {"zamba", "recurrent_gemma"}
 ROWS = DEFAULTS["rows"]
 
 
