@@ -83,7 +83,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
         family = build(cfg, b)
     except ConfigError:
         raise
-    except (TypeError, ValueError, KeyError, AttributeError, ZeroDivisionError, OverflowError, RecursionError) as exc:
+    except (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError) as exc:
         raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc
     derived = sum(b.components.values())
     active = derived - b.inactive

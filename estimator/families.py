@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hubwatch.estimator.blocks import Build
 from hubwatch.estimator.blockwise import build_blockwise, is_blockwise
-from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.decoders import build_decoder
 from hubwatch.estimator.encdec import BART_TYPES, T5_TYPES, _bart_layer, build_bart, build_t5
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
@@ -103,7 +103,8 @@ def _composite(cfg: Cfg, b: Build) -> None:
     mt = cfg.model_type
     text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict")
     vision = cfg.sub("vision_config", "vision_config_dict")
-    assert text is not None
+    if text is None:
+        raise ConfigError(cfg.key("text_config"), "missing: the composite's language model")
     text_type = text.model_type
     if vision is not None and (text.has("hf_model_name_or_path") or is_eva(vision)):
         _referencing_dual_tower(cfg, text, vision, b)
@@ -194,7 +195,8 @@ def _named_vision_tower(cfg: Cfg, b: Build) -> None:
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
     for key in ("encoder", "decoder"):
         sub = cfg.sub(key)
-        assert sub is not None
+        if sub is None:
+            raise ConfigError(cfg.key(key), "missing: an encoder-decoder needs both parts")
         fam = detect_family(sub)
         b.tower = f"{key}_tower"
         if fam == "encoder":
