@@ -26,7 +26,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_blocks", "depth"),
     "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads"),
     "kv_heads": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "n_kv_heads",
-                 "multi_query_group_num", "num_kv"),
+                 "multi_query_group_num", "num_kv", "kv_n_heads"),
     "ffn": ("intermediate_size", "ffn_hidden_size", "n_inner", "d_ff", "ffn_dim", "inner_hidden_size",
             "block_ff_dim", "hidden_dim", "mlp_dim", "ffn_inner_dim"),
     "vocab": ("padded_vocab_size", "vocab_size", "n_vocab"),

@@ -106,9 +106,22 @@ def _conv_layer(cfg: Cfg, h: int) -> Layer:
     return layer
 
 
+def _flatten(cfg: Cfg) -> Cfg:
+    """DBRX/MPT-style configs nest attention and feed-forward settings; read them as top-level keys."""
+    nested = [sub for key in ("attn_config", "ffn_config") if (sub := cfg.sub(key)) is not None]
+    if not nested:
+        return cfg
+    data: dict[str, object] = {}
+    for sub in nested:
+        data.update(sub.data)
+    data.update(cfg.data)
+    return Cfg(data, cfg.path)
+
+
 def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "decoder",
                   head: str | None = None) -> None:
     """Adds a decoder-only language model (embeddings, layers, final norm, head) to the build."""
+    cfg = _flatten(cfg)
     if cfg.model_type in ("falcon", "RefinedWeb", "RefinedWebModel"):
         from hubwatch.estimator.falcon import falcon_profile
         p, known = falcon_profile(cfg), True

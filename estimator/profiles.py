@@ -82,7 +82,8 @@ PROFILES: dict[str, DecoderProfile] = {
                names=("c_attn",) * 3 + ("c_proj", "w1", "w2", "c_proj")),
     "gpt_oss": _P(qkv_bias=True, o_bias=True, sinks=True),
     "lfm2": _P(tie=True, qk_norm="head", names=("q_proj", "k_proj", "v_proj", "out_proj", "w1", "w3", "w2")),
-    "exaone": _P(), "jamba": _P(), "bamba": _P(), "bitnet": _P(sub_norms=True), "llava_llama": _P(), "llava_mistral": _P(),
+    "exaone": _P(), "jamba": _P(), "bamba": _P(), "bitnet": _P(sub_norms=True),
+    "dbrx": _P(norm="ln_nobias", fused_qkv="Wqkv"), "llava_llama": _P(), "llava_mistral": _P(),
     "llava_qwen": _P(qkv_bias=True), "falcon_h1": _P(), "granitemoehybrid": _P(tie=True), "nemotron": _P(norm="ln", gated=False), "minicpm": _P(tie=True),
 }
 

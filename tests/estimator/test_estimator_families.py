@@ -91,3 +91,15 @@ def test_internlm_style_bias_key_biases_attention_only() -> None:
     base = {"model_type": "internlm", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 2,
             "intermediate_size": 128, "vocab_size": 100, "rms_norm_eps": 1e-6}
     assert analyze({**base, "bias": True}).params.derived - analyze({**base, "bias": False}).params.derived == 2 * 4 * 64
+
+
+def test_dbrx_nested_attention_and_ffn_configs() -> None:
+    # databricks/dbrx-instruct's size keys; its checkpoint holds 131,596,523,520 parameters (36B active).
+    cfg = {"architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": 6144, "n_heads": 48, "n_layers": 40,
+           "max_seq_len": 32768, "vocab_size": 100352, "tie_word_embeddings": False,
+           "attn_config": {"clip_qkv": 8, "kv_n_heads": 8, "rope_theta": 500000},
+           "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4}}
+    a = analyze(cfg)
+    assert a.params.derived == 131_596_523_520
+    assert 36e9 < a.params.active < 37e9
+    assert a.spec.text_stack.attention.num_kv_heads == 8
