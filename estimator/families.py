@@ -83,6 +83,9 @@ def build(cfg: Cfg, b: Build) -> str:
         build_decoder(cfg, b)
         if isinstance(cfg.raw("mm_vision_tower"), str):
             _named_vision_tower(cfg, b)
+        visual = cfg.sub("visual")
+        if visual is not None and visual.has("width", "hidden_size"):
+            _inline_visual(visual, b, cfg.need("hidden"))
     audio = cfg.sub("audio_config", "audio")
     if audio is not None:
         _audio_tower(audio, b)
@@ -190,6 +193,21 @@ def _named_vision_tower(cfg: Cfg, b: Build) -> None:
         depth = int(kind[3]) if kind.startswith("mlp") and kind[3:4].isdigit() else 1
         b.add("projector", vh * h + h + (depth - 1) * (h * h + h))
         b.node("model.mm_projector", f"projector[{kind} {vh}->{h}]", (b.seq, h))
+
+
+def _inline_visual(visual: Cfg, b: Build, text_hidden: int) -> None:
+    """A vision encoder nested as `visual` in a decoder config (Qwen-VL style), with a query resampler
+    into the language model's width when `output_dim` is given."""
+    b.tower = "vision_tower"
+    width = build_eva_vision(visual, b, "transformer.visual") if is_eva(visual) else build_vision_tower(
+        visual, b, "transformer.visual", "clip")
+    out = visual.int("output_dim", default=0) or 0
+    if out:
+        queries = visual.int("n_queries", "num_queries", default=256, minimum=1) or 256
+        b.add("projector", 2 * queries * out + width * out + 4 * out * out + 4 * out + 6 * out + out * out)
+        b.node("transformer.visual.attn_pool", f"resampler[{queries} queries {width}->{out}]", (queries, out))
+    b.tower = None
+    b.notes.append(f"inline vision encoder counted (resampler to {out or text_hidden} estimated)")
 
 
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:

@@ -103,3 +103,15 @@ def test_dbrx_nested_attention_and_ffn_configs() -> None:
     assert a.params.derived == 131_596_523_520
     assert 36e9 < a.params.active < 37e9
     assert a.spec.text_stack.attention.num_kv_heads == 8
+
+
+def test_inline_visual_encoder_of_a_decoder_config_is_counted() -> None:
+    cfg = json.loads((Path(__file__).parent.parent / "data" / "configs" / "Qwen__Qwen-7B-Chat" / "config.json").read_text())
+    text_only = analyze(cfg).params.derived
+    cfg["visual"] = {"heads": 16, "image_size": 448, "layers": 48, "mlp_ratio": 4.9231, "output_dim": 4096,
+                     "patch_size": 14, "width": 1664}
+    a = analyze(cfg)
+    # Qwen-VL: a ViT-bigG/14 (~1.9B) with a 256-query resampler on top of Qwen-7B; published size 9.6B.
+    assert 1.85e9 < a.params.by_component["vision_tower"] < 2.0e9
+    assert a.params.derived == text_only + a.params.by_component["vision_tower"]
+    assert abs(a.params.derived - 9.6e9) / 9.6e9 < 0.01
