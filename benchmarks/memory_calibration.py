@@ -7,7 +7,8 @@ translated into the estimator's settings (below), and the error is what it is.
 
 The measured rows come from LitGPT's fine-tuning tables, so the recipe is LitGPT's:
 `bf16-true` (weights, gradients, AdamW states and LoRA adapters all bf16), `bnb.nf4` without double
-quantisation (quantised from fp16, the output head included), chunked cross-entropy
+quantisation (quantised from fp16, the output head included) with bitsandbytes 0.42 (the minimum
+Lightning's plugin accepts at the time), whose 4-bit matmul keeps its input, chunked cross-entropy
 in bf16 (`loss=chunked`), `lora_dropout: 0.05`, `max_seq_length: 512` (the peak comes from the
 longest batch, taken as 512 tokens), peak = `torch.cuda.max_memory_allocated()` in GB. QLoRA
 rows use bitsandbytes' paged 32-bit AdamW, whose states live in managed memory outside PyTorch's
@@ -76,7 +77,7 @@ def _settings(row: dict[str, str]) -> MemorySettings | str:
         lora_rank=int(row["lora_r"]) if row["lora_r"].isdigit() else 16, lora_targets=targets,
         precision="bf16", optimizer="adamw", grad_checkpointing=row["grad_ckpt"].startswith("on"),
         loss="chunked", lora_dropout=0.05 if method != "full" else 0.0, shards=shards, implementation="litgpt",
-        nf4_double_quant="nf4-dq" in row["precision"],
+        nf4_double_quant="nf4-dq" in row["precision"], nf4_keeps_inputs=True,
     )
 
 

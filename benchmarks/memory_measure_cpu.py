@@ -8,7 +8,8 @@ saves for backward (split into logits-sized ones and the rest). The estimate is 
 model's config through `hubwatch.estimator.analyze` and compared term by term.
 
 CPU differs from CUDA in kernels, not in what autograd keeps: SDPA's CPU flash kernel saves the same
-q, k, v, output and log-sum-exp. QLoRA needs bitsandbytes on a GPU and is not measured here.
+q, k, v, output and log-sum-exp. QLoRA cases use bitsandbytes' CPU backend (NF4 with double
+quantisation on the blocks' linears, PEFT adapters on top), when bitsandbytes is installed.
 Results go to benchmarks/results/memory_measure_cpu.md.
 """
 
@@ -49,6 +50,9 @@ CASES = (
     Case("llama LoRA q,v (bf16 adapters)", "llama", "lora", "bf16", targets=("q_proj", "v_proj")),
     Case("llama LoRA all-linear b4 seq512", "llama", "lora", "amp-bf16", batch=4, seq_len=512),
     Case("llama LoRA all-linear + ckpt", "llama", "lora", "amp-bf16", checkpointing=True),
+    Case("llama QLoRA all-linear amp-bf16", "llama", "qlora", "amp-bf16"),
+    Case("llama QLoRA q,v amp-bf16", "llama", "qlora", "amp-bf16", targets=("q_proj", "v_proj")),
+    Case("llama QLoRA all-linear (bf16 adapters)", "llama", "qlora", "bf16"),
     Case("gpt2 full bf16", "gpt2", "full", "bf16"),
     Case("gpt2 full amp-bf16", "gpt2", "full", "amp-bf16"),
     Case("gpt2 LoRA c_attn amp-bf16", "gpt2", "lora", "amp-bf16", targets=("c_attn",)),
@@ -120,6 +124,46 @@ class LiveBytes:
         self.peak, self.peak_phase = self.current, self.phase
 
 
+def _quantize_nf4(model: Any) -> None:
+    """Replace the blocks' linear layers by bitsandbytes NF4 layers (double quantisation), as QLoRA does."""
+    import bitsandbytes as bnb
+    import torch
+
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if isinstance(child, torch.nn.Linear) and name != "lm_head":
+                q = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                      compute_dtype=torch.bfloat16, quant_type="nf4", compress_statistics=True)
+                q.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False, quant_type="nf4",
+                                             compress_statistics=True)
+                if child.bias is not None:
+                    q.bias = child.bias
+                setattr(parent, name, q.to("cpu"))
+
+
+def _quant_state_storages(model: Any) -> dict[int, int]:
+    """Storages of bitsandbytes quantisation constants (absmax, nested absmax, code tables)."""
+    import torch
+
+    out: dict[int, int] = {}
+
+    def add(t: Any) -> None:
+        if isinstance(t, torch.Tensor):
+            out[t.untyped_storage()._cdata] = t.untyped_storage().nbytes()
+
+    for module in model.modules():
+        state = getattr(getattr(module, "weight", None), "quant_state", None)
+        if state is None:
+            continue
+        add(state.absmax)
+        add(getattr(state, "code", None))
+        nested = getattr(state, "state2", None)
+        if nested is not None:
+            add(nested.absmax)
+            add(getattr(nested, "code", None))
+    return out
+
+
 def _from_parameter(t: Any) -> bool:
     """A tensor made from a parameter by casts, views or transposes only (no activation involved)."""
     fn = t.grad_fn
@@ -146,9 +190,11 @@ def _measure(case: Case) -> dict[str, float | str]:
 
     cfg = AutoConfig.for_model(**{k: v for k, v in config.items() if k not in ("architectures",)})
     cfg._attn_implementation = "sdpa"
-    model_dtype = torch.bfloat16 if case.precision == "bf16" or case.method == "lora" else torch.float32
+    model_dtype = torch.bfloat16 if case.precision == "bf16" or case.method != "full" else torch.float32
     model = AutoModelForCausalLM.from_config(cfg, dtype=model_dtype)
-    if case.method == "lora":
+    if case.method == "qlora":
+        _quantize_nf4(model)
+    if case.method in ("lora", "qlora"):
         from peft import LoraConfig, get_peft_model
 
         targets: Any = "all-linear" if case.targets == ("all-linear",) else list(case.targets)
@@ -169,8 +215,10 @@ def _measure(case: Case) -> dict[str, float | str]:
     weight_copies: dict[int, int] = {}
     logit_bytes = case.batch * case.seq_len * 8000
 
-    weights = sum(p.untyped_storage().nbytes() for p in model.parameters())
-    weight_keys = {p.untyped_storage()._cdata for p in model.parameters()}
+    weight_storages = {p.untyped_storage()._cdata: p.untyped_storage().nbytes() for p in model.parameters()}
+    weight_storages.update(_quant_state_storages(model))
+    weights = sum(weight_storages.values())
+    weight_keys = set(weight_storages)
 
     def pack(t: Any) -> Any:
         st = t.untyped_storage()
@@ -249,7 +297,7 @@ def _kept_activations(spec: Any, settings: Any) -> float:
     from hubwatch.estimator.memory_activations import LoraActivations, activation_model
 
     lora = None
-    if settings.method != "full":
+    if settings.method in ("lora", "qlora"):
         from hubwatch.estimator.memory_roles import plan_lora
 
         plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
@@ -259,7 +307,8 @@ def _kept_activations(spec: Any, settings: Any) -> float:
     full = settings.method == "full"
     compute = 4 if settings.precision == "fp32" and full else 2
     act = activation_model(spec, compute_bytes=compute, amp=settings.precision == "amp-bf16" and full,
-                           seq_len=settings.seq_len, eager=False, lora=lora)
+                           seq_len=settings.seq_len, eager=False, lora=lora,
+                           quantized_base=settings.method == "qlora" and settings.nf4_keeps_inputs)
     per = act.checkpointed_per_token if settings.grad_checkpointing else act.saved_per_token
     return per * settings.batch * settings.seq_len
 
@@ -279,7 +328,14 @@ def main() -> None:
     import sys
 
     only = sys.argv[1:]
-    for case in track([c for c in CASES if not only or any(o in c.name for o in only)], description="training steps"):
+    try:
+        import bitsandbytes
+
+        bnb_version = bitsandbytes.__version__
+    except ImportError:
+        bnb_version = None
+    cases = [c for c in CASES if (not only or any(o in c.name for o in only)) and (c.method != "qlora" or bnb_version)]
+    for case in track(cases, description="training steps"):
         real = _measure(case)
         est = _estimate(case)
         rows.append((case, real, est))
@@ -291,7 +347,8 @@ def main() -> None:
     lines = [
         "# Memory model vs measured CPU training steps",
         "",
-        f"torch {torch.__version__}, transformers {transformers.__version__}; re-run: "
+        f"torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"bitsandbytes {bnb_version or 'not installed (QLoRA cases skipped)'}; re-run: "
         "`python -m benchmarks.memory_measure_cpu`.",
         "Small real architectures on random weights (Llama: h=512, I=1376, 4 layers, 8 heads, 2 KV heads, "
         "V=8000; GPT-2: h=512, 4 layers, 8 heads, V=8000), SDPA, fused AdamW, second step measured.",

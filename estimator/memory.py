@@ -162,7 +162,7 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         casts = casts / n
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
                            eager=settings.attention == "eager", lora=lora_acts, implementation=settings.implementation,
-                           quantized_base=method == "qlora")
+                           quantized_base=method == "qlora" and settings.nf4_keeps_inputs)
     if settings.grad_checkpointing:
         kept = act.checkpointed_per_token * tokens
         transient = (act.one_layer_per_token + act.backward_working_per_token) * tokens

@@ -15,8 +15,8 @@ with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
   bf16 base (PEFT's default; amp-bf16 and fp32 recipes) cast their input, so each keeps its own
   copy of it (bf16 under autocast, fp32 without) while the frozen base keeps none;
 - under amp-bf16 the residual stream is fp32 and every linear keeps its own bf16 copy of its input;
-- a QLoRA base keeps every quantised matrix's input (bitsandbytes' 4-bit matmul saves its input
-  whenever that input needs a gradient), like a trainable one;
+- a QLoRA base keeps no input with current bitsandbytes; releases up to about 0.42 kept every
+  4-bit matmul's input (`nf4_keeps_inputs`), like a trainable matrix;
 - gradient checkpointing keeps each layer's input and recomputes one layer at a time.
 Logits: the compute-dtype logits, an fp32 copy for the loss and its saved log-softmax, and the
 gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`);

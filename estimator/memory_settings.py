@@ -66,6 +66,9 @@ class MemorySettings:
     kv_dtype: str = "bf16"
     lora_dropout: float = 0.0  # > 0: each adapter keeps its dropped input and a 1-byte mask
     nf4_double_quant: bool = True  # QLoRA: absmax constants quantised again (8-bit + fp32 per 256)
+    # QLoRA: bitsandbytes releases up to about 0.42 kept each 4-bit matmul's input for backward
+    # (`ctx.tensors = (A, B)`); current releases keep only the packed weight.
+    nf4_keeps_inputs: bool = False
     shards: int = 1  # FSDP full-shard / ZeRO-3 over this many cards: model states split, one layer gathered
     headroom: float = 1.15
     framework_overhead_gb: float = 0.5  # CUDA context and libraries: outside allocated memory
@@ -92,7 +95,7 @@ class MemorySettings:
         for target in self.lora_targets:
             if not isinstance(target, str) or not target.strip():
                 raise MemorySettingsError("lora_targets", f"empty or non-text target {target!r}")
-        for flag in ("grad_checkpointing", "nf4_double_quant"):
+        for flag in ("grad_checkpointing", "nf4_double_quant", "nf4_keeps_inputs"):
             if not isinstance(getattr(self, flag), bool):
                 raise MemorySettingsError(flag, "expected true or false")
         if not isinstance(self.headroom, (int, float)) or not 1.0 <= float(self.headroom) <= 10.0:
