@@ -17,7 +17,7 @@ from hubwatch.storage.records import InvalidRepoId, RepoId
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["AppContext", "get_ctx", "read_json", "repo_from_path"]
+__all__ = ["AppContext", "get_ctx", "org_from_path", "read_json", "repo_from_path"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,14 @@ def repo_from_path(org: str, name: str) -> RepoId:
         return RepoId.parse(f"{org}/{name}")
     except InvalidRepoId as exc:
         raise not_found(str(exc)) from exc
+
+
+def org_from_path(org: str) -> str:
+    """The organisation named by a URL's `{org}` (spelled as in a repo id), or a 404."""
+    try:
+        return RepoId.parse(f"{org}/x").org
+    except InvalidRepoId as exc:
+        raise not_found(f"{org!r} is not an organisation name") from exc
 
 
 async def read_json(request: Request, max_bytes: int = 1 << 20) -> Any:

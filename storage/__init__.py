@@ -9,6 +9,7 @@ from hubwatch.storage.errors import (
     StorageError,
 )
 from hubwatch.storage.migrate import migrate
+from hubwatch.storage.stats import StoreStats
 from hubwatch.storage.store import Store
 from hubwatch.storage.values import FeedItem, HistoryEntry, RepoState
 
@@ -23,5 +24,6 @@ __all__ = [
     "RepoState",
     "StorageError",
     "Store",
+    "StoreStats",
     "migrate",
 ]

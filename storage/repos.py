@@ -60,17 +60,35 @@ def set_watched(conn: Connection, repo: RepoId, watched: bool, now: datetime) ->
     return bool(result.rowcount)
 
 
-def repo_states(conn: Connection, *, watched_only: bool = True, repo: RepoId | None = None) -> list[RepoState]:
-    counts = sa.select(REVISIONS.c.repo_id, sa.func.count().label("n")).group_by(REVISIONS.c.repo_id).subquery()
-    query = (
-        sa.select(REPOS, sa.func.coalesce(counts.c.n, 0).label("revision_count"))
-        .select_from(REPOS.outerjoin(counts, counts.c.repo_id == REPOS.c.id))
-        .order_by(REPOS.c.org, REPOS.c.name)
+def repo_states(
+    conn: Connection,
+    *,
+    watched_only: bool = True,
+    repo: RepoId | None = None,
+    org: str | None = None,
+    offset: int = 0,
+    limit: int | None = None,
+) -> list[RepoState]:
+    """Repos ordered by org/name with their revision counts; optionally one repo or one org's,
+    `limit` of them from `offset` (a page of the watch list, however long it is)."""
+    if offset < 0 or (limit is not None and limit < 0):
+        raise InvalidRecord(f"offset and limit must be ≥ 0, got offset={offset}, limit={limit}")
+    count = (
+        sa.select(sa.func.count())
+        .select_from(REVISIONS)
+        .where(REVISIONS.c.repo_id == REPOS.c.id)
+        .correlate(REPOS)
+        .scalar_subquery()
     )
+    query = sa.select(REPOS, count.label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
     if watched_only:
         query = query.where(REPOS.c.watched.is_(True))
     if repo is not None:
         query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    if org is not None:
+        query = query.where(REPOS.c.org == org)
+    if offset or limit is not None:
+        query = query.offset(offset).limit(limit)
     return [
         RepoState(
             repo=RepoId(r.org, r.name),

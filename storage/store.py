@@ -9,6 +9,7 @@ from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
 from hubwatch.storage import feed, history, leases, repos, revisions
+from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
 from hubwatch.storage.errors import DatabaseUnavailable, StorageError
@@ -91,9 +92,24 @@ class Store:
     def unwatch(self, repo: RepoId) -> bool:
         return self._write(lambda c: repos.set_watched(c, repo, False, self._clock()))
 
-    def watched(self) -> list[RepoState]:
+    def watched(self, *, org: str | None = None, offset: int = 0, limit: int | None = None) -> list[RepoState]:
+        """Watched repos ordered by org/name: all, or one org's, or `limit` of them from `offset`."""
         with self._read() as c:
-            return repos.repo_states(c)
+            return repos.repo_states(c, org=org, offset=offset, limit=limit)
+
+    def watched_count(self) -> int:
+        with self._read() as c:
+            return agg.watched_count(c)
+
+    def stats(self) -> agg.StoreStats:
+        """Repos by poll state, revision and advisory counts, newest poll: aggregate queries only."""
+        with self._read() as c:
+            return agg.store_stats(c)
+
+    def latest_changes(self, repos_: Sequence[RepoId]) -> dict[RepoId, FeedItem]:
+        """Each repo's newest revision with a change (as `recent_changes(1, repo=…)`), in 3 queries."""
+        with self._read() as c:
+            return agg.latest_changes(c, repos_)
 
     def repo_state(self, repo: RepoId) -> RepoState | None:
         """The state of one repo, watched or not; None when the store has never seen it."""

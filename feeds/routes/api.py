@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request
 
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, get_ctx, read_json, repo_from_path
-from hubwatch.feeds.errors import not_found
+from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.routes.common import require_known
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
@@ -19,10 +19,17 @@ router = APIRouter(prefix="/api/v1", tags=["api"])
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
+MODELS_PAGE = 1000
+
+
 @router.get("/models")
-def models(ctx: Ctx) -> dict[str, Any]:
+def models(ctx: Ctx, page: int = 0) -> dict[str, Any]:
+    """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is one."""
+    if page < 0:
+        raise bad_request(f"page must be ≥ 0, got {page}")
+    states = ctx.store.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
     rows = []
-    for state in sorted(ctx.store.watched(), key=lambda s: str(s.repo)):
+    for state in states[:MODELS_PAGE]:
         rows.append(
             {
                 "repo": str(state.repo),
@@ -34,7 +41,10 @@ def models(ctx: Ctx) -> dict[str, Any]:
                 "url": f"{ctx.base_url}/models/{state.repo}",
             }
         )
-    return {"models": rows}
+    out: dict[str, Any] = {"models": rows}
+    if len(states) > MODELS_PAGE:
+        out["next"] = f"{ctx.base_url}/api/v1/models?page={page + 1}"
+    return out
 
 
 @router.get("/models/{org}/{name}/history")

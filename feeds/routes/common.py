@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.storage.records import Kind, RepoId, Severity
 
 if TYPE_CHECKING:
-    from hubwatch.storage import Store
+    from hubwatch.storage import RepoState, Store
 
 __all__ = ["parse_kinds", "parse_severity", "repo_state", "require_known"]
 
@@ -38,9 +38,10 @@ def parse_severity(value: str | None, name: str = "min_severity") -> Severity | 
         raise bad_request(f"{name} {value!r} is not a severity (one of: {allowed})") from exc
 
 
-def repo_state(store: "Store", repo: RepoId) -> Any | None:
-    """The repo's RepoState when it is watched, else None."""
-    return next((state for state in store.watched() if state.repo == repo), None)
+def repo_state(store: "Store", repo: RepoId) -> "RepoState | None":
+    """The repo's RepoState when it is watched, else None (one indexed lookup)."""
+    state = store.repo_state(repo)
+    return state if state is not None and state.watched else None
 
 
 def require_known(store: "Store", repo: RepoId) -> None:

@@ -8,11 +8,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request, Response
 
 from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, json_feed, rss_bytes
-from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
+from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity, require_known
-from hubwatch.storage.records import InvalidRepoId, RepoId
 
 __all__ = ["router"]
 
@@ -33,6 +32,7 @@ def _render(
     ctx: AppContext,
     fmt: str,
     scope: str,
+    tag: str,
     title: str,
     home_path: str,
     query: dict[str, Any],
@@ -48,7 +48,7 @@ def _render(
     )
     subtitle = f"Upstream changes to {scope} seen by hubwatch" + (f" ({filters})" if filters else "")
     meta = FeedMeta(
-        id=f"tag:hubwatch,2025:feeds/{scope}" + (f"?{filters}" if filters else ""),
+        id=f"tag:hubwatch,2025:feeds/{tag}" + (f"?{filters}" if filters else ""),
         title=title,
         subtitle=subtitle,
         self_url=f"{base}{request.url.path}" + (f"?{filters}" if filters else ""),
@@ -70,19 +70,18 @@ def global_feed(
     request: Request, fmt: str, ctx: Ctx, kind: KindQuery = [], min_severity: str | None = None
 ) -> Response:
     query: dict[str, Any] = {"kind": kind, "min_severity": min_severity}
-    return _render(request, ctx, fmt, "all models", "hubwatch: all watched models", "/", query)
+    # The tag is an IRI: no spaces (it once was `feeds/all models`, which strict Atom readers reject).
+    return _render(request, ctx, fmt, "all models", "all", "hubwatch: all watched models", "/", query)
 
 
 @router.get("/orgs/{org}/feed.{fmt}")
 def org_feed(
     request: Request, org: str, fmt: str, ctx: Ctx, kind: KindQuery = [], min_severity: str | None = None
 ) -> Response:
-    try:
-        RepoId.parse(f"{org}/x")
-    except InvalidRepoId as exc:
-        raise not_found(f"{org!r} is not an organisation name") from exc
+    org = org_from_path(org)
     query: dict[str, Any] = {"kind": kind, "min_severity": min_severity, "org": org}
-    return _render(request, ctx, fmt, f"orgs/{org}", f"hubwatch: {org}", "/", query)
+    scope = f"orgs/{org}"
+    return _render(request, ctx, fmt, scope, scope, f"hubwatch: {org}", f"/{scope}", query)
 
 
 @router.get("/models/{org}/{name}/feed.{fmt}")
@@ -98,4 +97,5 @@ def model_feed(
     repo = repo_from_path(org, name)
     require_known(ctx.store, repo)
     query: dict[str, Any] = {"kind": kind, "min_severity": min_severity, "repo": repo}
-    return _render(request, ctx, fmt, f"models/{repo}", f"hubwatch: {repo}", f"/models/{repo}", query)
+    scope = f"models/{repo}"
+    return _render(request, ctx, fmt, scope, scope, f"hubwatch: {repo}", f"/models/{repo}", query)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -34,13 +33,12 @@ def healthz(ctx: Ctx) -> JSONResponse:
 
 @router.get("/metrics")
 def metrics(ctx: Ctx) -> PlainTextResponse:
-    states = ctx.store.watched()
-    polled = [as_utc(s.last_polled_at) for s in states if s.last_polled_at is not None]
-    age = (datetime.now(UTC) - max(polled)).total_seconds() if polled else None
+    stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
+    last = stats.last_polled_at
     snapshot = MetricsSnapshot(
-        repos_by_state=Counter(s.state for s in states),
-        revisions=sum(s.revision_count for s in states),
-        advisories=len(ctx.store.advisories()),
-        last_poll_age_s=age,
+        repos_by_state=stats.repos_by_state,
+        revisions=stats.revisions,
+        advisories=stats.advisories,
+        last_poll_age_s=(datetime.now(UTC) - as_utc(last)).total_seconds() if last is not None else None,
     )
     return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

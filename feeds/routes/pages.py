@@ -1,4 +1,4 @@
-"""HTML pages: the index of watched models, a model's history, a revision's diff, an advisory;
+"""HTML pages: the index of watched models (all, or one org's), a model's history, a revision's diff, an advisory;
 and the Markdown twin of each model page."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view
-from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
+from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import repo_state, require_known
@@ -52,16 +52,28 @@ def _charts(revisions: list[RevisionView]) -> list[Markup]:
     return [c for c in charts if c]
 
 
+def _listing(request: Request, ctx: AppContext, page: int, org: str | None) -> Response:
+    """One page of the watch list with each repo's latest change: four queries, however many repos."""
+    states = ctx.store.watched(org=org, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1) if page >= 0 else []
+    shown = states[:PAGE_SIZE]
+    latest = ctx.store.latest_changes([s.repo for s in shown])
+    rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
+    context: dict[str, Any] = {"rows": rows, "page": page, "more": len(states) > PAGE_SIZE, "org": org}
+    return ctx.templates.TemplateResponse(request, "index.html", context)
+
+
 @router.get("/")
 def index(request: Request, ctx: Ctx, page: int = 0) -> Response:
-    states = sorted(ctx.store.watched(), key=lambda s: str(s.repo))
-    shown = states[page * PAGE_SIZE : (page + 1) * PAGE_SIZE] if page >= 0 else []
-    rows = []
-    for state in shown:
-        latest = ctx.store.recent_changes(1, repo=state.repo)
-        rows.append({"state": state, "latest": latest[0] if latest else None})
-    context: dict[str, Any] = {"rows": rows, "page": page, "more": len(states) > (page + 1) * PAGE_SIZE}
-    return ctx.templates.TemplateResponse(request, "index.html", context)
+    return _listing(request, ctx, page, None)
+
+
+@router.get("/orgs/{org}")
+def org_page(request: Request, org: str, ctx: Ctx, page: int = 0) -> Response:
+    """The watched models of one organisation (user) on the hub, with its feed."""
+    org = org_from_path(org)
+    if page == 0 and not ctx.store.watched(org=org, limit=1):
+        raise not_found(f"no watched model of {org!r} in this hubwatch")
+    return _listing(request, ctx, page, org)
 
 
 @router.get("/models/{org}/{name}.md")

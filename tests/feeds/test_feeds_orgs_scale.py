@@ -1,0 +1,90 @@
+"""The org page, and pages over many repos in a fixed number of queries (index, /metrics)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import feedparser
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
+from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, seeded  # noqa: F401
+
+from hubwatch.storage import Store
+from hubwatch.storage.records import RepoId
+
+
+@contextmanager
+def selects(store: Store) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def listen(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.lstrip().upper().startswith("SELECT"):
+            seen.append(statement)
+
+    sa.event.listen(store.engine, "before_cursor_execute", listen)
+    try:
+        yield seen
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", listen)
+
+
+def test_org_page_lists_its_models_and_links_its_feeds(client: TestClient) -> None:
+    page = client.get("/orgs/meta-llama")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    html = page.text
+    assert 'href="/models/meta-llama/Llama-2-7b-hf"' in html and 'href="/models/meta-llama/Llama-3.1-8B-Instruct"' in html
+    assert "evil-org" not in html  # another org's model
+    assert 'href="/orgs/meta-llama/feed.atom"' in html and 'href="/orgs/meta-llama/feed.rss"' in html
+    assert "max_position_embeddings 2048 → 4096" in html  # Llama-2's latest change
+    # The index links each model's org page; the org feed points back at the org page.
+    assert 'href="/orgs/meta-llama"' in client.get("/").text
+    feed = feedparser.parse(client.get("/orgs/meta-llama/feed.atom").content)
+    assert feed.feed.link == "https://hubwatch.example/orgs/meta-llama"
+
+
+def test_org_page_errors(client: TestClient) -> None:
+    missing = client.get("/orgs/nobody-here")
+    assert missing.status_code == 404 and "nobody-here" in missing.json()["error"]["message"]
+    bad = client.get("/orgs/bad org!")
+    assert bad.status_code == 404 and "organisation" in bad.json()["error"]["message"]
+
+
+def test_feed_ids_are_iris_without_spaces(client: TestClient) -> None:
+    for path in ("/feed.atom", "/orgs/meta-llama/feed.atom", f"/models/{LLAMA2}/feed.atom"):
+        feed = feedparser.parse(client.get(path).content)
+        assert feed.feed.id.startswith("tag:hubwatch,2025:feeds/") and " " not in feed.feed.id, path
+
+
+def test_index_and_metrics_take_fixed_queries_however_many_repos(
+    client: TestClient, feeds_store: Store, seeded: Seeded
+) -> None:
+    with selects(feeds_store) as before:
+        assert client.get("/").status_code == 200
+    with selects(feeds_store) as metrics_before:
+        assert client.get("/metrics").status_code == 200
+    for i in range(30):
+        feeds_store.watch(RepoId("bulk", f"m{i:02d}"))
+    with selects(feeds_store) as after:
+        html = client.get("/").text
+    assert 'href="/models/bulk/m29"' in html
+    assert len(after) == len(before) <= 6
+    with selects(feeds_store) as metrics_after:
+        text = client.get("/metrics").text
+    assert "hubwatch_watched_repos 33\n" in text
+    assert len(metrics_after) == len(metrics_before) <= 5
+    # /metrics counts advisories with COUNT(*), never by loading them.
+    assert not any("advisories.osv" in s for s in metrics_after)
+
+
+def test_index_pages_the_watch_list(client: TestClient, feeds_store: Store) -> None:
+    for i in range(120):
+        feeds_store.watch(RepoId("bulk", f"m{i:03d}"))
+    first = client.get("/").text  # ordered by org/name: bulk/m000 … bulk/m099
+    assert "Next page" in first
+    assert 'href="/models/bulk/m099"' in first and 'href="/models/bulk/m100"' not in first
+    second = client.get("/?page=1").text
+    assert 'href="/models/bulk/m100"' in second and f'href="/models/{HOSTILE}"' in second
+    assert 'href="/models/bulk/m099"' not in second and "Next page" not in second
+    models = client.get("/api/v1/models").json()
+    assert len(models["models"]) == 123 and "next" not in models
