@@ -103,7 +103,8 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
                                         towers=towers)
     params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation)
     structure = Structure(b.layers, not b.failures, tuple(b.failures), NodeList(b.nodes), (seq_len,))
-    ctx = LintContext(tcfg, cfg, family, derived, b.layers, b.vocab, b.max_pos, b.final_norm,
+    deepest = max((stack.num_layers for stack in b.stacks), default=b.layers)  # towers are separate stacks
+    ctx = LintContext(tcfg, cfg, family, derived, deepest, b.vocab, b.max_pos, b.final_norm,
                       tokenizer_config, generation_config)
     findings = tuple(lint(ctx))
     spec = ModelSpec(

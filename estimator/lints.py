@@ -28,7 +28,7 @@ class LintContext:
     root: Cfg
     family: str
     params: int
-    layers: int
+    layers: int  # the deepest single stack (a vision or audio tower counts apart from the text model)
     vocab: int
     max_pos: int | None
     final_norm: bool
@@ -91,6 +91,8 @@ def eos_generation(c: LintContext) -> list[Finding]:
         return []
     cfg_eos = set(_ids(c.root.data.get("eos_token_id")) + _ids(c.cfg.data.get("eos_token_id")))
     gen_eos = set(_ids(c.generation.get("eos_token_id")))
+    if not gen_eos and cfg_eos and c.generation.get("_from_model_config") is True:
+        return []  # transformers rebuilds a generation config saved "from the model config" from config.json
     if not gen_eos:
         return [Finding("eos-missing-from-generation-config", "warning",
                         "generation_config.json has no eos_token_id: generation may never stop",
@@ -113,7 +115,8 @@ def rope_scaling(c: LintContext) -> list[Finding]:
             return [Finding("rope-scaling-inconsistent", "warning", f"rope_scaling original_max_position_embeddings "
                             f"({orig}) exceeds max_position_embeddings ({c.max_pos})",
                             "set max_position_embeddings to the extended context")]
-        if kind != "dynamic" and orig * factor < c.max_pos * 0.99:
+        # llama3 scales only the low frequencies (Llama 3.1 ships factor 8 × 8192 for 131072): no simple product
+        if kind in ("yarn", "linear") and orig * factor < c.max_pos * 0.99:
             return [Finding("rope-scaling-inconsistent", "warning", f"rope_scaling {kind} factor {factor} × "
                             f"{orig} = {int(orig * factor)} is below max_position_embeddings ({c.max_pos})",
                             "raise the factor or lower max_position_embeddings to what the scaling covers")]
@@ -155,11 +158,15 @@ def deep_init(c: LintContext) -> list[Finding]:
 
 
 def pad_token(c: LintContext) -> list[Finding]:
-    has = c.root.has("pad_token_id") or c.cfg.has("pad_token_id") or bool(c.tokenizer and c.tokenizer.get("pad_token"))
-    if c.family == "decoder" and not has:
-        return [Finding("pad-token-missing", "info", "no pad token: batched generation and fine-tuning need one",
-                        "set pad_token_id (e.g. to the eos token) in config and tokenizer_config")]
-    return []
+    """Padding is the tokenizer's: judged only when its config is known (a config alone cannot tell)."""
+    if c.family not in ("decoder", "composite") or c.tokenizer is None or c.tokenizer.get("pad_token"):
+        return []
+    if isinstance(c.tokenizer.get("auto_map"), Mapping):
+        return []  # a tokenizer class from the repo's code may define its pad token there (ChatGLM does)
+    return [Finding("pad-token-missing", "info", "the tokenizer defines no pad_token: tokenizer(..., padding=True) "
+                    "fails, and batched generation or fine-tuning needs one",
+                    "set pad_token in tokenizer_config.json (a reserved token, or the eos token) and pad_token_id "
+                    "in config.json")]
 
 
 def context_lengths(c: LintContext) -> list[Finding]:
@@ -201,8 +208,31 @@ def use_cache(c: LintContext) -> list[Finding]:
     return []
 
 
+# Generation settings and their defaults (transformers' GenerationConfig): non-default ones belong in
+# generation_config.json, not in config.json.
+_GENERATION_DEFAULTS: dict[str, object] = {
+    "max_length": 20, "min_length": 0, "do_sample": False, "early_stopping": False, "num_beams": 1,
+    "num_beam_groups": 1, "diversity_penalty": 0.0, "temperature": 1.0, "top_k": 50, "top_p": 1.0, "typical_p": 1.0,
+    "repetition_penalty": 1.0, "length_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0,
+    "bad_words_ids": None, "num_return_sequences": 1, "forced_bos_token_id": None, "forced_eos_token_id": None,
+    "suppress_tokens": None, "begin_suppress_tokens": None,
+}
+
+
+def generation_in_config(c: LintContext) -> list[Finding]:
+    moved = {k: c.root.data[k] for k, default in _GENERATION_DEFAULTS.items()
+             if k in c.root.data and c.root.data[k] != default}
+    if not moved:
+        return []
+    shown = ", ".join(f"{k}={v!r}" for k, v in list(moved.items())[:4]) + (" …" if len(moved) > 4 else "")
+    return [Finding("generation-params-in-config", "info", f"config.json sets generation parameters ({shown}): "
+                    "transformers warns about them there and generate() takes generation_config.json",
+                    f"move {', '.join(moved)} to generation_config.json and drop them from config.json")]
+
+
 RULES: tuple[Rule, ...] = (kv_heads, heads_hidden, vocab_tokenizer, eos_generation, rope_scaling, float32_large,
-                           custom_code, final_norm, deep_init, pad_token, context_lengths, experts, quantized, use_cache)
+                           custom_code, final_norm, deep_init, pad_token, context_lengths, experts, quantized, use_cache,
+                           generation_in_config)
 
 
 def lint(ctx: LintContext) -> list[Finding]:

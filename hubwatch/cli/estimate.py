@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from hubwatch.cli import cli
 from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
 from hubwatch.cli.estimate_inputs import TargetError, TargetInputs, load_target
+from hubwatch.cli.estimate_render import render
 from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name, parse_cards
 from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.memory_report import memory_report
@@ -19,9 +19,11 @@ from hubwatch.estimator.memory_settings import (
     ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
     MemorySettings, MemorySettingsError,
 )
-from hubwatch.tracker.errors import HubError
+from hubwatch.tracker.errors import HubError, RevisionNotFound
 
 __all__ = ["estimate", "estimate_entry"]
+
+DEFAULT_SEQ_LEN = 2048
 
 
 def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
@@ -29,9 +31,15 @@ def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tup
     """One JSON entry: the analysis (structure, parameters, findings) plus memory, cards and cost."""
     from hubwatch.estimator import analyze
 
-    analysis = analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
-                       generation_config=inputs.generation_config, seq_len=settings.seq_len or 2048,
+    def run_analysis(seq_len: int) -> Any:
+        return analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
+                       generation_config=inputs.generation_config, seq_len=seq_len,
                        model=inputs.target if inputs.source == "hub" else None, revision=inputs.revision)
+
+    analysis = run_analysis(settings.seq_len or DEFAULT_SEQ_LEN)
+    context = analysis.spec.max_position_embeddings
+    if settings.seq_len is None and context and context < DEFAULT_SEQ_LEN:
+        analysis = run_analysis(context)  # the default length is capped at the model's context, as for memory
     entry: dict[str, Any] = {"target": inputs.target, "source": inputs.source}
     entry.update(analysis.to_json())
     entry.update(memory_report(analysis.spec, settings, cards=cards, run=run, cost_card=cost_card))
@@ -57,64 +65,11 @@ def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...
     return tuple(Card(c.name, c.memory_gb, c.bf16_tflops, prices.get(c.name, c.usd_per_hour)) for c in cards)
 
 
-def _fmt_gb(value: Any) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
-def _render(console: Console, entries: list[dict[str, Any]], settings: MemorySettings) -> None:
-    ok = [e for e in entries if "error" not in e]
-    table = Table(title=f"Memory (GB, peak allocated) — method {settings.method}, batch {settings.batch}")
-    table.add_column("", style="bold", no_wrap=True)
-    for entry in ok:
-        table.add_column(entry["target"], justify="right", overflow="fold")
-    if ok:
-        rows: list[tuple[str, list[str]]] = [
-            ("model type", [str(e["model_type"]) for e in ok]),
-            ("parameters", [f"{e['total_params'] / 1e9:.2f} B" for e in ok]),
-            ("seq len", [str(e["settings"]["seq_len"]) for e in ok]),
-            ("full fine-tune", [_fmt_gb(e["memory_gb"]["full_finetune"]) for e in ok]),
-            (f"LoRA r={settings.lora_rank}", [_fmt_gb(e["memory_gb"]["lora"]) for e in ok]),
-            (f"QLoRA r={settings.lora_rank}", [_fmt_gb(e["memory_gb"]["qlora"]) for e in ok]),
-            (f"serve weights ({settings.serve_dtype})", [_fmt_gb(e["memory_gb"]["serve_weights"]) for e in ok]),
-            ("KV cache", [_fmt_gb(e["memory_gb"]["kv_cache"]) for e in ok]),
-        ]
-        term_names: list[str] = []
-        for e in ok:
-            term_names += [t for t in e["selected"]["terms"] if t not in term_names]
-        rows.append((f"[cyan]{settings.method} peak[/cyan]", [_fmt_gb(e["selected"]["peak_gb"]) for e in ok]))
-        for term in term_names:
-            values = [e["selected"]["terms"].get(term) for e in ok]
-            if any(v for v in values):
-                rows.append((f"  {term.replace('_', ' ')}", [_fmt_gb(v) for v in values]))
-        rows.append(("  needs (× headroom + overhead)", [_fmt_gb(e["selected"]["required_gb"]) for e in ok]))
-        for i, card in enumerate(ok[0]["cards"]):
-            cells = []
-            for e in ok:
-                row = e["cards"][i]
-                cells.append(" / ".join("—" if row[k] is None else str(row[k]) for k in
-                                        ("full_finetune_batch", "lora_batch", "qlora_batch", "serve_batch")))
-            rows.append((f"{card['name']} {card['memory_gb']:g} GB: batch F/L/Q/S", cells))
-        rows.append(("cost", [_cost_text(e.get("cost")) for e in ok]))
-        for label, cells in rows:
-            table.add_row(label, *cells)
-        console.print(table)
-    for entry in entries:
-        if "error" in entry:
-            message = entry["error"] if entry["target"] in entry["error"] else f"{entry['target']}: {entry['error']}"
-            console.print(f"[red]error:[/red] {message}", soft_wrap=True)
-
-
-def _cost_text(cost: dict[str, Any] | None) -> str:
-    if not cost:
-        return "—"
-    money = "" if cost.get("usd") is None else f", ${cost['usd']:,.2f}"
-    return f"{cost['hours']:.2f} h on {cost['cards']}× {cost['card']}{money}"
-
-
 @cli.command()
 @click.argument("targets", nargs=-1, required=True)
 @click.option("--revision", default=None, help="Hub revision (branch, tag or commit) for org/name targets.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one entry per target, in order.")
+@click.option("--nodes", "show_nodes", is_flag=True, help="Also print each target's layer graph (name, type, output shape).")
 @click.option("--method", type=click.Choice(METHODS), default="lora", show_default=True, help="Method whose terms are shown.")
 @click.option("--batch", type=click.IntRange(min=1), default=1, show_default=True, help="Micro-batch size.")
 @click.option("--seq-len", type=click.IntRange(min=1), default=None,
@@ -144,7 +99,7 @@ def _cost_text(cost: dict[str, Any] | None) -> str:
 @click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Samples per epoch.")
 @click.option("--utilisation", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
               help="Model FLOPs utilisation assumed for the cost.")
-def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, method: str, batch: int,
+def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show_nodes: bool, method: str, batch: int,
              seq_len: int | None, lora_rank: int, lora_targets: str, precision: str, optimizer: str,
              grad_checkpointing: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str,
              lora_dropout: float, shards: int, implementation: str, headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
@@ -153,9 +108,13 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, meth
 
     Each TARGET is a config.json path, a folder with config.json (and optionally a
     *.safetensors.index.json or weights.json manifest), or org/name on the hub. Several targets
-    are compared side by side. A target that fails is reported (as {"target", "error"} with
-    --json) without stopping the others; the exit code is 0 when every target was estimated and
-    1 when any failed.
+    are compared side by side: model, family, custom code, parameters derived vs checkpoint (with
+    the delta explained), by component and active per token, structure and forward-pass check,
+    memory, cards, cost and lint findings (--nodes adds the layer graph).
+
+    A target that fails (unreadable or invalid config, naming the key; missing repo or revision)
+    is reported on one line (as {"target", "error"} with --json) without stopping the others.
+    Exit codes: 0 every target estimated, 1 any target failed, 2 bad options.
     """
     try:
         settings = MemorySettings(
@@ -184,12 +143,20 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, meth
                 hub = HubClient.from_settings(load_settings())
             inputs = load_target(target, revision=revision, hub=hub)
             entries.append(estimate_entry(inputs, settings, cards=cards, run=run, cost_card=cost_on))
-        except (TargetError, HubError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
+        except HubError as exc:
+            message = str(exc)
+            if isinstance(exc, RevisionNotFound) and revision and revision not in message:
+                message = f"{target}: revision {revision} not found"
+            entries.append({"target": target, "error": f"{message} (fix: {exc.fix})"})
+        except (TargetError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
             entries.append({"target": target, "error": str(exc)})
+        except RecursionError:  # a hub file nested beyond reason (local files are checked when read)
+            entries.append({"target": target, "error": f"{target}: a JSON file is nested too deeply to be a config"})
     if as_json:
         click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
     else:
-        _render(Console(width=max(100, 40 + 24 * len(entries))), entries, settings)
+        render(Console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
+               lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes)
     return EXIT_FAILED if any("error" in e for e in entries) else EXIT_OK
 
 

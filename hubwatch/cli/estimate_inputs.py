@@ -20,6 +20,10 @@ class TargetError(ValueError):
 class _Hub(Protocol):
     def fetch_estimate_inputs(self, repo_id: str, revision: str | None = None) -> Any: ...
 
+    def listing(self, repo: Any, sha: str) -> Mapping[str, Any]: ...
+
+    def download(self, repo: Any, sha: str, path: str, *, expected_size: int | None = None) -> bytes: ...
+
 
 @dataclass(frozen=True)
 class TargetInputs:
@@ -41,6 +45,8 @@ def _read_json(path: Path) -> Any:
         raise TargetError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TargetError(f"{path}: not valid JSON ({exc})") from exc
+    except RecursionError as exc:
+        raise TargetError(f"{path}: not valid JSON (nested too deeply to be a config)") from exc
 
 
 def _object(path: Path) -> dict[str, Any]:
@@ -53,6 +59,18 @@ def _object(path: Path) -> dict[str, Any]:
 def _optional(folder: Path, name: str) -> dict[str, Any] | None:
     path = folder / name
     return _object(path) if path.is_file() else None
+
+
+def _with_special_tokens(tokenizer: dict[str, Any] | None, special: Any) -> dict[str, Any] | None:
+    """The tokenizer config with special_tokens_map.json's tokens filled in where it names none (older
+    repos keep pad/eos/bos there only; transformers reads both)."""
+    if not isinstance(special, Mapping) or tokenizer is None and not special:
+        return tokenizer
+    merged = dict(tokenizer or {})
+    for key, value in special.items():
+        if isinstance(key, str) and key.endswith("_token") and merged.get(key) is None:
+            merged[key] = value
+    return merged
 
 
 def _folder_manifest(folder: Path, config: dict[str, Any]) -> Manifest | None:
@@ -84,17 +102,32 @@ def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> Targe
         if not config_path.is_file():
             raise TargetError(f"{path}: the folder has no config.json")
         config = _object(config_path)
-        return TargetInputs(target, "folder", config, _folder_manifest(path, config),
-                            _optional(path, "tokenizer_config.json"), _optional(path, "generation_config.json"))
+        tokenizer = _with_special_tokens(_optional(path, "tokenizer_config.json"),
+                                         _optional(path, "special_tokens_map.json"))
+        return TargetInputs(target, "folder", config, _folder_manifest(path, config), tokenizer,
+                            _optional(path, "generation_config.json"))
     if path.is_file() or target.endswith(".json"):
         return TargetInputs(target, "file", _object(path), None, None, None)
+    if target.startswith(("/", ".", "~")) or target.endswith(("/", "\\")) or target.count("/") > 1:
+        raise TargetError(f"{target}: no such file or folder")
+    if target.count("/") != 1:
+        raise TargetError(f"{target}: no such file or folder, and not an org/name repo id")
     if hub is None:
         raise TargetError(f"{target}: not a local file or folder, and no hub client to look it up")
     inputs = hub.fetch_estimate_inputs(target, revision)
+    tokenizer = None if inputs.tokenizer_config is None else dict(inputs.tokenizer_config)
+    files = hub.listing(inputs.repo, inputs.sha)
+    if "special_tokens_map.json" in files:
+        body = hub.download(inputs.repo, inputs.sha, "special_tokens_map.json",
+                            expected_size=getattr(files["special_tokens_map.json"], "size", None))
+        try:
+            tokenizer = _with_special_tokens(tokenizer, json.loads(body))
+        except (ValueError, RecursionError) as exc:
+            raise TargetError(f"{target}: special_tokens_map.json is not valid JSON") from exc
     return TargetInputs(
         target, "hub", dict(inputs.config),
         _hub_manifest(inputs.manifest),
-        None if inputs.tokenizer_config is None else dict(inputs.tokenizer_config),
+        tokenizer,
         None if inputs.generation_config is None else dict(inputs.generation_config),
         revision=inputs.sha,
     )

@@ -77,14 +77,44 @@ def test_missing_final_norm_before_output() -> None:
 
 def test_deep_stack_without_depth_scaled_init() -> None:
     assert "deep-stack-without-depth-scaled-init" in rules({**BASE, "num_hidden_layers": 64})
+    vision = {"model_type": "siglip_vision_model", "hidden_size": 128, "num_attention_heads": 4,
+              "num_hidden_layers": 27, "intermediate_size": 256, "image_size": 224, "patch_size": 14}
+    llava = {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+             "text_config": {**BASE, "num_hidden_layers": 30}, "vision_config": vision}
+    assert "deep-stack-without-depth-scaled-init" not in rules(llava)  # 30 + 27 layers, but no stack of 48
     assert "deep-stack-without-depth-scaled-init" not in rules({**BASE, "num_hidden_layers": 64,
                                                                  "residual_multiplier": 0.22})
 
 
-def test_pad_token_missing() -> None:
+def test_pad_token_missing_is_judged_from_the_tokenizer() -> None:
     cfg = {k: v for k, v in BASE.items() if k != "pad_token_id"}
-    assert "pad-token-missing" in rules(cfg)
+    assert "pad-token-missing" not in rules(cfg)  # a config alone cannot tell
+    assert "pad-token-missing" in rules(cfg, tokenizer_config={"pad_token": None, "eos_token": "</s>"})
     assert "pad-token-missing" not in rules(cfg, tokenizer_config={"pad_token": "<pad>"})
+    custom = {"pad_token": None, "auto_map": {"AutoTokenizer": ["tokenization_x.XTokenizer", None]}}
+    assert "pad-token-missing" not in rules(cfg, tokenizer_config=custom)  # its code may define one
+
+
+def test_eos_from_model_config_counts_when_generation_config_was_derived_from_it() -> None:
+    derived = {"_from_model_config": True, "transformers_version": "4.32.1"}
+    assert "eos-missing-from-generation-config" not in rules(BASE, generation_config=derived)
+    no_eos = {k: v for k, v in BASE.items() if k != "eos_token_id"}
+    assert "eos-missing-from-generation-config" in rules(no_eos, generation_config=derived)
+
+
+def test_llama3_rope_scaling_is_not_judged_by_the_plain_product() -> None:
+    llama31 = {**BASE, "max_position_embeddings": 131072, "rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192}}
+    assert "rope-scaling-inconsistent" not in rules(llama31)
+    too_long = {**llama31, "max_position_embeddings": 4096}  # the original context beyond the model's
+    assert "rope-scaling-inconsistent" in rules(too_long)
+
+
+def test_generation_parameters_in_config() -> None:
+    found = rules({**BASE, "max_length": 4096, "temperature": 1.0})  # temperature 1.0 is the default
+    assert "max_length=4096" in found["generation-params-in-config"].message
+    assert "temperature" not in found["generation-params-in-config"].fix
 
 
 def test_context_length_rules() -> None:

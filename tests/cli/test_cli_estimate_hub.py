@@ -1,0 +1,98 @@
+"""`hubwatch estimate org/name [--revision R]` end to end against the hub emulator (real HTTP, real client)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubwatch.cli import main
+
+TINY = "hubsim-test/tiny-llama"
+V1 = "1" * 40
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["estimate", *args])
+    captured = capsys.readouterr()
+    return int(exit_info.value.code or 0), captured.out, captured.err
+
+
+def declared_count(weights_json: Path) -> int:
+    """The scalar count of every tensor a `weights.json` declares (what the safetensors headers hold)."""
+    files = json.loads(weights_json.read_text())
+    return sum(math.prod(t["shape"]) for tensors in files.values() for name, t in tensors.items()
+               if name != "__metadata__")
+
+
+@pytest.fixture
+def sim(hubsim_factory: Any, data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    started = hubsim_factory(root=data_dir / "hubsim", at=None)  # every version: head = v3
+    monkeypatch.setenv("HUBWATCH_HUB_ENDPOINT", started.url)
+    return started
+
+
+def test_head_revision_counts_the_checkpoint_from_safetensors_headers(capsys: pytest.CaptureFixture[str], sim: Any,
+                                                                      data_dir: Path) -> None:
+    code, out, _ = run(capsys, TINY, "--json")
+    assert code == 0
+    (entry,) = json.loads(out)
+    assert entry["source"] == "hub" and entry["model"] == TINY and entry["revision"] == sim.head(TINY)
+    # v3 declares a 4.2 GB shard that the emulator never materialises: only range-read headers can count it
+    expected = declared_count(data_dir / "hubsim" / "hubsim-test__tiny-llama" / "v3" / "weights.json")
+    assert expected > 2_000_000_000
+    params = entry["params"]
+    assert params["checkpoint"] == expected
+    assert params["derived"] == 73_920  # 1 layer, hidden 64, vocab 256, untied head
+    assert params["delta_pct"] == pytest.approx(100 * (expected - 73_920) / 73_920, rel=1e-6)
+    assert "does not describe" in params["explanation"]
+
+
+def test_an_older_revision(capsys: pytest.CaptureFixture[str], sim: Any, data_dir: Path) -> None:
+    code, out, _ = run(capsys, TINY, "--revision", V1, "--json")
+    assert code == 0
+    (entry,) = json.loads(out)
+    assert entry["revision"] == V1
+    assert entry["params"]["checkpoint"] == declared_count(
+        data_dir / "hubsim" / "hubsim-test__tiny-llama" / "v1" / "weights.json")
+    assert entry["params"]["delta_pct"] < 0 and "lacks" in entry["params"]["explanation"]
+
+
+def test_table_shows_checkpoint_delta_and_its_explanation(capsys: pytest.CaptureFixture[str], sim: Any) -> None:
+    code, out, _ = run(capsys, TINY, "--revision", V1)
+    assert code == 0
+    for text in ("45,120", "73,920", "-38.96 %", "lacks modules", V1, "decoder", "forward pass"):
+        assert text in out, text
+
+
+def test_missing_repo_and_revision_each_get_their_own_entry(capsys: pytest.CaptureFixture[str], sim: Any,
+                                                            data_dir: Path) -> None:
+    local = str(data_dir / "configs" / "openai-community__gpt2" / "config.json")
+    code, out, _ = run(capsys, "nobody/nothing-here", local, "--json")
+    assert code == 1
+    missing, ok = json.loads(out)
+    assert set(missing) == {"target", "error"} and missing["target"] == "nobody/nothing-here"
+    assert "nobody/nothing-here" in missing["error"] and "not found" in missing["error"]
+    assert "\n" not in missing["error"] and ok["params"]["derived"] == 124_439_808
+
+    code, out, _ = run(capsys, TINY, "--revision", "no-such-branch", "--json")
+    (entry,) = json.loads(out)
+    assert code == 1 and set(entry) == {"target", "error"}
+    assert "no-such-branch" in entry["error"] and "revision" in entry["error"]
+
+
+def test_missing_repo_in_a_table_is_one_line(capsys: pytest.CaptureFixture[str], sim: Any) -> None:
+    code, out, err = run(capsys, "nobody/nothing-here")
+    assert code == 1
+    lines = [line for line in out.splitlines() if "nobody/nothing-here" in line]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in out + err
+
+
+def test_gated_repo_says_how_to_get_in(capsys: pytest.CaptureFixture[str], sim: Any) -> None:
+    code, out, _ = run(capsys, "hubsim-test/gated-model", "--json")
+    (entry,) = json.loads(out)
+    assert code == 1 and "gated" in entry["error"] and "HF_TOKEN" in entry["error"]
