@@ -100,6 +100,11 @@ class Build:
             self.failures.append(failure)
         return ok
 
+    def divides(self, part: int, whole: int, part_name: str, whole_name: str, where: str = "") -> bool:
+        """The forward-pass check that `part` divides `whole` (heads into the width, KV heads into heads, …)."""
+        return self.check(part > 0 and whole % part == 0,
+                          f"{where + ': ' if where else ''}{part_name} ({part}) does not divide {whole_name} ({whole})")
+
     def stack(self, name: str, prefix: str, layers: list[Layer], *, hidden: int, intermediate: int,
               attention: AttentionSpec, shape: tuple[int, ...], gated: bool = False,
               num_experts: int = 0, experts_per_token: int = 0, extra_params: int = 0) -> StackSpec:

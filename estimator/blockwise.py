@@ -23,7 +23,7 @@ def build_blockwise(cfg: Cfg, b: Build) -> None:
     h, nh = cfg.need("hidden"), cfg.need("heads")
     nkv = cfg.concept("kv_heads", minimum=1) or nh
     hd = cfg.concept("head_dim", minimum=1) or h // nh
-    b.check(nh % nkv == 0, f"num_key_value_heads ({nkv}) does not divide num_attention_heads ({nh})")
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads")
     vocab = cfg.need("vocab")
     b.vocab, b.max_pos = vocab, cfg.concept("max_pos")
     inter = cfg.concept("ffn", minimum=1) or 4 * h

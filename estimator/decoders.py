@@ -138,8 +138,9 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     nh = nh_given or max(h // 64, 1)
     nkv = _kv_heads(cfg, nh)
     explicit_hd = cfg.concept("head_dim", minimum=1)
-    b.check(explicit_hd is not None or h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
-    b.check(nh % nkv == 0, f"num_key_value_heads ({nkv}) does not divide num_attention_heads ({nh})")
+    if explicit_hd is None:
+        b.divides(nh, h, "num_attention_heads", "hidden_size")
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads")
     hd = explicit_hd or max(h // nh, 1)
     vocab = cfg.need("vocab")
     b.vocab, seq = vocab, b.seq

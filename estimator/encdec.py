@@ -88,7 +88,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     vocab = cfg.need("vocab")
     b.vocab = vocab
     for nh in (nh_e, nh_d):
-        b.check(d % nh == 0, f"attention heads ({nh}) do not divide d_model ({d})")
+        b.divides(nh, d, "attention heads", "d_model")
     seq = b.seq
     whisper = mt == "whisper"
     max_pos = cfg.int("max_position_embeddings", default=1024) or 1024

@@ -39,7 +39,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     """Adds a BERT-like encoder with the head its architecture names."""
     mt = cfg.model_type
     h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.check(h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    b.divides(nh, h, "num_attention_heads", "hidden_size")
     inter = cfg.concept("ffn", minimum=1) or 4 * h
     vocab = cfg.need("vocab")
     b.vocab = vocab

@@ -17,7 +17,7 @@ def build_eva_vision(cfg: Cfg, b: Build, prefix: str) -> int:
     w = cfg.int("width", minimum=1, limit=1_000_000) or 1
     n = cfg.int("layers", minimum=1, limit=100_000) or 1
     hw = cfg.int("head_width", default=64, minimum=1) or 64
-    b.check(w % hw == 0, f"{prefix}: head_width ({hw}) does not divide width ({w})")
+    b.divides(hw, w, "head_width", "width", prefix)
     heads = max(w // hw, 1)
     hidden = int(w * (cfg.float("mlp_ratio") or 4.0))
     size = cfg.int("image_size", default=224, minimum=1) or 224

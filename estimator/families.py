@@ -234,7 +234,7 @@ def _audio_tower(audio: Cfg, b: Build) -> None:
     ffn = audio.int("encoder_ffn_dim", default=None, minimum=1) or audio.concept("ffn") or 4 * d
     mels = audio.int("num_mel_bins", "n_mels", default=80) or 80
     ctx = audio.int("max_source_positions", "n_ctx", default=1500) or 1500
-    b.check(d % nh == 0, f"{audio.path}: heads ({nh}) do not divide hidden size ({d})")
+    b.divides(nh, d, "attention heads", "hidden size", audio.path)
     b.tower = "audio_tower"
     b.add("embeddings", mels * d * 3 + d + d * d * 3 + d + ctx * d)
     b.node("audio_tower.conv", f"conv1d[{mels}->{d}]x2", (ctx, d))

@@ -21,7 +21,7 @@ def _vision(cfg: Cfg, b: Build) -> int:
     tiles = cfg.int("max_num_tiles", default=4, minimum=1) or 1
     ratios = cfg.raw("supported_aspect_ratios")
     ratio_ids = (len(ratios) if isinstance(ratios, list) else 8) + 1
-    b.check(h % nh == 0, f"vision_config: attention heads ({nh}) do not divide hidden_size ({h})")
+    b.divides(nh, h, "attention heads", "hidden_size", "vision_config")
     tokens = (size // patch) ** 2 + 1
     shape = (tiles * tokens, h)
     b.add("embeddings", h + 3 * patch * patch * h + 1 + tokens * h + ratio_ids * tiles * tokens * h
@@ -47,8 +47,8 @@ def build_mllama(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
     b.tower = None
     h, n, nh = text.need("hidden"), text.need("layers"), text.need("heads")
     nkv = text.concept("kv_heads", minimum=1) or nh
-    b.check(h % nh == 0, f"text_config: num_attention_heads ({nh}) does not divide hidden_size ({h})")
-    b.check(nh % nkv == 0, f"text_config: num_key_value_heads ({nkv}) does not divide num_attention_heads ({nh})")
+    b.divides(nh, h, "num_attention_heads", "hidden_size", "text_config")
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads", "text_config")
     hd = h // nh
     inter = text.concept("ffn", minimum=1) or 4 * h
     vocab = text.need("vocab")

@@ -12,7 +12,7 @@ __all__ = ["build_modernbert"]
 
 def build_modernbert(cfg: Cfg, b: Build) -> None:
     h, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.check(h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    b.divides(nh, h, "num_attention_heads", "hidden_size")
     inter = cfg.concept("ffn", minimum=1) or 4 * h
     vocab = cfg.need("vocab")
     b.vocab, b.max_pos = vocab, cfg.concept("max_pos")

@@ -16,7 +16,7 @@ SPEECH_TYPES = {"wav2vec2", "hubert"}
 
 def build_speech(cfg: Cfg, b: Build) -> None:
     h, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.check(h % nh == 0, f"num_attention_heads ({nh}) does not divide hidden_size ({h})")
+    b.divides(nh, h, "num_attention_heads", "hidden_size")
     inter = cfg.concept("ffn", minimum=1) or 4 * h
     dims = cfg.int_list("conv_dim") or [512] * 7
     kernels = cfg.int_list("conv_kernel") or [10, 3, 3, 3, 3, 2, 2]
@@ -38,7 +38,7 @@ def build_speech(cfg: Cfg, b: Build) -> None:
     b.node("feature_projection", f"linear[{prev}->{h}]", (frames, h))
     kernel = cfg.int("num_conv_pos_embeddings", default=128, minimum=1) or 128
     groups = cfg.int("num_conv_pos_embedding_groups", default=16, minimum=1) or 1
-    b.check(h % groups == 0, f"num_conv_pos_embedding_groups ({groups}) does not divide hidden_size ({h})")
+    b.divides(groups, h, "num_conv_pos_embedding_groups", "hidden_size")
     b.add("embeddings", h * (h // groups) * kernel + kernel + h)  # weight-normed conv: v, g and bias
     b.node("encoder.pos_conv_embed", f"conv1d[{h} k{kernel} g{groups}]", (frames, h))
     if (cfg.float("mask_time_prob", default=0.05) or 0) > 0 or (cfg.float("mask_feature_prob", default=0) or 0) > 0:

@@ -23,11 +23,16 @@ def _block(h: int, nh: int, inter: int, *, qkv_bias: bool = True, names: tuple[s
     return layer
 
 
+def _dims(cfg: Cfg, b: Build, prefix: str) -> tuple[int, int, int, int]:
+    """Width, depth, heads (checked against the width) and feed-forward size (4× the width when unset) of a tower."""
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    b.divides(nh, h, "num_attention_heads", "hidden_size", prefix)
+    return h, n_layers, nh, cfg.concept("ffn", minimum=1) or 4 * h
+
+
 def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
     """Adds a ViT-style image encoder; returns its hidden size. style: vit | clip | siglip."""
-    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.check(h % nh == 0, f"{prefix}: num_attention_heads ({nh}) does not divide hidden_size ({h})")
-    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    h, n_layers, nh, inter = _dims(cfg, b, prefix)
     size_h, size_w = _pair(cfg, "image_size", 224)
     patch_h, patch_w = _pair(cfg, "patch_size", 16)
     patch = patch_h
@@ -61,9 +66,7 @@ def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
 
 def build_text_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
     """A CLIP/SigLIP text encoder: token and position embeddings, layers, final norm."""
-    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.check(h % nh == 0, f"{prefix}: num_attention_heads ({nh}) does not divide hidden_size ({h})")
-    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    h, n_layers, nh, inter = _dims(cfg, b, prefix)
     vocab = cfg.need("vocab")
     pos = cfg.concept("max_pos", minimum=1) or 77
     seq = min(b.seq, pos)
@@ -139,7 +142,7 @@ def build_qwen_vision(cfg: Cfg, b: Build, prefix: str) -> int:
     e = cfg.int("embed_dim", default=None, minimum=1) or cfg.need("hidden")
     out = cfg.int("out_hidden_size", default=None, minimum=1) or cfg.need("hidden") if v25 else cfg.need("hidden")
     n, nh = cfg.need("layers"), cfg.need("heads")
-    b.check(e % nh == 0, f"{prefix}: num_heads ({nh}) does not divide the vision width ({e})")
+    b.divides(nh, e, "num_heads", "the vision width", prefix)
     p = cfg.int("patch_size", default=14, minimum=1) or 14
     t = cfg.int("temporal_patch_size", default=2, minimum=1) or 2
     chans = cfg.int("in_channels", "in_chans", default=3, minimum=1) or 3
@@ -206,7 +209,7 @@ def _qwen3_vision(cfg: Cfg, b: Build, prefix: str) -> int:
     chans = cfg.int("in_channels", default=3, minimum=1) or 3
     m = cfg.int("spatial_merge_size", default=2, minimum=1) or 2
     positions = cfg.int("num_position_embeddings", default=2304) or 0
-    b.check(e % nh == 0, f"{prefix}: num_heads ({nh}) does not divide hidden_size ({e})")
+    b.divides(nh, e, "num_heads", "hidden_size", prefix)
     b.add("embeddings", chans * t * p * p * e + e + positions * e)
     b.node(f"{prefix}.patch_embed", f"conv3d[{chans}->{e} k{t}x{p}x{p}]", (b.seq, e))
     attn = attention_linears(e, nh, nh, e // nh, qkv_bias=True, o_bias=True, fused="qkv",
