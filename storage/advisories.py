@@ -15,7 +15,7 @@ from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affec
 from hubwatch.storage.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
-from hubwatch.storage.validate import as_prefix, check_json
+from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -42,8 +42,15 @@ def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: 
     """Insert each record, or update osv/modified/withdrawn of the stored one when not older."""
     seen: set[str] = set()
     for record in records:
-        if not isinstance(record.id, str) or not record.id.strip() or len(record.id) > 200:
-            raise InvalidRecord(f"advisory id must be a string of 1 to 200 characters, got {record.id!r}")
+        if (
+            not isinstance(record.id, str)
+            or not record.id.strip()
+            or len(record.id) > 200
+            or not is_storable(record.id)
+        ):
+            raise InvalidRecord(
+                f"advisory id must be a string of 1 to 200 characters without NUL, got {record.id!r}"
+            )
         if record.id in seen:
             raise InvalidRecord(f"advisory {record.id} appears twice in one save")
         seen.add(record.id)
@@ -90,8 +97,8 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
             "range_index": e.range_index,
             "ordinal": e.ordinal,
             "event": e.event,
-            "value": e.value,
-            "range_repo": e.range_repo,
+            "value": clean_text(e.value),  # the osv JSON keeps the original text
+            "range_repo": clean_text(e.range_repo) if e.range_repo is not None else None,
         }
         for e in git_events(record.osv)
     ]
@@ -138,6 +145,8 @@ def list_advisories(conn: Connection, repo: RepoId | None = None) -> list[Adviso
 
 
 def get_advisory(conn: Connection, advisory_id: str) -> AdvisoryRecord | None:
+    if not isinstance(advisory_id, str) or not is_storable(advisory_id):
+        return None  # no stored id holds NUL (PostgreSQL would refuse the query)
     row = conn.execute(_select().where(ADVISORIES.c.id == advisory_id)).first()
     return None if row is None else _record(row)
 

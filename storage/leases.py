@@ -9,14 +9,15 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId
 from hubwatch.storage.tables import REPOS
+from hubwatch.storage.validate import is_storable
 from sqlalchemy.engine import Connection
 
 __all__ = ["claim_due", "release", "renew"]
 
 
 def _check(worker_id: str, lease_s: float | None = None) -> None:
-    if not isinstance(worker_id, str) or not 0 < len(worker_id) <= 200:
-        raise InvalidRecord(f"worker id must be a string of 1 to 200 characters, got {worker_id!r}")
+    if not isinstance(worker_id, str) or not 0 < len(worker_id) <= 200 or not is_storable(worker_id):
+        raise InvalidRecord(f"worker id must be a string of 1 to 200 characters without NUL, got {worker_id!r}")
     if lease_s is not None and lease_s <= 0:
         raise InvalidRecord(f"lease must last more than 0 seconds, got {lease_s!r}")
 

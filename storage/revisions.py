@@ -14,7 +14,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
-from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text
+from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
@@ -159,12 +159,16 @@ def _save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRe
         conn.execute(sa.insert(CHANGES), rows)
 
 
-def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
-    if not isinstance(version, str) or not 0 < len(version) <= 64:
-        raise InvalidRecord(f"estimator version must be a string of 1 to 64 characters, got {version!r}")
+def _check_estimate(version: str, data: dict[str, Any]) -> None:
+    if not isinstance(version, str) or not 0 < len(version) <= 64 or not is_storable(version):
+        raise InvalidRecord(f"estimator version must be a string of 1 to 64 characters without NUL, got {version!r}")
     if not isinstance(data, dict):
         raise InvalidRecord(f"estimate must be a JSON object, got {type(data).__name__}")
     check_json(data, f"estimate ({version})")
+
+
+def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
+    _check_estimate(version, data)
     conn.execute(
         sa.insert(ESTIMATES).values(revision_id=revision_id, estimator_version=version, data=data, created_at=now)
     )
@@ -175,6 +179,7 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
 
     Returns False when the revision is not stored.
     """
+    _check_estimate(version, data)
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return False

@@ -20,6 +20,7 @@ __all__ = [
     "check_json",
     "check_revision",
     "clean_text",
+    "is_storable",
 ]
 
 DIRECTIONS = ("risk", "fix")
@@ -34,6 +35,12 @@ def clean_text(text: str) -> str:
     if not isinstance(text, str):
         raise InvalidRecord(f"expected text, got {type(text).__name__}: {text!r}")
     return _UNSTORABLE.sub("\ufffd", text)
+
+
+def is_storable(text: str) -> bool:
+    """True when every backend stores `text` as given (no NUL, no lone surrogate). Identifiers
+    (advisory ids, worker ids, estimator versions) must be: cleaning them would change them."""
+    return _UNSTORABLE.search(text) is None
 
 
 def check_json(value: Any, what: str) -> None:
