@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.memory_activations import LoraActivations, activation_model, logits_bytes_per_token
+from hubwatch.estimator.memory_activations import (
+    LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
+)
 from hubwatch.estimator.memory_kv import (
     NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes,
 )
@@ -85,6 +87,21 @@ def _optimizer_bytes(settings: MemorySettings, params: int, param_bytes: int) ->
     return float(param_bytes * params), 0.0  # SGD with momentum: one state
 
 
+def _head_params(spec: ModelSpec, settings: MemorySettings) -> int:
+    """Parameters of the output head as the training code holds them.
+
+    LitGPT's `GPT` has its own `lm_head` Linear next to `transformer.wte` and does not tie them; its
+    checkpoint converter copies the embedding into `lm_head.weight` when a checkpoint ties the two
+    (`litgpt/scripts/convert_hf_checkpoint.py`, `copy_weights_hf_llama`/`copy_weights_gemma_2`), so a
+    tied model trains with a second vocab × hidden matrix. transformers keeps the tie.
+    """
+    if settings.implementation != "litgpt" or spec.lm_head_params or not spec.tie_word_embeddings:
+        return spec.lm_head_params
+    if spec.vocab_size <= 0 or spec.family not in ("decoder", "composite"):
+        return 0
+    return spec.vocab_size * spec.text_stack.hidden_size
+
+
 def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> MemoryEstimate:
     b = settings.batch
     weights = weight_bytes(spec, settings.serve_dtype)
@@ -110,16 +127,20 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
     if method == "serve":
         return _serve(spec, settings, seq_len)
     tokens = float(settings.batch * seq_len)
-    total = spec.total_params
+    head = _head_params(spec, settings)
+    total = spec.total_params + head - spec.lm_head_params
+    litgpt = settings.implementation == "litgpt"
+    head_matrix = head if litgpt else max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)
+    retained = 0.0
     if method == "full":
         param_bytes = _PARAM_BYTES[settings.precision]
         amp = settings.precision == "amp-bf16"
         compute = 4 if settings.precision == "fp32" else 2
         trainable = total
         weights = float(param_bytes * total)
-        casts = 2.0 * (block_linear_params(spec) + max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)) if amp else 0.0
+        casts = 2.0 * (block_linear_params(spec) + head_matrix) if amp else 0.0
         grads = float(param_bytes * total)
-        head_grad = float(param_bytes * max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0))
+        head_grad = float(param_bytes * head_matrix)
         lora_acts = None
         workspace = 0.0
     else:
@@ -130,14 +151,22 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
         trainable = plan.trainable_params
         if method == "qlora":
             linear = block_linear_params(spec)
-            head = spec.lm_head_params if settings.implementation == "litgpt" else 0  # LitGPT quantises the head
+            # LitGPT quantises every nn.Linear, the head included (Fabric's BitsandbytesPrecision); the
+            # embedding stays bf16. PEFT leaves the head in bf16.
+            quantized_head = head if litgpt else 0
             nf4 = NF4_BYTES_PER_PARAM if settings.nf4_double_quant else NF4_NO_DQ_BYTES_PER_PARAM
-            base = nf4 * (linear + head) + 2.0 * (total - linear - head)
+            base = nf4 * (linear + quantized_head) + 2.0 * (total - linear - quantized_head)
             # One matrix dequantised at a time; LitGPT quantises from fp16, so it dequantises to fp16
             # and then casts to bf16 (two copies alive).
-            workspace = 2.0 * max(largest_linear(spec), head) * (2 if settings.implementation == "litgpt" else 1)
+            workspace = 2.0 * max(largest_linear(spec), quantized_head) * (2 if litgpt else 1)
+            if settings.nf4_keeps_inputs and litgpt:
+                # bitsandbytes <= 0.42 keeps each 4-bit matmul's input on `ctx.tensors`, freed only with
+                # the graph; LitGPT's loop (`litgpt/finetune/lora.py` fit) holds the previous micro-batch's
+                # `loss` and `logits` until the next forward has produced new ones, so the previous
+                # graph's inputs are still alive while the next forward and loss run.
+                retained = quantized_inputs_per_token(spec, compute_bytes=2, head=quantized_head > 0) * tokens
         else:
-            base = weight_bytes(spec, "bf16")
+            base = weight_bytes(spec, "bf16") + 2.0 * (total - spec.total_params)
             workspace = 0.0
         weights = base + param_bytes * trainable
         casts = 0.0
@@ -151,15 +180,26 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
                                               s.adapted_inputs_fused_qkv if litgpt else s.adapted_inputs_per_token,
                                               act_bytes, own_copy, settings.lora_dropout > 0) for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
+    accumulating = settings.grad_accumulation > 1
+    # Gradients of earlier micro-batches, alive through the next forward and backward.
+    earlier_grads = grads if accumulating else 0.0
     if settings.shards > 1:
         # FSDP full shard / ZeRO-3: each card holds 1/N of weights, gradients and states, plus one
-        # layer gathered in full (and the next one prefetched) while it computes.
+        # layer gathered in full (and the next one prefetched) while it computes. Parameters outside
+        # the wrapped blocks (embeddings, head, final norm) sit in the root unit, which FSDP does not
+        # reshard between forward and backward, so they are gathered in full for the whole step.
         n = settings.shards
         layer = max((s.params / max(1, s.num_layers) for s in spec.stacks), default=0.0)
-        gathered = 2 * layer * (param_bytes if method == "full" else 2)
-        weights = weights / n + gathered
+        weight_dtype = param_bytes if method == "full" else 2
+        gathered = 2 * layer * weight_dtype
+        outside = max(0.0, total - sum(s.params for s in spec.stacks))
+        root = outside * weight_dtype * (1 - 1 / n)
+        weights = weights / n + gathered + root
         grads, head_grad, states, step_tmp = grads / n, head_grad / n, states / n, step_tmp / n
         casts = casts / n
+        # Under FSDP's `no_sync` (how Fabric/accelerate skip the reduce-scatter between accumulation
+        # steps) each card accumulates the full, unsharded gradients (torch FSDP `no_sync` docs), so
+        # `earlier_grads` keeps its unsharded size.
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
                            eager=settings.attention == "eager", lora=lora_acts, implementation=settings.implementation,
                            quantized_base=method == "qlora" and settings.nf4_keeps_inputs)
@@ -174,18 +214,17 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
     logits_kept *= tokens
     base_terms = (("weights", weights), ("optimizer_states", states))
     zero = 0.0
+    # Accumulating: the head's gradient is added in place to the one already there.
+    backward_grads = max(head_grad, earlier_grads) if method == "full" else max(grads, earlier_grads)
     moments = {
-        "loss": base_terms + (("autocast_weight_copies", casts), ("gradients", zero), ("activations", kept), ("logits", logits_peak),
-                              ("workspace", workspace)),
-        "head backward": base_terms + (("autocast_weight_copies", casts), ("gradients", head_grad), ("activations", kept + transient),
-                                       ("logits", logits_kept), ("workspace", workspace)),
-        "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", zero), ("logits", zero),
-                                        ("workspace", step_tmp)),
+        "loss": base_terms + (("autocast_weight_copies", casts), ("gradients", earlier_grads), ("activations", kept),
+                              ("previous_step_inputs", retained), ("logits", logits_peak), ("workspace", workspace)),
+        "head backward": base_terms + (("autocast_weight_copies", casts if method == "full" else zero),
+                                       ("gradients", backward_grads), ("activations", kept + transient),
+                                       ("previous_step_inputs", zero), ("logits", logits_kept), ("workspace", workspace)),
+        "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", zero),
+                                        ("previous_step_inputs", zero), ("logits", zero), ("workspace", step_tmp)),
     }
-    if method != "full":
-        # LoRA: adapter gradients are created during backward while the activations are still alive.
-        moments["head backward"] = base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", kept + transient),
-                                                 ("logits", logits_kept), ("workspace", workspace))
     totals = {name: sum(v for _, v in terms) for name, terms in moments.items()}
     moment = max(totals, key=lambda n: totals[n])
     terms = tuple(moments[moment]) + (("kv_cache", 0.0),)

@@ -37,6 +37,7 @@ __all__ = [
     "LoraActivations",
     "activation_model",
     "logits_bytes_per_token",
+    "quantized_inputs_per_token",
     "training_stacks",
 ]
 
@@ -201,6 +202,29 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
         one = max(one, layer)
         work = max(work, working)
     return ActivationModel(saved, ckpt, one, work)
+
+
+def quantized_inputs_per_token(spec: ModelSpec, *, compute_bytes: int, head: bool) -> float:
+    """Bytes per token of the distinct inputs of every block linear (and the head when `head`).
+
+    What bitsandbytes releases up to 0.42 keep for each 4-bit matmul: `MatMul4Bit.forward` stores its
+    input as `ctx.tensors = (A, B)` (bitsandbytes/autograd/_functions.py), a plain attribute rather than
+    `save_for_backward`, so autograd never releases it after the node's backward; it lives as long as
+    the graph. Linears reading the same tensor (q/k/v on one norm output, gate/up on another, or one
+    shared norm for parallel attention/MLP) hold it once: per layer the norm outputs (1 or 2), the
+    attention output (input of the output projection) and the MLP activation (input of the down
+    projection); the head reads the final norm's output.
+    """
+    total = 0.0
+    for stack in training_stacks(spec):
+        att = stack.attention
+        width, _ = _mlp_width(stack)
+        norm_inputs = min(2, _norms_per_layer(spec, stack))
+        per_layer = norm_inputs * stack.hidden_size + att.num_heads * (att.v_head_dim or att.head_dim) + width
+        total += per_layer * max(1, stack.num_layers)
+    if head:
+        total += spec.text_stack.hidden_size
+    return float(compute_bytes * total)
 
 
 def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) -> tuple[float, float]:

@@ -70,6 +70,9 @@ class MemorySettings:
     # (`ctx.tensors = (A, B)`); current releases keep only the packed weight.
     nf4_keeps_inputs: bool = False
     shards: int = 1  # FSDP full-shard / ZeRO-3 over this many cards: model states split, one layer gathered
+    # Micro-batches per optimizer step. Above 1 the gradients of earlier micro-batches stay alive through
+    # the next forward and backward (and under FSDP `no_sync` they accumulate unsharded, see `memory`).
+    grad_accumulation: int = 1
     headroom: float = 1.15
     framework_overhead_gb: float = 0.5  # CUDA context and libraries: outside allocated memory
 
@@ -87,6 +90,7 @@ class MemorySettings:
             _whole("seq_len", self.seq_len, 1)
         _whole("lora_rank", self.lora_rank, 1)
         _whole("shards", self.shards, 1)
+        _whole("grad_accumulation", self.grad_accumulation, 1)
         if isinstance(self.lora_dropout, bool) or not isinstance(self.lora_dropout, (int, float)) \
                 or not 0 <= self.lora_dropout < 1:
             raise MemorySettingsError("lora_dropout", f"expected a probability in [0, 1), got {self.lora_dropout!r}")
