@@ -40,6 +40,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
                  "norm_eps", "eps"),
 }
 
+# The key an error names when a concept is missing, where it is not the first alias (transformers' usual name).
+_USUAL_KEY = {"vocab": "vocab_size"}
+
 # Sizes beyond these are not a real model: refuse rather than compute for minutes.
 LIMITS: dict[str, int] = {
     "layers": 100_000,
@@ -112,7 +115,9 @@ class Cfg:
         """A concept that must be present (hidden size, layers, …)."""
         v = self.concept(name, minimum=minimum)
         if v is None:
-            raise ConfigError(self.key(ALIASES[name][0]), f"missing (also looked for {', '.join(ALIASES[name][1:4])})")
+            primary = _USUAL_KEY.get(name, ALIASES[name][0])
+            others = [k for k in ALIASES[name] if k != primary][:3]
+            raise ConfigError(self.key(primary), f"missing (also looked for {', '.join(others)})")
         return v
 
     def float(self, *keys: builtins.str, default: builtins.float | None = None) -> builtins.float | None:

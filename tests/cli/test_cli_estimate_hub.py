@@ -96,3 +96,31 @@ def test_gated_repo_says_how_to_get_in(capsys: pytest.CaptureFixture[str], sim: 
     code, out, _ = run(capsys, "hubsim-test/gated-model", "--json")
     (entry,) = json.loads(out)
     assert code == 1 and "gated" in entry["error"] and "HF_TOKEN" in entry["error"]
+
+
+def test_hub_targets_pass_tokenizer_and_generation_configs_to_the_lints(capsys: pytest.CaptureFixture[str],
+                                                                         hubsim: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUBWATCH_HUB_ENDPOINT", hubsim.url)  # the real histories, each at v1
+    code, out, _ = run(capsys, "mattshumer/Reflection-Llama-3.1-70B", "microsoft/phi-1_5", "meta-llama/Llama-2-7b-hf",
+                       "--json")
+    assert code == 0
+    reflection, phi, llama = ({f["rule"]: f for f in e["findings"]} for e in json.loads(out))
+    assert "128261" in reflection["vocab-smaller-than-tokenizer"]["message"]  # an added token past vocab_size
+    assert "eos-missing-from-generation-config" in phi
+    assert "pad-token-missing" not in llama  # v1 names pad <unk> in special_tokens_map.json only
+
+
+def test_folder_targets_pass_them_too(capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    folder = tmp_path / "tiny"
+    shutil.copytree(data_dir / "hubsim" / "hubsim-test__tiny-llama" / "v1", folder)
+    (folder / "tokenizer_config.json").write_text(json.dumps({"added_tokens_decoder": {"300": {"content": "<x>"}}}))
+    (folder / "generation_config.json").write_text(json.dumps({"temperature": 0.7}))
+    code, out, _ = run(capsys, str(folder), "--json")
+    (entry,) = json.loads(out)
+    assert code == 0 and entry["source"] == "folder"
+    assert entry["params"]["checkpoint"] == declared_count(folder / "weights.json")  # weights.json manifest
+    rules = {f["rule"] for f in entry["findings"]}
+    assert {"vocab-smaller-than-tokenizer", "eos-missing-from-generation-config", "pad-token-missing"} <= rules

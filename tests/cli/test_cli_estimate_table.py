@@ -94,6 +94,7 @@ BASE = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_a
         ("", "not valid JSON"),
         (json.dumps({k: v for k, v in BASE.items() if k != "hidden_size"}), "hidden_size: missing"),
         (json.dumps({k: v for k, v in BASE.items() if k != "num_hidden_layers"}), "num_hidden_layers: missing"),
+        (json.dumps({k: v for k, v in BASE.items() if k != "vocab_size"}), "vocab_size: missing"),
         (json.dumps({**BASE, "num_hidden_layers": 10**12}), "num_hidden_layers: 1000000000000 is beyond"),
         (json.dumps({**BASE, "hidden_size": -64}), "hidden_size: must be at least 1"),
         (json.dumps({**BASE, "vocab_size": -5}), "vocab_size"),
