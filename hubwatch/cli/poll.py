@@ -47,7 +47,7 @@ def _outcome_line(outcome: PollOutcome) -> str:
 
 
 @cli.command()
-@click.argument("repos", nargs=-1, type=REPO_ID)
+@click.argument("repos", nargs=-1, type=REPO_ID, metavar="[ORG/NAME]...")
 def poll(repos: tuple[RepoId, ...]) -> None:
     """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed."""
     from hubwatch.tracker.poller import failed, poll_repos
@@ -79,7 +79,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
 
 @cli.command()
-@click.argument("repo", type=REPO_ID)
+@click.argument("repo", type=REPO_ID, metavar="ORG/NAME")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (revisions oldest first).")
 def history(repo: RepoId, as_json: bool) -> None:
     """Every stored revision of ORG/NAME with what changed in it."""
@@ -117,7 +117,7 @@ def history(repo: RepoId, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("repo", type=REPO_ID)
+@click.argument("repo", type=REPO_ID, metavar="ORG/NAME")
 @click.argument("old")
 @click.argument("new")
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")

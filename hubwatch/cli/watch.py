@@ -22,7 +22,7 @@ def watch() -> None:
 
 
 @watch.command("add")
-@click.argument("repos", nargs=-1, required=True, type=REPO_ID)
+@click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
 def add(repos: tuple[RepoId, ...]) -> None:
     """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
     out = Console()
@@ -33,7 +33,7 @@ def add(repos: tuple[RepoId, ...]) -> None:
 
 
 @watch.command("remove")
-@click.argument("repos", nargs=-1, required=True, type=REPO_ID)
+@click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
 def remove(repos: tuple[RepoId, ...]) -> None:
     """Stop tracking ORG/NAME repos (their stored history is kept)."""
     out = Console()
