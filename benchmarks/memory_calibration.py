@@ -13,9 +13,10 @@ in bf16 (`loss=chunked`), `lora_dropout: 0.05`, `max_seq_length: 512` (the peak 
 longest batch, taken as 512 tokens), peak = `torch.cuda.max_memory_allocated()` in GB. QLoRA
 rows use bitsandbytes' paged 32-bit AdamW, whose states live in managed memory outside PyTorch's
 allocator (not in the reported peak); they are a few MB for LoRA adapters either way. `(FSDP)`
-rows ran on 4 cards with full sharding and report one card's peak (`shards=4`), with LitGPT's
+rows ran on a 4-card machine with full sharding over the recipe's `devices` cards (see
+`_LITGPT_FULL_RECIPES`; 4 where the recipe is unknown) and report one card's peak, with LitGPT's
 activation checkpointing of every Block; full rows accumulate gradients over
-global // (cards × micro-batch) micro-batches where the recipe's global batch is known. The
+global // (cards × micro-batch) micro-batches. The
 mechanisms are listed in the report's method section.
 Results go to benchmarks/results/memory_calibration.md.
 """
@@ -37,14 +38,17 @@ RESULTS = Path(__file__).parent / "results" / "memory_calibration.md"
 # LitGPT's names for LoRA targets → the estimator's roles (LitGPT's `head` adapter is left out:
 # the estimator adapts block linears only; it adds r·(h + V) parameters, a few MB).
 _LITGPT_TARGETS = {"q": "q", "k": "k", "v": "v", "proj": "o", "mlp": "mlp"}
-# `train.global_batch_size` of LitGPT's full fine-tuning recipes (config_hub/finetune/<model>/full.yaml,
-# Lightning-AI/litgpt at the commit named); the rows state only the micro-batch. Micro-batches per
-# optimizer step = global // (cards × micro-batch), as `TrainArgs.gradient_accumulation_iters` computes.
-# phi-2 is left out: its stored recipe (global 8, micro 4) cannot run on the row's 4 cards (8 // 16 = 0).
-_LITGPT_FULL_GLOBAL_BATCH = {
-    "google/gemma-2b": 16,  # gemma-2b/full.yaml @ 0fe99f85
-    "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T": 32,  # tiny-llama/full.yaml @ 089fc5c6
-    "stabilityai/stablelm-base-alpha-3b": 8,  # stablelm-base-alpha-3b/full.yaml @ 0fe99f85
+# (`devices`, `train.global_batch_size`) of LitGPT's full fine-tuning recipes
+# (config_hub/finetune/<model>/full.yaml, Lightning-AI/litgpt at the commit named); the rows state only
+# the micro-batch and the machine ("4xA10G": the README's Machine column, while its text says the runs
+# are single-GPU unless `--devices` says otherwise, and 1x/4x rows report identical peaks). Cards used =
+# the recipe's `devices`; micro-batches per optimizer step = global // (devices × micro-batch), as
+# `TrainArgs.gradient_accumulation_iters` computes.
+_LITGPT_FULL_RECIPES = {
+    "google/gemma-2b": (4, 16),  # gemma-2b/full.yaml @ 0fe99f85
+    "TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T": (1, 32),  # tiny-llama/full.yaml @ 089fc5c6
+    "stabilityai/stablelm-base-alpha-3b": (2, 8),  # stablelm-base-alpha-3b/full.yaml @ 0fe99f85
+    "microsoft/phi-2": (2, 8),  # phi-2/full.yaml @ 0f9f6703
 }
 
 
@@ -86,8 +90,9 @@ def _settings(row: dict[str, str]) -> MemorySettings | str:
     shards = 4 if "(FSDP)" in notes and method == "full" else 1
     batch = int(row["batch"])
     accumulation = 1
-    if method == "full" and row["model_id"] in _LITGPT_FULL_GLOBAL_BATCH:
-        accumulation = max(1, _LITGPT_FULL_GLOBAL_BATCH[row["model_id"]] // (shards * batch))
+    if method == "full" and row["model_id"] in _LITGPT_FULL_RECIPES:
+        shards, global_batch = _LITGPT_FULL_RECIPES[row["model_id"]]
+        accumulation = max(1, global_batch // (shards * batch))
     # litgpt/finetune/full.py: on more than one card FSDPStrategy(activation_checkpointing_policy={Block}).
     checkpointing = row["grad_ckpt"].startswith("on") or shards > 1
     return MemorySettings(
@@ -142,11 +147,14 @@ _METHOD = """## Method: mechanisms behind the terms (each from code, none fitted
   AdamW states per card, two Blocks gathered (current + prefetch), the root unit (embedding, head,
   final norm) held whole between forward and backward, block inputs kept and one block recomputed.
 
-Known gaps: the three FSDP×4 full rows stay 27–58% low. Their shortfall is close to one more
-unsharded bf16 copy of the parameters per card (≈ 1.5 bytes/parameter at N=4), which no mechanism
-here explains from the code read so far; phi-2's recipe is also uncertain (the stored
-`phi-2/full.yaml`, global 8 / micro 4, cannot run on the row's 4 cards), so it runs without
-accumulation. The Phi-3 full row is marked SUSPECT by the data set (3.8B × ≥ 8 B/param > 24 GB).
+- **AdamW step in LitGPT**: `torch.optim.AdamW` with its defaults takes the foreach path on CUDA
+  (`torch/optim/adamw.py`, `_multi_tensor_adamw`), whose `torch._foreach_sqrt(exp_avg_sqs)` allocates
+  a parameter-sized list during the step (`workspace` at the optimizer step).
+
+Known gaps: gemma-2b full stays 27% low with its recipe's 4 cards (with 2 cards the same mechanisms
+would give 17.4 GB, but nothing read says it ran on 2, so it is not assumed). The recipes were read
+at one stored commit each; the tables may have run an earlier version. The Phi-3 full row is marked
+SUSPECT by the data set (3.8B × ≥ 8 B/param > 24 GB on the 1 card its recipe names).
 """
 
 
@@ -171,7 +179,8 @@ def report(outcomes: list[Outcome]) -> str:
         assert o.estimate is not None and o.settings is not None and o.error_pct is not None
         flag = " (row marked SUSPECT)" if o in suspect else ""
         lines.append(
-            f"| {o.row['model_id']}{flag} | {o.row['method']}{' FSDP×4' if o.settings.shards > 1 else ''} "
+            f"| {o.row['model_id']}{flag} | {o.row['method']}{f' FSDP×{o.settings.shards}' if o.settings.shards > 1 else ''}"
+            f"{f' acc×{o.settings.grad_accumulation}' if o.settings.grad_accumulation > 1 else ''} "
             f"| {o.row['lora_r'] or '—'} | {o.settings.batch} | {o.settings.seq_len} | {float(o.row['peak_gb']):.2f} "
             f"| {o.estimate.peak_bytes / 1e9:.2f} | {o.error_pct:+.1f}% | {o.estimate.moment}: {_terms(o.estimate)} |"
         )

@@ -79,8 +79,11 @@ def _optimizer_bytes(settings: MemorySettings, params: int, param_bytes: int) ->
     """(states, step temporaries) of the optimizer over `params` trainable parameters."""
     if settings.optimizer == "adamw":
         # torch AdamW keeps m and v in the parameter dtype; the fused step (transformers' default
-        # `adamw_torch_fused`) needs no temporaries.
-        return 2.0 * param_bytes * params, 0.0
+        # `adamw_torch_fused`) needs no temporaries. LitGPT builds `torch.optim.AdamW` with its
+        # defaults, which on CUDA take the foreach path (`_multi_tensor_adamw`): its
+        # `torch._foreach_sqrt(exp_avg_sqs)` allocates a parameter-sized list for the step.
+        step = float(param_bytes * params) if settings.implementation == "litgpt" else 0.0
+        return 2.0 * param_bytes * params, step
     if settings.optimizer == "adamw-8bit":
         # bitsandbytes: two 1-byte states and an fp32 absmax per block of 2048; fused step kernel.
         return params * (2.0 + 8 / 2048), 0.0

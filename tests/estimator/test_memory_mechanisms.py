@@ -97,3 +97,14 @@ def test_grad_accumulation_setting_is_validated() -> None:
     with pytest.raises(MemorySettingsError, match="grad_accumulation"):
         MemorySettings(grad_accumulation=0)
     assert MemorySettings.from_json({"grad_accumulation": 4}).grad_accumulation == 4
+
+
+def test_litgpt_adamw_step_allocates_a_parameter_sized_list() -> None:
+    spec = llama_like(layers=8, hidden=1024, inter=2816, heads=16, kv_heads=16, vocab=32000)
+    base = MemorySettings(method="full", precision="bf16", seq_len=64, loss="chunked")
+    fused = dict(estimate_memory(spec, base).moments)["optimizer step"]
+    foreach = dict(estimate_memory(spec, base.with_(implementation="litgpt")).moments)["optimizer step"]
+    assert foreach - fused == pytest.approx(2.0 * spec.total_params)
+    # Sharded: the step works on each card's shard only.
+    split = estimate_memory(spec, base.with_(implementation="litgpt", shards=4))
+    assert dict(split.moments)["optimizer step"] < foreach
