@@ -12,6 +12,7 @@ from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.modernbert import build_modernbert
+from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
 from hubwatch.estimator.speech import SPEECH_TYPES, build_speech
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
@@ -77,6 +78,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_vision(cfg, b)
     elif mt in SSM_TYPES:
         build_mamba(cfg, b)
+    elif mt in RECURRENT_TYPES:
+        build_recurrent(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

@@ -1,0 +1,125 @@
+"""Recurrent hybrids: Zamba (Mamba layers and one shared attention block) and RecurrentGemma (Griffin)."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin
+from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.heads import add_head, head_kind
+from hubwatch.estimator.spec import AttentionSpec
+
+__all__ = ["RECURRENT_TYPES", "build_recurrent"]
+
+RECURRENT_TYPES = {"zamba", "recurrent_gemma"}
+
+
+def build_recurrent(cfg: Cfg, b: Build) -> None:
+    if cfg.model_type == "zamba":
+        _zamba(cfg, b)
+    else:
+        _recurrent_gemma(cfg, b)
+
+
+def _start(cfg: Cfg, b: Build) -> tuple[int, int, int, tuple[int, ...]]:
+    h, n, vocab = cfg.need("hidden"), cfg.need("layers"), cfg.need("vocab")
+    b.vocab = vocab
+    b.max_pos = cfg.concept("max_pos", minimum=1)
+    shape = (b.seq, h)
+    b.embed("model.embed_tokens", vocab, h, shape)
+    return h, n, vocab, shape
+
+
+def _finish(cfg: Cfg, b: Build, h: int, vocab: int, shape: tuple[int, ...]) -> None:
+    b.add("norms", h)
+    b.node("model.final_norm", "norm[rms]", shape)
+    b.final_norm = True
+    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings", default=True),
+             bias=False, family="decoder")
+
+
+def _zamba_kinds(cfg: Cfg, n: int) -> list[str]:
+    """'hybrid' (Mamba + the shared block) or Mamba per layer; the period rule of transformers' ZambaConfig
+    when the config does not list them."""
+    listed = cfg.str_list("layers_block_type")
+    if listed:
+        return ["hybrid" if t == "hybrid" else "mamba" for t in listed[:n]]
+    period = cfg.int("attn_layer_period", default=6, minimum=1) or 6
+    offset = cfg.int("attn_layer_offset", default=4) or 0
+    head = ["mamba", "mamba", "hybrid"][:n]
+    return head + ["hybrid" if i % period == offset else "mamba" for i in range(n - len(head))]
+
+
+def _zamba(cfg: Cfg, b: Build) -> None:
+    """Each layer a multi-head Mamba mixer; 'hybrid' layers first run ONE attention + MLP block shared by all
+    of them (its input: the hidden state concatenated with the embeddings) through their own linear."""
+    h, n, vocab, shape = _start(cfg, b)
+    nh = cfg.need("heads")
+    nkv = cfg.concept("kv_heads", minimum=1) or nh
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads")
+    attn_in = cfg.int("attention_hidden_size", default=2 * h, minimum=1) or 2 * h
+    hd = cfg.int("attention_head_dim", default=attn_in // nh, minimum=1) or max(attn_in // nh, 1)
+    inter = cfg.need("ffn")
+    heads = cfg.int("n_mamba_heads", default=1, minimum=1) or 1
+    inner = (cfg.int("mamba_expand", default=2, minimum=1) or 2) * h
+    state = cfg.int("mamba_d_state", default=16, minimum=1) or 16
+    kernel = cfg.int("mamba_d_conv", default=4, minimum=1) or 4
+    rank = cfg.int("mamba_dt_rank", default=None, minimum=1) or -(-h // 16)
+    b.divides(heads, inner, "n_mamba_heads", "the Mamba width (mamba_expand × hidden_size)")
+    head_dim = inner // heads
+    proj_bias, conv_bias = cfg.bool("mamba_proj_bias"), cfg.bool("mamba_conv_bias", default=True)
+    mamba = Layer(f"mixer[mamba {heads} heads d_state={state}]", "", [
+        ("ssm", lin("in_proj", h, 2 * inner, proj_bias)),
+        ("ssm", lin("x_proj", head_dim, rank + 2 * state, count=heads)),
+        ("ssm", lin("dt_proj", rank, head_dim, True, count=heads)),
+        ("ssm", lin("out_proj", inner, h, proj_bias))])
+    mamba.more("ssm", inner * kernel + (inner if conv_bias else 0) + inner * state + inner)
+    mamba.more("norms", h)
+    hybrid = Layer(f"shared_attn[{nh}/{nkv}x{hd}]+{mamba.mixer}", "mlp[shared gated]",
+                   [*mamba.linears, ("attention", lin("linear", h, h))], dict(mamba.extra))
+    kinds = _zamba_kinds(cfg, n)
+    # The shared block, counted once: attention over [hidden, embeddings], gated MLP, two norms.
+    shared = attention_linears(attn_in, nh, nkv, hd, qkv_bias=False, o_bias=False, out_dim=h)
+    shared += ffn_linears(h, inter, gated=True, bias=False)
+    shared_params = 0
+    for component, spec in shared:
+        b.add(component, spec.params)
+        shared_params += spec.params
+    b.add("norms", attn_in + h)
+    b.node("model.shared_transformer", f"shared_block[attn {attn_in}->{h}, mlp {inter}]", shape)
+    # Most layers are Mamba only: the stack's width is the Mamba width, as for pure state-space models.
+    b.stack("decoder", "model.layers", [hybrid if k == "hybrid" else mamba for k in kinds], hidden=h,
+            intermediate=inner, attention=AttentionSpec(nh, nkv, hd, tuple("full" if k == "hybrid" else "none"
+                                                                             for k in kinds)),
+            shape=shape, extra_params=shared_params + attn_in + h)
+    _finish(cfg, b, h, vocab, shape)
+
+
+def _recurrent_gemma(cfg: Cfg, b: Build) -> None:
+    """Griffin: layers cycle through `block_types` (RG-LRU recurrent blocks or local attention), each with a
+    gated MLP of half the intermediate size; biases on the MLP, output and recurrent projections."""
+    h, n, vocab, shape = _start(cfg, b)
+    nh = cfg.need("heads")
+    nkv = cfg.concept("kv_heads", minimum=1) or nh
+    hd = cfg.concept("head_dim", minimum=1) or h // nh
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads")
+    inter = cfg.need("ffn") // 2
+    lru = cfg.int("lru_width", default=h, minimum=1) or h
+    kernel = cfg.int("conv1d_width", default=4, minimum=1) or 4
+    b.divides(nh, lru, "num_attention_heads", "lru_width")
+    block = lru // nh
+    mlp = ffn_linears(h, inter, gated=True, bias=True)
+    attention = Layer(f"local_attn[{nh}/{nkv}x{hd}]", f"mlp[gated {inter}]",
+                      attention_linears(h, nh, nkv, hd, qkv_bias=cfg.bool("attention_bias"), o_bias=True) + mlp)
+    recurrent = Layer(f"rg_lru[{lru}]", f"mlp[gated {inter}]", [
+        ("recurrent", lin("linear_y", h, lru, True)), ("recurrent", lin("linear_x", h, lru, True)),
+        ("recurrent", lin("linear_out", lru, h, True)), *mlp])
+    recurrent.more("recurrent", lru * kernel + lru + lru + 2 * (nh * block * block + lru))
+    for layer in (attention, recurrent):
+        layer.more("norms", 2 * h)
+    cycle = cfg.str_list("block_types") or ["recurrent", "recurrent", "attention"]
+    kinds = [cycle[i % len(cycle)] for i in range(n)]
+    window = cfg.int("attention_window_size", default=None, minimum=1)
+    b.stack("decoder", "model.layers", [attention if k == "attention" else recurrent for k in kinds], hidden=h,
+            intermediate=inter, attention=AttentionSpec(nh, nkv, hd, tuple(
+                ("sliding" if window else "full") if k == "attention" else "none" for k in kinds), window),
+            shape=shape, gated=True)
+    _finish(cfg, b, h, vocab, shape)
