@@ -133,6 +133,8 @@ _METHOD = """## Method: mechanisms behind the terms (each from code, none fitted
   quantised-linear inputs (norm outputs, attention output, MLP activation, the head's input) is
   alive on top of the current forward at the loss. This is what the row notes describe ("QLoRA ≥
   LoRA here: activations dominate small models"; "QLoRA > LoRA: dequant buffers + activations").
+  Checked with torch 2.13: a tensor stored on `ctx` outlives backward while the loss is held, one
+  given to `save_for_backward` does not.
 - **LitGPT's untied head**: `GPT` has its own `lm_head` next to `transformer.wte`; the converter
   copies the embedding into `lm_head.weight` for tied checkpoints (`litgpt/scripts/convert_hf_checkpoint.py`),
   so Gemma/Falcon-7B train with a second vocab × hidden matrix, quantised under `bnb.nf4` (Fabric's
