@@ -59,7 +59,7 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
         )
     back = change.detail.get("renamed_from")
     if back is not None and detail.get("renamed_from") == key and back == detail.get("key"):
-        return file == detail.get("file")
+        return bool(file == detail.get("file"))
     if (file, key) != (detail.get("file"), detail.get("key")):
         return False
     if "new" not in change.detail or "old" not in detail or "new" not in detail:
