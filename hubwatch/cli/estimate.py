@@ -24,6 +24,8 @@ from hubwatch.tracker.errors import HubError, RevisionNotFound
 __all__ = ["estimate", "estimate_entry"]
 
 DEFAULT_SEQ_LEN = 2048
+# Where the tracker's advice does not fit a one-off estimate.
+_ESTIMATE_FIX = {"InvalidContent": "the file is missing or broken at that revision upstream; try another --revision"}
 
 
 def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
@@ -147,7 +149,8 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
             message = str(exc)
             if isinstance(exc, RevisionNotFound) and revision and revision not in message:
                 message = f"{target}: revision {revision} not found"
-            entries.append({"target": target, "error": f"{message} (fix: {exc.fix})"})
+            fix = _ESTIMATE_FIX.get(type(exc).__name__, exc.fix)
+            entries.append({"target": target, "error": f"{message} (fix: {fix})"})
         except (TargetError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
             entries.append({"target": target, "error": str(exc)})
         except RecursionError:  # a hub file nested beyond reason (local files are checked when read)

@@ -115,19 +115,26 @@ def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> Targe
     if hub is None:
         raise TargetError(f"{target}: not a local file or folder, and no hub client to look it up")
     inputs = hub.fetch_estimate_inputs(target, revision)
+    config = dict(inputs.config)
     tokenizer = None if inputs.tokenizer_config is None else dict(inputs.tokenizer_config)
     files = hub.listing(inputs.repo, inputs.sha)
-    if "special_tokens_map.json" in files:
-        body = hub.download(inputs.repo, inputs.sha, "special_tokens_map.json",
-                            expected_size=getattr(files["special_tokens_map.json"], "size", None))
+
+    def hub_json(path: str) -> Any:
+        body = hub.download(inputs.repo, inputs.sha, path, expected_size=getattr(files[path], "size", None))
         try:
-            tokenizer = _with_special_tokens(tokenizer, json.loads(body))
+            return json.loads(body)
         except (ValueError, RecursionError) as exc:
-            raise TargetError(f"{target}: special_tokens_map.json is not valid JSON") from exc
+            raise TargetError(f"{target}: {path} is not valid JSON") from exc
+
+    if "special_tokens_map.json" in files:
+        tokenizer = _with_special_tokens(tokenizer, hub_json("special_tokens_map.json"))
+    manifest = _hub_manifest(inputs.manifest)
+    indexes = sorted(p for p in files if p.endswith(".safetensors.index.json") and "/" not in p)
+    if manifest is None and indexes:  # no shard headers to read: the index's total size and the config's dtype
+        dtype = config.get("torch_dtype") or config.get("dtype")
+        manifest = Manifest.from_index(hub_json(indexes[0]), dtype=dtype if isinstance(dtype, str) else None)
     return TargetInputs(
-        target, "hub", dict(inputs.config),
-        _hub_manifest(inputs.manifest),
-        tokenizer,
+        target, "hub", config, manifest, tokenizer,
         None if inputs.generation_config is None else dict(inputs.generation_config),
         revision=inputs.sha,
     )

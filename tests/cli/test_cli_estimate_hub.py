@@ -124,3 +124,15 @@ def test_folder_targets_pass_them_too(capsys: pytest.CaptureFixture[str], data_d
     assert entry["params"]["checkpoint"] == declared_count(folder / "weights.json")  # weights.json manifest
     rules = {f["rule"] for f in entry["findings"]}
     assert {"vocab-smaller-than-tokenizer", "eos-missing-from-generation-config", "pad-token-missing"} <= rules
+
+
+def test_without_shard_headers_the_index_total_size_counts(capsys: pytest.CaptureFixture[str], hubsim: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUBWATCH_HUB_ENDPOINT", hubsim.url)  # these histories keep the index, not the shards
+    code, out, _ = run(capsys, "Qwen/Qwen-72B", "FlagAlpha/Atom-7B", "--json")
+    qwen, atom = json.loads(out)
+    assert code == 1
+    assert qwen["params"]["checkpoint"] == qwen["params"]["derived"] == 72_287_920_128  # total_size ÷ 2 (bf16)
+    assert qwen["params"]["delta_pct"] == 0.0
+    assert set(atom) == {"target", "error"} and "FlagAlpha/Atom-7B" in atom["error"]
+    assert "has no config.json" in atom["error"] and "--revision" in atom["error"]
