@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec, StackSpec
 from hubwatch.estimator.structure import MAX_LAYER_NODES, LayerRun, Node
 
-__all__ = ["Build", "Layer", "attention_linears", "ffn_linears", "lin", "norm_params"]
+__all__ = ["Build", "Layer", "attention_linears", "ffn_linears", "lin", "norm_params", "transformer_dims"]
 
 
 def lin(name: str, fan_in: int, fan_out: int, bias: bool = False, count: int = 1,
@@ -147,3 +148,11 @@ class Build:
                           experts_per_token, gated, total)
         self.stacks.append(stack)
         return stack
+
+
+def transformer_dims(cfg: Cfg, b: Build, where: str = "") -> tuple[int, int, int, int]:
+    """Width, depth, heads (checked against the width) and feed-forward size (4× the width when unset) of a
+    plain transformer stack."""
+    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    b.divides(nh, h, "num_attention_heads", "hidden_size", where)
+    return h, n_layers, nh, cfg.concept("ffn", minimum=1) or 4 * h

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS"]
@@ -161,24 +161,21 @@ class Cfg:
         return None
 
     def int_list(self, key: builtins.str, limit: builtins.int = 100_000) -> list[builtins.int] | None:
+        return self._list(key, limit, lambda i: isinstance(i, int) and not isinstance(i, bool), "whole numbers")
+
+    def str_list(self, key: builtins.str, limit: builtins.int = 100_000) -> list[builtins.str] | None:
+        return self._list(key, limit, lambda i: isinstance(i, str), "strings")
+
+    def _list(self, key: builtins.str, limit: builtins.int, ok: Callable[[Any], builtins.bool],
+              what: builtins.str) -> list[Any] | None:
         v = self.data.get(key)
         if v is None:
             return None
         if not isinstance(v, (list, tuple)) or len(v) > limit:
-            raise ConfigError(self.key(key), "expected a list of whole numbers")
-        out = []
+            raise ConfigError(self.key(key), f"expected a list of {what}")
         for item in v:
-            if isinstance(item, bool) or not isinstance(item, int):
-                raise ConfigError(self.key(key), f"expected whole numbers, got {item!r:.40}")
-            out.append(item)
-        return out
-
-    def str_list(self, key: builtins.str, limit: builtins.int = 100_000) -> list[builtins.str] | None:
-        v = self.data.get(key)
-        if v is None:
-            return None
-        if not isinstance(v, (list, tuple)) or len(v) > limit or not all(isinstance(i, str) for i in v):
-            raise ConfigError(self.key(key), "expected a list of strings")
+            if not ok(item):
+                raise ConfigError(self.key(key), f"expected a list of {what}, got {item!r:.40} in it")
         return list(v)
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, transformer_dims
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.spec import AttentionSpec
@@ -38,9 +38,7 @@ def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False,
 def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | None = None) -> None:
     """Adds a BERT-like encoder with the head its architecture names."""
     mt = cfg.model_type
-    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.divides(nh, h, "num_attention_heads", "hidden_size")
-    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    h, n_layers, nh, inter = transformer_dims(cfg, b)
     vocab = cfg.need("vocab")
     b.vocab = vocab
     emb = cfg.int("embedding_size", default=h, minimum=1) or h

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubwatch.estimator.blocks import Build, Layer, lin
+from hubwatch.estimator.blocks import Build, Layer, lin, transformer_dims
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.spec import AttentionSpec
@@ -11,9 +11,7 @@ __all__ = ["build_modernbert"]
 
 
 def build_modernbert(cfg: Cfg, b: Build) -> None:
-    h, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.divides(nh, h, "num_attention_heads", "hidden_size")
-    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    h, n, nh, inter = transformer_dims(cfg, b)
     vocab = cfg.need("vocab")
     b.vocab, b.max_pos = vocab, cfg.concept("max_pos")
     norm = h * (2 if cfg.bool("norm_bias") else 1)

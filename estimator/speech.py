@@ -3,7 +3,7 @@ convolutional position embedding, BERT-like layers, CTC or classification heads.
 
 from __future__ import annotations
 
-from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.blocks import Build, transformer_dims
 from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.encoders import encoder_layer
 from hubwatch.estimator.heads import head_kind
@@ -15,9 +15,7 @@ SPEECH_TYPES = {"wav2vec2", "hubert"}
 
 
 def build_speech(cfg: Cfg, b: Build) -> None:
-    h, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.divides(nh, h, "num_attention_heads", "hidden_size")
-    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    h, n, nh, inter = transformer_dims(cfg, b)
     dims = cfg.int_list("conv_dim") or [512] * 7
     kernels = cfg.int_list("conv_kernel") or [10, 3, 3, 3, 3, 2, 2]
     if len(dims) != len(kernels) or not dims or min(dims + kernels) < 1:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears
+from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, transformer_dims
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.spec import AttentionSpec
@@ -23,16 +23,9 @@ def _block(h: int, nh: int, inter: int, *, qkv_bias: bool = True, names: tuple[s
     return layer
 
 
-def _dims(cfg: Cfg, b: Build, prefix: str) -> tuple[int, int, int, int]:
-    """Width, depth, heads (checked against the width) and feed-forward size (4× the width when unset) of a tower."""
-    h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
-    b.divides(nh, h, "num_attention_heads", "hidden_size", prefix)
-    return h, n_layers, nh, cfg.concept("ffn", minimum=1) or 4 * h
-
-
 def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
     """Adds a ViT-style image encoder; returns its hidden size. style: vit | clip | siglip."""
-    h, n_layers, nh, inter = _dims(cfg, b, prefix)
+    h, n_layers, nh, inter = transformer_dims(cfg, b, prefix)
     size_h, size_w = _pair(cfg, "image_size", 224)
     patch_h, patch_w = _pair(cfg, "patch_size", 16)
     patch = patch_h
@@ -66,7 +59,7 @@ def build_vision_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
 
 def build_text_tower(cfg: Cfg, b: Build, prefix: str, style: str) -> int:
     """A CLIP/SigLIP text encoder: token and position embeddings, layers, final norm."""
-    h, n_layers, nh, inter = _dims(cfg, b, prefix)
+    h, n_layers, nh, inter = transformer_dims(cfg, b, prefix)
     vocab = cfg.need("vocab")
     pos = cfg.concept("max_pos", minimum=1) or 77
     seq = min(b.seq, pos)
