@@ -38,8 +38,15 @@ class TargetInputs:
     revision: str | None = None
 
 
+# No config, tokenizer config or weight manifest comes near this: a bigger file is weights given by mistake.
+MAX_JSON_BYTES = 64 * 1024 * 1024
+
+
 def _read_json(path: Path) -> Any:
     try:
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise TargetError(f"{path}: {size / 1e6:,.0f} MB is too large to be a JSON config (weights?)")
         return json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise TargetError(f"{path}: cannot read ({exc.strerror or exc})") from exc

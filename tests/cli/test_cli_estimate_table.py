@@ -119,3 +119,11 @@ def test_bad_input_is_one_line_naming_the_key(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, str(path), "--json")
     (entry,) = json.loads(out)
     assert code == 1 and set(entry) == {"target", "error"} and named in entry["error"]
+
+
+def test_a_weights_file_given_by_mistake_is_refused_unread(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    with path.open("wb") as f:
+        f.truncate(200 * 1024 * 1024)  # sparse: 200 MB that would take long to decode as text
+    code, out, err = run(capsys, str(path))
+    assert code == 1 and "too large to be a JSON config" in out and "Traceback" not in out + err
