@@ -61,7 +61,7 @@ def kv_heads(c: LintContext) -> list[Finding]:
 
 def heads_hidden(c: LintContext) -> list[Finding]:
     h, nh = c.cfg.concept("hidden"), c.cfg.concept("heads")
-    if h and nh and h % nh and not c.cfg.has("head_dim"):
+    if h and nh and h % nh and c.cfg.concept("head_dim") is None:  # an explicit head size (T5's d_kv) decides
         return [Finding("heads-divide-hidden", "error", f"num_attention_heads ({nh}) does not divide hidden_size ({h})",
                         "set head_dim explicitly or choose a head count that divides hidden_size")]
     return []
@@ -140,7 +140,9 @@ def custom_code(c: LintContext) -> list[Finding]:
 
 
 def final_norm(c: LintContext) -> list[Finding]:
-    if c.family == "decoder" and not c.final_norm:
+    # Post-norm layers (OPT-350m's do_layer_norm_before: false) end normalised without a final norm.
+    post_norm = any(c.cfg.data.get(k) is False for k in ("do_layer_norm_before", "normalize_before", "pre_norm"))
+    if c.family == "decoder" and not c.final_norm and not post_norm:
         return [Finding("no-norm-before-output", "warning", "no normalisation layer before the output head: "
                         "pre-norm residual streams reach the LM head unnormalised", "enable the final norm "
                         "(e.g. post_layer_norm: true)")]
@@ -210,12 +212,12 @@ def use_cache(c: LintContext) -> list[Finding]:
 
 # Generation settings and their defaults (transformers' GenerationConfig): non-default ones belong in
 # generation_config.json, not in config.json.
+# (Length, sampling and beam settings only: forced/suppressed token ids are class defaults of BART or Whisper.)
 _GENERATION_DEFAULTS: dict[str, object] = {
     "max_length": 20, "min_length": 0, "do_sample": False, "early_stopping": False, "num_beams": 1,
     "num_beam_groups": 1, "diversity_penalty": 0.0, "temperature": 1.0, "top_k": 50, "top_p": 1.0, "typical_p": 1.0,
     "repetition_penalty": 1.0, "length_penalty": 1.0, "no_repeat_ngram_size": 0, "encoder_no_repeat_ngram_size": 0,
-    "bad_words_ids": None, "num_return_sequences": 1, "forced_bos_token_id": None, "forced_eos_token_id": None,
-    "suppress_tokens": None, "begin_suppress_tokens": None,
+    "bad_words_ids": None, "num_return_sequences": 1,
 }
 
 
@@ -226,7 +228,7 @@ def generation_in_config(c: LintContext) -> list[Finding]:
         return []
     shown = ", ".join(f"{k}={v!r}" for k, v in list(moved.items())[:4]) + (" …" if len(moved) > 4 else "")
     return [Finding("generation-params-in-config", "info", f"config.json sets generation parameters ({shown}): "
-                    "transformers warns about them there and generate() takes generation_config.json",
+                    "transformers falls back to them only without a generation_config.json, and warns",
                     f"move {', '.join(moved)} to generation_config.json and drop them from config.json")]
 
 

@@ -133,3 +133,13 @@ def test_every_finding_has_a_fix() -> None:
     cfg = {**BASE, "num_key_value_heads": 3, "auto_map": {}, "use_cache": False, "num_hidden_layers": 60}
     for finding in analyze(cfg).findings:
         assert finding.fix and finding.message and finding.level in ("error", "warning", "info")
+
+
+def test_explicit_head_size_and_post_norm_are_not_flagged() -> None:
+    t5_11b = {"architectures": ["T5ForConditionalGeneration"], "model_type": "t5", "d_model": 1024, "d_kv": 128,
+              "d_ff": 65536, "num_heads": 128, "num_layers": 24, "vocab_size": 32128}
+    assert "heads-divide-hidden" not in rules(t5_11b)  # 128 heads of 128 over a 1024 width: valid
+    opt = {"architectures": ["OPTForCausalLM"], "model_type": "opt", "hidden_size": 1024, "num_attention_heads": 16,
+           "num_hidden_layers": 4, "ffn_dim": 4096, "vocab_size": 50272, "max_position_embeddings": 2048,
+           "word_embed_proj_dim": 512, "do_layer_norm_before": False}
+    assert "no-norm-before-output" not in rules(opt)  # post-norm layers end normalised
