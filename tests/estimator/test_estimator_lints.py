@@ -136,9 +136,9 @@ def test_every_finding_has_a_fix() -> None:
 
 
 def test_explicit_head_size_and_post_norm_are_not_flagged() -> None:
-    t5_11b = {"architectures": ["T5ForConditionalGeneration"], "model_type": "t5", "d_model": 1024, "d_kv": 128,
-              "d_ff": 65536, "num_heads": 128, "num_layers": 24, "vocab_size": 32128}
-    assert "heads-divide-hidden" not in rules(t5_11b)  # 128 heads of 128 over a 1024 width: valid
+    mt5_small = {"architectures": ["MT5ForConditionalGeneration"], "model_type": "mt5", "d_model": 512, "d_kv": 64,
+                 "d_ff": 1024, "num_heads": 6, "num_layers": 8, "vocab_size": 250112, "feed_forward_proj": "gated-gelu"}
+    assert "heads-divide-hidden" not in rules(mt5_small)  # 6 heads of 64 over a 512 width: valid in T5
     opt = {"architectures": ["OPTForCausalLM"], "model_type": "opt", "hidden_size": 1024, "num_attention_heads": 16,
            "num_hidden_layers": 4, "ffn_dim": 4096, "vocab_size": 50272, "max_position_embeddings": 2048,
            "word_embed_proj_dim": 512, "do_layer_norm_before": False}
