@@ -33,23 +33,22 @@ def short_sha(sha: str) -> str:
     return sha[:7]
 
 
-def fmt_count(value: float | int | None) -> str:
-    """A parameter count for people: 6738415616 → '6.74 B'."""
+def _scaled(value: float | int | None, units: tuple[str, str, str, str], plain: str) -> str:
+    """`value` in the largest of T/G/M/k (10¹² … 10³) it reaches, 2 decimals; '—' for None."""
     if value is None:
         return "—"
     number = float(value)
-    for bound, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+    for bound, suffix in zip((1e12, 1e9, 1e6, 1e3), units):
         if abs(number) >= bound:
             return f"{number / bound:.2f} {suffix}"
-    return f"{int(number)}"
+    return f"{int(number)}{plain}"
+
+
+def fmt_count(value: float | int | None) -> str:
+    """A parameter count for people: 6738415616 → '6.74 B'."""
+    return _scaled(value, ("T", "B", "M", "K"), "")
 
 
 def fmt_bytes(value: float | int | None) -> str:
     """A size for people in decimal units, as the estimator reports them: 26624000000 → '26.62 GB'."""
-    if value is None:
-        return "—"
-    number = float(value)
-    for bound, suffix in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if abs(number) >= bound:
-            return f"{number / bound:.2f} {suffix}"
-    return f"{int(number)} B"
+    return _scaled(value, ("TB", "GB", "MB", "kB"), " B")

@@ -13,7 +13,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha, stored_revisions
 from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
 from hubwatch.storage.records import AdvisoryRecord, RepoId
-from hubwatch.storage.repos import find_repo
+from hubwatch.storage.repos import find_repo, find_revision
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.dialects import postgresql, sqlite
@@ -64,12 +64,8 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
     modified = as_utc(record.modified, f"advisory {record.id} modified")
     withdrawn = as_utc(record.withdrawn, f"advisory {record.id} withdrawn") if record.withdrawn else None
     repo_id = find_repo(conn, record.repo)
-    revision_id = None
-    if repo_id is not None:
-        revision_id = conn.execute(
-            sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == record.revision_sha)
-        ).scalar_one_or_none()
-    if revision_id is None:
+    revision_id = find_revision(conn, record.repo, record.revision_sha)
+    if repo_id is None or revision_id is None:
         raise InvalidRecord(
             f"advisory {record.id} is raised for {record.repo}@{record.revision_sha}, which is not stored"
         )

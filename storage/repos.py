@@ -14,7 +14,7 @@ from hubwatch.storage.values import POLL_STATES, RepoState
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["ensure_repo", "find_repo", "record_poll", "repo_states", "set_watched"]
+__all__ = ["ensure_repo", "find_repo", "find_revision", "record_poll", "repo_states", "set_watched"]
 
 
 def _check_repo(repo: RepoId) -> RepoId:
@@ -27,6 +27,16 @@ def find_repo(conn: Connection, repo: RepoId) -> int | None:
     _check_repo(repo)
     return conn.execute(
         sa.select(REPOS.c.id).where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    ).scalar_one_or_none()
+
+
+def find_revision(conn: Connection, repo: RepoId, sha: str) -> int | None:
+    """The row id of `repo`'s stored revision with the full commit `sha`, or None."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    return conn.execute(
+        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
     ).scalar_one_or_none()
 
 

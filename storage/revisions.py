@@ -12,7 +12,7 @@ from hubwatch.storage.blobs import put_blob
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
-from hubwatch.storage.repos import ensure_repo, find_repo
+from hubwatch.storage.repos import ensure_repo, find_revision
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
@@ -26,13 +26,7 @@ class AlreadyStored(Exception):
 
 
 def revision_exists(conn: Connection, repo: RepoId, sha: str) -> bool:
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return False
-    found = conn.execute(
-        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
-    ).first()
-    return found is not None
+    return find_revision(conn, repo, sha) is not None
 
 
 def _position(conn: Connection, repo_id: int, parent: str | None) -> int:
@@ -180,12 +174,7 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
     Returns False when the revision is not stored.
     """
     _check_estimate(version, data)
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return False
-    revision_id = conn.execute(
-        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
-    ).scalar_one_or_none()
+    revision_id = find_revision(conn, repo, sha)
     if revision_id is None:
         return False
     conn.execute(

@@ -227,3 +227,31 @@ def advised_store_url(database_url: str) -> str:
     """URL of a fresh store (SQLite; PostgreSQL too when configured) holding the histories above."""
     fill_advised_store(database_url)
     return database_url
+
+
+# ---- query counting: `count_selects` (owner: storage/feeds scale tests) -----------------------
+# Pages over many repos must take a fixed number of queries; tests count what the store runs.
+from contextlib import contextmanager as _contextmanager  # noqa: E402
+
+
+@pytest.fixture
+def count_selects() -> _Callable[[_Any], _Any]:
+    """`with count_selects(store) as seen:` → `seen` lists the SELECT statements run in the block."""
+
+    @_contextmanager
+    def counting(store: _Any) -> _Iterator[list[str]]:
+        import sqlalchemy as sa
+
+        seen: list[str] = []
+
+        def listen(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
+            if statement.lstrip().upper().startswith("SELECT"):
+                seen.append(statement)
+
+        sa.event.listen(store.engine, "before_cursor_execute", listen)
+        try:
+            yield seen
+        finally:
+            sa.event.remove(store.engine, "before_cursor_execute", listen)
+
+    return counting

@@ -3,31 +3,12 @@ fixed number of queries however many repos are tracked (design target: 100k repo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-import sqlalchemy as sa
 from hubwatch.storage import InvalidRecord, Store
 from hubwatch.storage.records import Kind, RepoId, Severity
 from storage_helpers import T0, advisory, change, rev, sha
-
-
-@contextmanager
-def counting(store: Store) -> Iterator[list[str]]:
-    """The SELECT statements the store runs inside the block."""
-    seen: list[str] = []
-
-    def listen(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
-        if statement.lstrip().upper().startswith("SELECT"):
-            seen.append(statement)
-
-    sa.event.listen(store.engine, "before_cursor_execute", listen)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(store.engine, "before_cursor_execute", listen)
 
 
 def fill(store: Store, n: int) -> list[RepoId]:
@@ -48,7 +29,7 @@ def fill(store: Store, n: int) -> list[RepoId]:
     return repos
 
 
-def test_stats_are_aggregates(store: Store) -> None:
+def test_stats_are_aggregates(store: Store, count_selects) -> None:  # type: ignore[no-untyped-def]
     assert store.stats().watched == 0 and store.stats().last_polled_at is None
     repos = fill(store, 7)
     store.unwatch(repos[6])  # unwatched: not counted among watched repos; its rows still count
@@ -58,7 +39,7 @@ def test_stats_are_aggregates(store: Store) -> None:
     assert stats.revisions == sum(i % 3 + 1 for i in range(7)) == sum(s.revision_count for s in store.watched()) + 1
     assert stats.advisories == len(store.advisories()) == 6
     assert stats.last_polled_at == T0 + timedelta(hours=5)
-    with counting(store) as seen:
+    with count_selects(store) as seen:
         store.stats()
     assert len(seen) <= 4 and not any("advisory_events" in s or "changes" in s for s in seen)
 
@@ -78,7 +59,7 @@ def test_watched_pages_and_orgs(store: Store) -> None:
         store.watched(offset=-1)
 
 
-def test_latest_changes_match_recent_changes_in_constant_queries(store: Store) -> None:
+def test_latest_changes_match_recent_changes_in_constant_queries(store: Store, count_selects) -> None:  # type: ignore[no-untyped-def]
     repos = fill(store, 9)
     latest = store.latest_changes(repos)
     for repo in repos:
@@ -87,8 +68,8 @@ def test_latest_changes_match_recent_changes_in_constant_queries(store: Store) -
     assert repos[0] not in latest  # its only revision changed nothing
     assert store.latest_changes([]) == {}
     assert store.latest_changes([RepoId("nobody", "x")]) == {}
-    with counting(store) as few:
+    with count_selects(store) as few:
         store.latest_changes(repos[:2])
-    with counting(store) as many:
+    with count_selects(store) as many:
         store.latest_changes(repos)
     assert len(few) == len(many) <= 4

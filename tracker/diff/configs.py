@@ -14,7 +14,7 @@ from .changes import FIX, RISK, make_change, show
 from .classify import DEFAULT_SEVERITY, FileRole, classify_key, direction_for, severity_for
 from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, parse_json
 
-__all__ = ["diff_json_file", "key_records", "unreadable_records"]
+__all__ = ["diff_json_file", "key_records", "read_pair", "unreadable_records"]
 
 _REMOVED_FILE: dict[str, tuple[Kind, Severity]] = {
     "config": (Kind.CONFIG, Severity.HIGH),
@@ -146,17 +146,26 @@ def diff_parsed(file: str, role: FileRole, old: Any, new: Any, *, added: bool) -
     return _collapse_added(file, records) if added else records
 
 
-def diff_json_file(file: str, role: FileRole, old_raw: bytes | None, new_raw: bytes | None) -> list[ChangeRecord]:
-    """The semantic diff of one JSON file between two revisions."""
+def read_pair(
+    file: str, role: FileRole, old_raw: bytes | None, new_raw: bytes | None
+) -> tuple[JsonDoc | None, JsonDoc] | list[ChangeRecord]:
+    """Both sides of a JSON file parsed, the new one readable; or, when the file is gone or does not
+    parse, the records that say so (the whole diff of the file)."""
     old, new = parse_json(old_raw), parse_json(new_raw)
-    if old is None and new is None:
-        return []
-    fallback = _REMOVED_FILE[role][0]
     if new is None:
-        return [removed_file_record(file, role)]
-    bad = unreadable_records(file, fallback, old, new)
+        return [] if old is None else [removed_file_record(file, role)]
+    bad = unreadable_records(file, _REMOVED_FILE[role][0], old, new)
     if bad or not new.ok:
         return bad
+    return old, new
+
+
+def diff_json_file(file: str, role: FileRole, old_raw: bytes | None, new_raw: bytes | None) -> list[ChangeRecord]:
+    """The semantic diff of one JSON file between two revisions."""
+    pair = read_pair(file, role, old_raw, new_raw)
+    if isinstance(pair, list):
+        return pair
+    old, new = pair
     if old is None or not old.ok:
         return diff_parsed(file, role, None, new.value, added=old is None)
     return diff_parsed(file, role, old.value, new.value, added=False)

@@ -16,8 +16,8 @@ from hubwatch.storage.records import ChangeRecord, Kind, Severity
 
 from .changes import FIX, RISK, make_change, show
 from .classify import SPECIAL_TOKEN_FLAGS, SPECIAL_TOKEN_KEY
-from .configs import diff_parsed, removed_file_record, unreadable_records
-from .jsondiff import MISSING, key_changes, lookup, parse_json
+from .configs import diff_parsed, read_pair
+from .jsondiff import MISSING, key_changes, lookup
 
 __all__ = ["diff_added_tokens_json", "diff_tokenizer_config", "diff_tokenizer_json", "tokenizer_json_salient"]
 
@@ -134,12 +134,10 @@ def _soften(records: list[ChangeRecord]) -> list[ChangeRecord]:
 
 def diff_tokenizer_config(file: str, old_raw: bytes | None, new_raw: bytes | None) -> list[ChangeRecord]:
     """tokenizer_config.json or special_tokens_map.json (the chat_template key is left to templates)."""
-    old, new = parse_json(old_raw), parse_json(new_raw)
-    if new is None:
-        return [] if old is None else [removed_file_record(file, "tokenizer")]
-    bad = unreadable_records(file, Kind.TOKENIZER, old, new)
-    if bad or not new.ok:
-        return bad
+    pair = read_pair(file, "tokenizer", old_raw, new_raw)
+    if isinstance(pair, list):
+        return pair
+    old, new = pair
     new_view, new_flags, new_dec = _split(new.value)
     if old is None or not old.ok:
         return diff_parsed(file, "tokenizer", None, new_view, added=True)
@@ -152,12 +150,12 @@ def diff_tokenizer_config(file: str, old_raw: bytes | None, new_raw: bytes | Non
 
 def diff_added_tokens_json(file: str, old_raw: bytes | None, new_raw: bytes | None) -> list[ChangeRecord]:
     """added_tokens.json: {token: id}."""
-    old, new = parse_json(old_raw), parse_json(new_raw)
-    if new is None:
-        return [] if old is None else [removed_file_record(file, "tokenizer")]
-    bad = unreadable_records(file, Kind.TOKENIZER, old, new)
-    if bad or not new.ok or not isinstance(new.value, dict):
-        return bad
+    pair = read_pair(file, "tokenizer", old_raw, new_raw)
+    if isinstance(pair, list):
+        return pair
+    old, new = pair
+    if not isinstance(new.value, dict):
+        return []
     before = old.value if old is not None and old.ok and isinstance(old.value, dict) else {}
     return _added_token_records(file, "added_tokens", _by_id(before), _by_id(new.value))
 
@@ -197,12 +195,10 @@ _TOKENIZER_JSON_KIND = {
 
 def diff_tokenizer_json(file: str, old_raw: bytes | None, new_raw: bytes | None) -> list[ChangeRecord]:
     """tokenizer.json: model type, vocab size/digest, added tokens and the pipeline stages."""
-    old, new = parse_json(old_raw), parse_json(new_raw)
-    if new is None:
-        return [] if old is None else [removed_file_record(file, "tokenizer")]
-    bad = unreadable_records(file, Kind.TOKENIZER, old, new)
-    if bad or not new.ok:
-        return bad
+    pair = read_pair(file, "tokenizer", old_raw, new_raw)
+    if isinstance(pair, list):
+        return pair
+    old, new = pair
     after = tokenizer_json_salient(new.value)
     if old is None or not old.ok:
         return [make_change(
