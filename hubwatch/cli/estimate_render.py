@@ -53,7 +53,9 @@ def _overview(ok: list[Entry]) -> Table:
     row("model", [escape(str(e["model"])) for e in ok])
     if any(e.get("revision") for e in ok):
         row("revision", [str(e.get("revision") or "—") for e in ok])
-    row("family", [e["family"] + ("" if e["family"] != "unknown" else " (generic)") for e in ok])
+    row("family", [e["family"] + (" [yellow](generic estimate: unknown architecture)[/yellow]" if e["family"] == "unknown"
+                                  or any(n.startswith("unknown architecture") for n in e.get("notes") or []) else "")
+                   for e in ok])
     row("model type", [escape(str(e.get("model_type") or "—")) for e in ok])
     row("custom code", ["[yellow]yes (auto_map)[/yellow]" if e["custom_code"] else "no" for e in ok])
     row("parameters (derived)", [_count(e["params"]["derived"]) for e in ok])

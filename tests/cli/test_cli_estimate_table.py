@@ -79,7 +79,7 @@ def test_unknown_architecture_gets_a_generic_estimate_and_says_so(capsys: pytest
     h, f, v = 1024, 4096, 32000
     assert entry["params"]["derived"] >= v * h + 12 * (4 * h * h + 2 * h * f)
     code, out, _ = run(capsys, str(path))
-    assert "unknown architecture zorblax" in out and "generic" in out
+    assert "unknown architecture zorblax" in out and "generic estimate: unknown architecture" in out
 
 
 BASE = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
