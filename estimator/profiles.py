@@ -114,9 +114,13 @@ def infer_profile(cfg: Cfg) -> DecoderProfile:
     ln = cfg.has("layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon") and not cfg.has("rms_norm_eps")
     if cfg.bool("rmsnorm", default=False):
         ln = False
-    act = (cfg.str("hidden_act", "activation_function", "activation", "hidden_activation") or "silu").lower()
+    # No activation named: a config that sizes its MLP is modern (SwiGLU); one that leaves it at 4× is GPT-style.
+    default_act = "silu" if cfg.concept("ffn") is not None else "gelu"
+    act = (cfg.str("hidden_act", "activation_function", "activation", "hidden_activation") or default_act).lower()
     gated = any(a in act for a in ("silu", "swiglu", "swish", "glu")) or cfg.bool("block_use_swiglu", "gated_mlp",
                                                                                  "is_gated_act", default=False)
+    if not ln and cfg.has("rms_norm_eps") and not cfg.has("is_gated_act", "gated_mlp", "block_use_swiglu"):
+        gated = True  # RMSNorm decoders gate their MLP whatever the activation (Gemma's GeGLU, BitNet's relu²)
     pos = "rotary"
     if cfg.has("n_positions") and not cfg.has("rotary_dim", "rope_theta", "rotary_pct", "rotary_emb_base"):
         pos = "learned"
@@ -124,8 +128,9 @@ def infer_profile(cfg: Cfg) -> DecoderProfile:
         pos = "learned"
     if cfg.bool("alibi", "use_alibi", default=False) or cfg.str("position_embedding_type") == "alibi":
         pos = "alibi"
+    # transformers saves tie_word_embeddings only when it differs from its default (true): absent means tied.
     return DecoderProfile(norm="ln" if ln else "rms", gated=gated, positions=pos,
-                          mlp_bias=ln, qkv_bias=ln, o_bias=ln, tie=cfg.bool("tie_word_embeddings", default=False))
+                          mlp_bias=ln, qkv_bias=ln, o_bias=ln, tie=cfg.bool("tie_word_embeddings", default=True))
 
 
 def apply_keys(cfg: Cfg, p: DecoderProfile) -> DecoderProfile:
