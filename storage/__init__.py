@@ -11,13 +11,14 @@ from hubwatch.storage.errors import (
 from hubwatch.storage.migrate import migrate
 from hubwatch.storage.stats import StoreStats
 from hubwatch.storage.store import Store
-from hubwatch.storage.values import FeedItem, HistoryEntry, RepoState
+from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
 
 __all__ = [
     "AmbiguousRevision",
     "DatabaseUnavailable",
     "FeedItem",
     "HistoryEntry",
+    "HistoryRewrite",
     "InvalidDatabaseUrl",
     "InvalidRecord",
     "MigrationFailed",

@@ -10,7 +10,7 @@ from hubwatch.storage.blobs import get_blobs
 from hubwatch.storage.lookup import resolve_sha
 from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
-from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REVISIONS
+from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryEntry
 from sqlalchemy.engine import Connection
 
@@ -137,13 +137,18 @@ def known_shas(conn: Connection, repo: RepoId) -> set[str]:
 
 
 def head(conn: Connection, repo: RepoId) -> RevisionRecord | None:
-    """The newest stored revision: the last one stored (revisions arrive oldest first, and after a
-    force-push the new branch is stored after the abandoned one)."""
+    """The upstream head as last stored: the last revision stored (revisions arrive oldest first,
+    and after a force-push the new branch is stored after the abandoned one), or the older stored
+    revision a force-push that only removed commits went back to (the repo's recorded head)."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
+    recorded = sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id).scalar_subquery()
     row = conn.execute(
-        sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id).order_by(REVISIONS.c.id.desc()).limit(1)
+        sa.select(REVISIONS)
+        .where(REVISIONS.c.repo_id == repo_id)
+        .order_by((REVISIONS.c.sha == sa.func.coalesce(recorded, "")).desc(), REVISIONS.c.id.desc())
+        .limit(1)
     ).first()
     return None if row is None else revision_record(row)
 

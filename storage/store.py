@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, repos, revisions
+from hubwatch.storage import feed, history, leases, repos, revisions, rewrites
 from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
@@ -23,7 +23,7 @@ from hubwatch.storage.records import (
     RevisionRecord,
     Severity,
 )
-from hubwatch.storage.values import FeedItem, HistoryEntry, RepoState
+from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
@@ -173,6 +173,18 @@ class Store:
     def save_estimate(self, repo: RepoId, sha: str, version: str, data: dict[str, Any]) -> bool:
         """Add or replace the estimate of a stored revision for one estimator version."""
         return self._write(lambda c: revisions.save_estimate(c, repo, sha, version, data, self._clock()))
+
+    def record_rewrite(
+        self, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime
+    ) -> bool:
+        """Record a force-push (stored revisions `dropped` from the main branch); when `new_head` is
+        stored it becomes `head()`. False when it repeats the repo's latest recorded rewrite."""
+        return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at))
+
+    def rewrites(self, repo: RepoId) -> list[HistoryRewrite]:
+        """The repo's recorded force-pushes, oldest first."""
+        with self._read() as c:
+            return rewrites.rewrites(c, repo)
 
     def history(self, repo: RepoId) -> list[HistoryEntry]:
         with self._read() as c:

@@ -16,6 +16,7 @@ __all__ = [
     "CHANGES",
     "ESTIMATES",
     "FILE_VERSIONS",
+    "HISTORY_REWRITES",
     "POLL_RUNS",
     "REPOS",
     "REVISIONS",
@@ -25,6 +26,7 @@ __all__ = [
     "ChangeRow",
     "EstimateRow",
     "FileVersionRow",
+    "HistoryRewriteRow",
     "PollRunRow",
     "RepoRow",
     "RevisionRow",
@@ -205,6 +207,20 @@ class PollRunRow(SQLModel, table=True):
     error: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class HistoryRewriteRow(SQLModel, table=True):
+    """A force-push seen upstream: stored revisions no longer on the main branch, and its head then."""
+
+    __tablename__ = "history_rewrites"
+    __table_args__ = (sa.Index("ix_history_rewrites_repo", "repo_id", "id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    detected_at: datetime = Field(sa_type=UTCDateTime)
+    old_head: str = Field(sa_type=sa.String(40))
+    new_head: str = Field(sa_type=sa.String(40))
+    dropped: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+
+
 # Core views of the tables, for the query modules (plain SQLAlchemy Core statements).
 REPOS: sa.Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISIONS: sa.Table = RevisionRow.__table__  # type: ignore[attr-defined]
@@ -215,3 +231,4 @@ ESTIMATES: sa.Table = EstimateRow.__table__  # type: ignore[attr-defined]
 ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
 ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
+HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]

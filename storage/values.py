@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
 
-__all__ = ["POLL_STATES", "FeedItem", "HistoryEntry", "RepoState"]
+__all__ = ["POLL_STATES", "FeedItem", "HistoryEntry", "HistoryRewrite", "RepoState"]
 
 POLL_STATES = ("new", "ok", "gated", "not_found", "error")
 
@@ -51,3 +51,15 @@ class FeedItem:
     revision: RevisionRecord
     changes: list[ChangeRecord]
     advisory_ids: list[str]
+
+
+@dataclass(frozen=True)
+class HistoryRewrite:
+    """A force-push seen upstream: the head moved from `old_head` to `new_head`, and the stored
+    revisions `dropped` are no longer on the main branch."""
+
+    repo: RepoId
+    old_head: str
+    new_head: str
+    dropped: tuple[str, ...]
+    detected_at: datetime

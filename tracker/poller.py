@@ -40,6 +40,7 @@ __all__ = [
 class Unchanged:
     repo: RepoId
     head: str
+    rewritten: tuple[str, ...] = ()  # a force-push back to a stored revision dropped these
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,13 @@ def poll_repo(
         commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None)
         upstream = {c.sha for c in commits}
         extra = []
+        dropped: list[str] = []
         if stored_head is not None and stored_head.sha not in upstream:
             # Force-push: what was stored is no longer the main branch's history.
             dropped = [e.revision.sha for e in store.history(repo) if e.revision.sha not in upstream]
             extra = [history_rewrite_change(dropped)] if dropped else []
+            if dropped and stored_head is not None:
+                store.record_rewrite(repo, stored_head.sha, head, dropped, now())
         new = [c for c in commits if c.sha not in known]
         baseline_sha = new[0].parent if new and new[0].parent in known else None
         if baseline_sha is None and extra and stored_head is not None:
@@ -124,7 +128,8 @@ def poll_repo(
                 saved.append(revision.sha)
             baseline = result.baseline
         store.record_poll(repo, "ok", None, now())
-        return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head)
+        # A push that only removed commits stores nothing new: the recorded rewrite is the change.
+        return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head, tuple(dropped))
     except HubError as exc:
         state = _state_of(exc)
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"

@@ -95,7 +95,10 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     if not entries and state is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
     revisions = [RevisionView(e, estimate_view(e.estimate)) for e in sorted(entries, key=lambda e: -e.position)]
+    rewrites = ctx.store.rewrites(repo)
     context: dict[str, Any] = {
+        "rewrites": rewrites,
+        "dropped": {sha for r in rewrites for sha in r.dropped},
         "repo": repo,
         "state": state,
         "revisions": revisions,

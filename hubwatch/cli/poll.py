@@ -43,6 +43,12 @@ def _outcome_line(outcome: PollOutcome) -> str:
     if isinstance(outcome, Failed):
         kept = f" ({len(outcome.saved)} revisions stored before it)" if outcome.saved else ""
         return f"[red]failed[/red]    {outcome.reason}{kept} [dim]— fix: {outcome.fix}[/dim]"
+    if outcome.rewritten:
+        n = len(outcome.rewritten)
+        return (
+            f"[yellow]rewritten[/yellow] {outcome.repo}: force-push back to {outcome.head[:12]}; "
+            f"{n} stored revision{'s' if n != 1 else ''} no longer on the main branch"
+        )
     return f"[dim]unchanged[/dim] {outcome.repo}"
 
 
@@ -85,7 +91,11 @@ def history(repo: RepoId, as_json: bool) -> None:
     """Every stored revision of ORG/NAME with what changed in it."""
     with open_runtime() as rt:
         entries = rt.store.history(repo)
+        state = rt.store.repo_state(repo)
+        rewrites = rt.store.rewrites(repo)
     if not entries:
+        if state is not None and state.watched and state.last_error:
+            raise click.UsageError(f"no revisions stored; the last poll failed: {state.last_error}")
         raise click.UsageError(f"{repo}: no revisions stored (watch it and run `hubwatch poll {repo}`)")
     if as_json:
         rows = [
@@ -106,14 +116,23 @@ def history(repo: RepoId, as_json: bool) -> None:
     table.add_column("commit", no_wrap=True)
     table.add_column("date", no_wrap=True)
     table.add_column("what changed", overflow="fold")
+    gone = {sha for r in rewrites for sha in r.dropped}
     for e in entries:
         lines = [f"[bold]{e.revision.title}[/bold]"]
+        if e.revision.sha in gone:
+            lines.append("[yellow]no longer on the main branch (force-push)[/yellow]")
         lines += [
             f"[{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.summary}" for c in e.changes
         ] or ["[dim]no change[/dim]"]
         lines += [f"[dim]advisory {a}[/dim]" for a in e.advisory_ids]
         table.add_row(str(e.position), e.revision.sha[:12], e.revision.date.strftime("%Y-%m-%d"), "\n".join(lines))
-    Console().print(table)
+    out = Console()
+    out.print(table)
+    for r in rewrites:
+        out.print(
+            f"[yellow]history rewritten[/yellow] (seen {r.detected_at:%Y-%m-%d %H:%M} UTC): "
+            f"{r.old_head[:12]} → {r.new_head[:12]}, dropped {', '.join(s[:12] for s in r.dropped)}"
+        )
 
 
 @cli.command()

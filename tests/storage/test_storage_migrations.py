@@ -23,6 +23,7 @@ TABLES = {
     "advisories",
     "advisory_events",
     "poll_runs",
+    "history_rewrites",
 }
 
 

@@ -1,0 +1,67 @@
+"""History rewrites (force-pushes): recorded when seen, listed per repo; the repo's head follows.
+
+A force-push that adds commits is also a change of the first new revision (the tracker attaches
+it); one that only removes commits has no revision to carry it, so this table is where it lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import sqlalchemy as sa
+from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.records import RepoId, is_commit_sha
+from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
+from hubwatch.storage.tables import HISTORY_REWRITES, REPOS
+from hubwatch.storage.values import HistoryRewrite
+from sqlalchemy.engine import Connection
+
+__all__ = ["record_rewrite", "rewrites"]
+
+
+def record_rewrite(
+    conn: Connection, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime
+) -> bool:
+    """Record that upstream moved from `old_head` to `new_head`, dropping `dropped` (stored shas).
+
+    When `new_head` is stored, it becomes the repo's head (a push that only removed commits).
+    False, writing nothing, when the repo's latest rewrite is this same one (a repeated poll).
+    """
+    for what, sha in (("old head", old_head), ("new head", new_head), *(("dropped revision", s) for s in dropped)):
+        if not is_commit_sha(sha):
+            raise InvalidRecord(f"{repo}: {what} {sha!r} is not a 40-hex lowercase commit sha")
+    if not dropped:
+        raise InvalidRecord(f"{repo}: a history rewrite drops at least one revision")
+    at = as_utc(at, "rewrite time")
+    repo_id = ensure_repo(conn, repo, at)
+    latest = conn.execute(
+        sa.select(HISTORY_REWRITES.c.old_head, HISTORY_REWRITES.c.new_head)
+        .where(HISTORY_REWRITES.c.repo_id == repo_id)
+        .order_by(HISTORY_REWRITES.c.id.desc())
+        .limit(1)
+    ).first()
+    if latest is not None and (latest.old_head, latest.new_head) == (old_head, new_head):
+        return False
+    conn.execute(
+        sa.insert(HISTORY_REWRITES).values(
+            repo_id=repo_id, detected_at=at, old_head=old_head, new_head=new_head, dropped=list(dropped)
+        )
+    )
+    if find_revision(conn, repo, new_head) is not None:
+        conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
+    return True
+
+
+def rewrites(conn: Connection, repo: RepoId) -> list[HistoryRewrite]:
+    """The repo's recorded history rewrites, oldest first."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return []
+    rows = conn.execute(
+        sa.select(HISTORY_REWRITES).where(HISTORY_REWRITES.c.repo_id == repo_id).order_by(HISTORY_REWRITES.c.id)
+    )
+    return [
+        HistoryRewrite(repo, r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at) for r in rows
+    ]

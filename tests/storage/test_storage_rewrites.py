@@ -1,0 +1,40 @@
+"""History rewrites: recorded once, validated, and the head follows a push back to a stored revision."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hubwatch.storage import InvalidRecord, Store
+from hubwatch.storage.records import RepoId
+from storage_helpers import T0, rev, sha
+
+REPO = RepoId("acme", "rewritten")
+
+
+def test_rewrite_recorded_once_and_head_follows(store: Store) -> None:
+    for label, parent in (("a", None), ("b", "a"), ("c", "b")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    assert store.head(REPO).sha == sha("c")
+    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert not store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=1))
+    (rewrite,) = store.rewrites(REPO)
+    assert (rewrite.old_head, rewrite.new_head, rewrite.dropped, rewrite.detected_at) == (
+        sha("c"), sha("a"), (sha("b"), sha("c")), T0)
+    assert store.head(REPO).sha == sha("a") == store.repo_state(REPO).head_sha
+    # A new commit on top of the rewritten branch is the head again.
+    assert store.save_revision(REPO, rev("d", "a"), [], {}, [], None, [])
+    assert store.head(REPO).sha == sha("d")
+    # A rewrite to a head not stored yet (its commits come next) leaves the head alone.
+    assert store.record_rewrite(REPO, sha("d"), sha("e"), [sha("d")], T0)
+    assert store.head(REPO).sha == sha("d") and len(store.rewrites(REPO)) == 2
+    assert store.rewrites(RepoId("acme", "unknown")) == []
+
+
+def test_rewrite_input_is_checked(store: Store) -> None:
+    with pytest.raises(InvalidRecord, match="new head"):
+        store.record_rewrite(REPO, sha("a"), "main", [sha("a")], T0)
+    with pytest.raises(InvalidRecord, match="at least one"):
+        store.record_rewrite(REPO, sha("a"), sha("b"), [], T0)
+    with pytest.raises(InvalidRecord, match="dropped revision"):
+        store.record_rewrite(REPO, sha("a"), sha("b"), ["\x00"], T0)

@@ -1,0 +1,102 @@
+"""A force-push that only removes commits is recorded as a history rewrite (DESIGN: a history
+rewrite is itself a change), once, and the repo's head follows it back."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+from hubwatch.feeds import create_app
+from hubwatch.settings import Settings
+from hubwatch.storage.records import RepoId
+from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
+
+QWEN = RepoId.parse("Qwen/Qwen-7B")
+
+
+def poll(sim: Any, store: Any) -> Any:
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
+    (outcome,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    return outcome
+
+
+def test_a_push_that_only_removes_commits_is_recorded(
+    hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path
+) -> None:
+    before = tmp_path / "before" / "Qwen__Qwen-7B"
+    shutil.copytree(data_dir / "histories" / "Qwen__Qwen-7B", before)
+    sim = hubsim_factory(root=before.parent, at=None)
+    store.watch(QWEN)
+    assert isinstance(poll(sim, store), NewRevisions)
+    v1, v2, v3 = (e.revision.sha for e in store.history(QWEN))
+    sim.stop()
+
+    # Upstream force-pushes the main branch back to v1: v2 and v3 are gone, nothing new.
+    after = tmp_path / "after" / "Qwen__Qwen-7B"
+    shutil.copytree(before, after)
+    shutil.rmtree(after / "v2")
+    shutil.rmtree(after / "v3")
+    sim2 = hubsim_factory(root=after.parent, at=None)
+    outcome = poll(sim2, store)
+    assert isinstance(outcome, Unchanged) and outcome.head == v1 and outcome.rewritten == (v2, v3)
+    (rewrite,) = store.rewrites(QWEN)
+    assert (rewrite.old_head, rewrite.new_head, rewrite.dropped) == (v3, v1, (v2, v3))
+    assert store.head(QWEN).sha == v1
+    assert store.repo_state(QWEN).head_sha == v1
+    assert [e.revision.sha for e in store.history(QWEN)] == [v1, v2, v3]  # nothing stored is lost
+
+    # Polling again: head unchanged, nothing recorded twice.
+    again = poll(sim2, store)
+    assert isinstance(again, Unchanged) and again.rewritten == ()
+    assert len(store.rewrites(QWEN)) == 1
+
+    # The model page says so and marks the dropped revisions.
+    app = create_app(Settings(database_url="sqlite://", public_url="https://hw.example"), store)
+    with TestClient(app) as client:
+        html = client.get(f"/models/{QWEN}").text
+    assert "History rewritten upstream" in html and f'href="#r-{v2}"' in html
+    assert html.count("not on the main branch (force-push)") == 2
+
+
+def test_a_new_commit_after_the_rewrite_is_diffed_against_its_parent(
+    hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path
+) -> None:
+    source = data_dir / "histories" / "Qwen__Qwen-7B"
+    sim = hubsim_factory(root=_root_with(tmp_path / "a", source, ["v1", "v2"]), at=None)
+    store.watch(QWEN)
+    poll(sim, store)
+    v1, v2 = (e.revision.sha for e in store.history(QWEN))
+    sim.stop()
+    sim2 = hubsim_factory(root=_root_with(tmp_path / "b", source, ["v1"]), at=None)
+    assert poll(sim2, store).rewritten == (v2,)
+    sim2.stop()
+    # Then a different commit lands on top of v1 (v3's content under a new sha).
+    root = _root_with(tmp_path / "c", source, ["v1", "v3"])
+    history = root / "Qwen__Qwen-7B" / "HISTORY.tsv"
+    rows = history.read_text().splitlines()
+    history.write_text("\n".join([rows[0], rows[1], "v2\t2023-12-02\t" + "cd" * 20 + "\tcontext"]) + "\n")
+    sim3 = hubsim_factory(root=root, at=None)
+    outcome = poll(sim3, store)
+    assert isinstance(outcome, NewRevisions) and outcome.shas == ("cd" * 20,)
+    entry = store.revision(QWEN, "cd" * 20)
+    assert entry.revision.parent == v1
+    assert not any(c.detail.get("history_rewrite") for c in entry.changes)  # already recorded
+    assert store.head(QWEN).sha == "cd" * 20 and len(store.rewrites(QWEN)) == 1
+
+
+def _root_with(root: Path, source: Path, versions: list[str]) -> Path:
+    """A root holding `source` with only `versions` (renumbered v1, v2, … in that order)."""
+    folder = root / source.name
+    folder.mkdir(parents=True)
+    rows = (source / "HISTORY.tsv").read_text().splitlines()
+    by_version = {r.split("\t")[0]: r for r in rows[1:]}
+    out = [rows[0]]
+    for i, version in enumerate(versions, start=1):
+        shutil.copytree(source / version, folder / f"v{i}")
+        out.append(f"v{i}\t" + by_version[version].split("\t", 1)[1])
+    (folder / "HISTORY.tsv").write_text("\n".join(out) + "\n")
+    return root
