@@ -2,7 +2,7 @@
 
 from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, ParamsReport, analyze
 from hubwatch.estimator.config import ConfigError
-from hubwatch.estimator.lints import Finding
+from hubwatch.estimator.lints import Finding, merge_special_tokens
 from hubwatch.estimator.manifest import Manifest
 from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
 from hubwatch.estimator.memory_report import estimate_revision, memory_delta_summary
@@ -10,6 +10,6 @@ from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsErr
 from hubwatch.estimator.structure import Node, Structure
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ConfigError", "Finding", "Manifest", "Node", "ParamsReport",
-           "Structure", "analyze"]
+           "Structure", "analyze", "merge_special_tokens"]
 __all__ += ["MemoryEstimate", "MemorySettings", "MemorySettingsError", "estimate_memory", "estimate_revision",
             "memory_delta_summary"]

@@ -16,7 +16,8 @@ from hubwatch.estimator.structure import NodeList, Structure
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
 
-ESTIMATOR_VERSION = "1.0.0"
+# 1.1: Zamba/RecurrentGemma, a better generic decoder, lints judged on real repos (pad token from the tokenizer).
+ESTIMATOR_VERSION = "1.1.0"
 MAX_SEQ = 100_000_000
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.estimator.config import Cfg
 
-__all__ = ["Finding", "LintContext", "RULES", "lint"]
+__all__ = ["Finding", "LintContext", "RULES", "lint", "merge_special_tokens"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,19 @@ class LintContext:
 
 
 Rule = Callable[[LintContext], list[Finding]]
+
+
+def merge_special_tokens(tokenizer_config: Mapping[str, Any] | None,
+                         special_tokens_map: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The tokenizer config with special_tokens_map.json's tokens filled in where it names none (older repos
+    keep pad/eos/bos there only; transformers reads both), for the tokenizer lints."""
+    if not isinstance(special_tokens_map, Mapping) or not special_tokens_map:
+        return None if tokenizer_config is None else dict(tokenizer_config)
+    merged = dict(tokenizer_config or {})
+    for key, value in special_tokens_map.items():
+        if isinstance(key, str) and key.endswith("_token") and merged.get(key) is None:
+            merged[key] = value
+    return merged
 
 
 def _ids(value: object) -> list[int]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from hubwatch.estimator.lints import merge_special_tokens
 from hubwatch.estimator.manifest import Manifest
 
 __all__ = ["TargetError", "TargetInputs", "load_target"]
@@ -68,18 +69,6 @@ def _optional(folder: Path, name: str) -> dict[str, Any] | None:
     return _object(path) if path.is_file() else None
 
 
-def _with_special_tokens(tokenizer: dict[str, Any] | None, special: Any) -> dict[str, Any] | None:
-    """The tokenizer config with special_tokens_map.json's tokens filled in where it names none (older
-    repos keep pad/eos/bos there only; transformers reads both)."""
-    if not isinstance(special, Mapping) or tokenizer is None and not special:
-        return tokenizer
-    merged = dict(tokenizer or {})
-    for key, value in special.items():
-        if isinstance(key, str) and key.endswith("_token") and merged.get(key) is None:
-            merged[key] = value
-    return merged
-
-
 def _folder_manifest(folder: Path, config: dict[str, Any]) -> Manifest | None:
     """The checkpoint manifest: `weights.json` (file → tensor → dtype/shape), else the index's total size."""
     weights = folder / "weights.json"
@@ -109,7 +98,7 @@ def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> Targe
         if not config_path.is_file():
             raise TargetError(f"{path}: the folder has no config.json")
         config = _object(config_path)
-        tokenizer = _with_special_tokens(_optional(path, "tokenizer_config.json"),
+        tokenizer = merge_special_tokens(_optional(path, "tokenizer_config.json"),
                                          _optional(path, "special_tokens_map.json"))
         return TargetInputs(target, "folder", config, _folder_manifest(path, config), tokenizer,
                             _optional(path, "generation_config.json"))
@@ -134,7 +123,7 @@ def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> Targe
             raise TargetError(f"{target}: {path} is not valid JSON") from exc
 
     if "special_tokens_map.json" in files:
-        tokenizer = _with_special_tokens(tokenizer, hub_json("special_tokens_map.json"))
+        tokenizer = merge_special_tokens(tokenizer, hub_json("special_tokens_map.json"))
     manifest = _hub_manifest(inputs.manifest)
     indexes = sorted(p for p in files if p.endswith(".safetensors.index.json") and "/" not in p)
     if manifest is None and indexes:  # no shard headers to read: the index's total size and the config's dtype

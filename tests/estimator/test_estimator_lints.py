@@ -143,3 +143,13 @@ def test_explicit_head_size_and_post_norm_are_not_flagged() -> None:
            "num_hidden_layers": 4, "ffn_dim": 4096, "vocab_size": 50272, "max_position_embeddings": 2048,
            "word_embed_proj_dim": 512, "do_layer_norm_before": False}
     assert "no-norm-before-output" not in rules(opt)  # post-norm layers end normalised
+
+
+def test_special_tokens_map_fills_in_what_the_tokenizer_config_leaves_out() -> None:
+    from hubwatch.estimator import merge_special_tokens
+
+    merged = merge_special_tokens({"pad_token": None, "eos_token": "</s>"}, {"pad_token": "<unk>", "eos_token": "x"})
+    assert merged == {"pad_token": "<unk>", "eos_token": "</s>"}  # the tokenizer config wins where it names one
+    assert merge_special_tokens(None, None) is None and merge_special_tokens({"a": 1}, ["junk"]) == {"a": 1}
+    cfg = {k: v for k, v in BASE.items() if k != "pad_token_id"}
+    assert "pad-token-missing" not in rules(cfg, tokenizer_config=merged)
