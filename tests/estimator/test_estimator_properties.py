@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,25 +37,19 @@ def configs(draw: st.DrawFn) -> dict[str, Any]:
     return cfg
 
 
+# Each way of growing a config by a step k ≥ 1 (the hidden size in whole heads, the vocabulary in 600s).
+GROWTH: dict[str, Callable[[dict[str, Any], int], dict[str, Any]]] = {
+    "layers": lambda cfg, k: dict(cfg, num_hidden_layers=cfg["num_hidden_layers"] + k),
+    "hidden size": lambda cfg, k: dict(cfg, hidden_size=cfg["hidden_size"] + cfg["num_attention_heads"] * (k % 4 + 1)),
+    "vocab": lambda cfg, k: dict(cfg, vocab_size=cfg["vocab_size"] + 600 * k),
+}
+
+
+@pytest.mark.parametrize("grow", list(GROWTH))
 @settings(max_examples=150, deadline=None)
-@given(configs(), st.integers(1, 16))
-def test_count_grows_with_layers(cfg: dict[str, Any], more: int) -> None:
-    bigger = dict(cfg, num_hidden_layers=cfg["num_hidden_layers"] + more)
-    assert analyze(bigger, seq_len=8).params.derived > analyze(cfg, seq_len=8).params.derived
-
-
-@settings(max_examples=150, deadline=None)
-@given(configs(), st.integers(1, 4))
-def test_count_grows_with_hidden_size(cfg: dict[str, Any], factor: int) -> None:
-    heads = cfg["num_attention_heads"]
-    bigger = dict(cfg, hidden_size=cfg["hidden_size"] + heads * factor)
-    assert analyze(bigger, seq_len=8).params.derived > analyze(cfg, seq_len=8).params.derived
-
-
-@settings(max_examples=150, deadline=None)
-@given(configs(), st.integers(1, 10_000))
-def test_count_grows_with_vocab(cfg: dict[str, Any], more: int) -> None:
-    bigger = dict(cfg, vocab_size=cfg["vocab_size"] + more)
+@given(cfg=configs(), k=st.integers(1, 16))
+def test_count_grows(grow: str, cfg: dict[str, Any], k: int) -> None:
+    bigger = GROWTH[grow](cfg, k)
     assert analyze(bigger, seq_len=8).params.derived > analyze(cfg, seq_len=8).params.derived
 
 
