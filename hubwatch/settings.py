@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HUB = "https://huggingface.co"
@@ -42,6 +42,21 @@ class Settings(BaseSettings):
     hub_timeout_s: float = Field(20.0, gt=0, description="Timeout of one hub request, seconds.")
     osv_page_size: int = Field(100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
     feed_limit: int = Field(50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
+
+    @field_validator("advise_min_severity")
+    @classmethod
+    def _is_severity(cls, value: str) -> str:
+        allowed = ("critical", "high", "medium", "low", "info")
+        if value.strip().lower() not in allowed:
+            raise ValueError(f"{value!r} is not a severity: use one of {', '.join(allowed)}")
+        return value.strip().lower()
+
+    @field_validator("advisory_prefix")
+    @classmethod
+    def _is_local_prefix(cls, value: str) -> str:
+        if not value.startswith("x_") or len(value) < 3 or any(c.isspace() or c == "/" for c in value):
+            raise ValueError(f"{value!r} is not allowed: OSV takes only local ids starting with 'x_', e.g. x_HUBWATCH")
+        return value
 
 
 def load_settings() -> Settings:

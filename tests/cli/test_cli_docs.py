@@ -66,3 +66,23 @@ def test_settings_command_hides_secrets(monkeypatch) -> None:  # type: ignore[no
     assert result.exit_code == 0, result.output
     assert "s3cret" not in result.output
     assert "HUBWATCH_FEED_LIMIT" in result.output and "db.example" in result.output
+
+
+def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from hubwatch.cli import main
+
+    for name, value, says in (
+        ("HUBWATCH_PORT", "notaport", "valid integer"),
+        ("HUBWATCH_ADVISE_MIN_SEVERITY", "bogus", "not a severity"),
+        ("HUBWATCH_ADVISORY_PREFIX", "GHSA", "starting with 'x_'"),
+        ("HUBWATCH_POLL_INTERVAL_S", "1", "greater than or equal to 10"),
+    ):
+        monkeypatch.setenv(name, value)
+        try:
+            main(["watch", "list"])
+        except SystemExit as exc:
+            code = exc.code
+        err = " ".join(capsys.readouterr().err.split())
+        assert code == 2, (name, err)
+        assert f"bad setting: {name}:" in err and says in err and "Traceback" not in err, err
+        monkeypatch.delenv(name)

@@ -157,8 +157,12 @@ def test_hostile_text_stays_on_one_line() -> None:
 
 
 def test_bad_inputs_raise_clear_errors() -> None:
-    with pytest.raises(InvalidAdvisory, match="x_"):
-        plan_advisories(REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH)], [], Settings(advisory_prefix="HFT"))
+    with pytest.raises(ValueError, match="x_"):  # refused when the settings are read …
+        Settings(advisory_prefix="HFT")
+    with pytest.raises(InvalidAdvisory, match="x_"):  # … and again where ids are made
+        plan_advisories(
+            REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH)], [], Settings.model_construct(advisory_prefix="HFT")
+        )
     with pytest.raises(ValueError, match="direction 'sideways'"):
         plan_advisories(REPO, rev(2), [change(Kind.PICKLE, Severity.HIGH, "sideways")], [], SETTINGS)
     with pytest.raises(InvalidAdvisory, match="not an absolute http"):
