@@ -70,8 +70,12 @@ def list_(as_json: bool) -> None:
         click.echo(json.dumps(rows, indent=2))
         return
     table = Table(title="watched repos")
-    for column in ("repo", "state", "revisions", "head", "last polled", "last error"):
-        table.add_column(column)
+    # The repo id is what people copy: never cut; the error folds instead.
+    table.add_column("repo", no_wrap=True, min_width=max((len(str(s.repo)) for s in states), default=4))
+    table.add_column("state", overflow="fold")
+    table.add_column("revs", justify="right", no_wrap=True)
+    table.add_column("head", overflow="fold")
+    table.add_column("last polled")
     for s in states:
         style = {"ok": "green", "new": "cyan"}.get(s.state, "red")
         table.add_row(
@@ -80,6 +84,10 @@ def list_(as_json: bool) -> None:
             str(s.revision_count),
             (s.head_sha or "")[:12],
             s.last_polled_at.strftime("%Y-%m-%d %H:%M") if s.last_polled_at else "never",
-            s.last_error or "",
         )
-    Console().print(table if states else "no repos watched: `hubwatch watch add ORG/NAME`")
+    out = Console()
+    out.print(table if states else "no repos watched: `hubwatch watch add ORG/NAME`")
+    # Errors are whole sentences: one line each under the table, not squeezed into a column.
+    for s in states:
+        if s.last_error:
+            out.print(f"[red]last error[/red] {s.repo}: {s.last_error.removeprefix(f'{s.repo}: ')}")
