@@ -75,7 +75,7 @@ def list_(as_json: bool) -> None:
     table.add_column("state", overflow="fold")
     table.add_column("revs", justify="right", no_wrap=True)
     table.add_column("head", overflow="fold")
-    table.add_column("last polled")
+    table.add_column("last polled", overflow="fold")
     for s in states:
         style = {"ok": "green", "new": "cyan"}.get(s.state, "red")
         table.add_row(
