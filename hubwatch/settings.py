@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HUB = "https://huggingface.co"
@@ -25,7 +25,8 @@ class Settings(BaseSettings):
         description="Token for the hub; when unset, HF_TOKEN from the environment is used.",
     )
     public_url: str = Field(
-        "http://127.0.0.1:8000", description="Base URL where the web app is reachable (links in feeds)."
+        "http://127.0.0.1:8000",
+        description="Base URL where the web app is reachable (links in feeds); unset: http://HOST:PORT.",
     )
     host: str = Field("127.0.0.1", description="Address the web app binds to.")
     port: int = Field(8000, description="Port the web app listens on.")
@@ -42,6 +43,14 @@ class Settings(BaseSettings):
     hub_timeout_s: float = Field(20.0, gt=0, description="Timeout of one hub request, seconds.")
     osv_page_size: int = Field(100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
     feed_limit: int = Field(50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
+
+    @model_validator(mode="after")
+    def _public_url_follows_host_and_port(self) -> "Settings":
+        # Links must point where the app listens unless a public URL is given (a proxy, a domain).
+        if "public_url" not in self.model_fields_set:
+            host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
+            self.public_url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
+        return self
 
     @field_validator("advise_min_severity")
     @classmethod

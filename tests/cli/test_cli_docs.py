@@ -86,3 +86,14 @@ def test_a_bad_setting_is_one_line_naming_the_variable(monkeypatch, capsys) -> N
         assert code == 2, (name, err)
         assert f"bad setting: {name}:" in err and says in err and "Traceback" not in err, err
         monkeypatch.delenv(name)
+
+
+def test_links_follow_the_port_unless_a_public_url_is_given(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hubwatch.settings import load_settings
+
+    monkeypatch.setenv("HUBWATCH_PORT", "8942")
+    assert load_settings().public_url == "http://127.0.0.1:8942"  # was http://127.0.0.1:8000
+    monkeypatch.setenv("HUBWATCH_HOST", "0.0.0.0")
+    assert load_settings().public_url == "http://127.0.0.1:8942"
+    monkeypatch.setenv("HUBWATCH_PUBLIC_URL", "https://hubwatch.example/hw")
+    assert load_settings().public_url == "https://hubwatch.example/hw"
