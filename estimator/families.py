@@ -141,6 +141,7 @@ def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
     b.tower = "text_tower"
     th = build_text_tower(text, b, "text_model", style)
     b.vocab = text.concept("vocab") or 0
+    b.max_pos = text.concept("max_pos", minimum=1) or 77  # the context: a text tower reads at most this many tokens
     b.tower = "vision_tower"
     vh = build_vision_tower(vision, b, "vision_model", style)
     b.tower = None
