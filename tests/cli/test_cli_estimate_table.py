@@ -52,6 +52,9 @@ def test_default_length_follows_a_short_context(capsys: pytest.CaptureFixture[st
     _, out, _ = run(capsys, gpt2, "--json")
     (entry,) = json.loads(out)
     assert entry["structure"]["forward_pass_ok"] and entry["structure"]["input_shape"] == [1024]
+    _, out, _ = run(capsys, str(data_dir / "configs" / "openai__clip-vit-base-patch32"), "--json")
+    (clip,) = json.loads(out)  # a dual tower reads at most its text tower's 77 tokens
+    assert clip["structure"]["input_shape"] == [77] and clip["settings"]["seq_len"] == 77
     _, out, _ = run(capsys, gpt2, "--json", "--seq-len", "4096")  # asked for: the failure is real
     (entry,) = json.loads(out)
     assert not entry["structure"]["forward_pass_ok"] and "1024" in entry["structure"]["failures"][0]
