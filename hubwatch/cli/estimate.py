@@ -108,8 +108,10 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
              epochs: float, samples: int, utilisation: float) -> int:
     """Estimate parameters, memory per method, batch per card and training cost of TARGETS.
 
-    Each TARGET is a config.json path, a folder with config.json (and optionally a
-    *.safetensors.index.json or weights.json manifest), or org/name on the hub. Several targets
+    Each TARGET is a config.json path, a folder with config.json (and optionally *.safetensors
+    files, whose headers alone are read, a *.safetensors.index.json or a weights.json manifest;
+    tokenizer_config.json, special_tokens_map.json and generation_config.json feed the lints), or
+    org/name on the hub (safetensors headers by range requests, never the weights). Several targets
     are compared side by side: model, family, custom code, parameters derived vs checkpoint (with
     the delta explained), by component and active per token, structure and forward-pass check,
     memory, cards, cost and lint findings (--nodes adds the layer graph).

@@ -69,12 +69,41 @@ def _optional(folder: Path, name: str) -> dict[str, Any] | None:
     return _object(path) if path.is_file() else None
 
 
+def _safetensors_header(path: Path) -> dict[str, Any]:
+    """The JSON header of a local safetensors file (8-byte little-endian length, then the header): never the
+    weights."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(8)
+            size = int.from_bytes(head, "little") if len(head) == 8 else -1
+            raw = f.read(size) if 2 <= size <= min(MAX_JSON_BYTES, path.stat().st_size - 8) else None
+    except OSError as exc:
+        raise TargetError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if raw is None:
+        raise TargetError(f"{path}: not a safetensors file (a Git LFS pointer, or truncated?)")
+    try:
+        header = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise TargetError(f"{path}: the safetensors header is not valid JSON") from exc
+    if not isinstance(header, dict):
+        raise TargetError(f"{path}: the safetensors header is not a JSON object")
+    return header
+
+
 def _folder_manifest(folder: Path, config: dict[str, Any]) -> Manifest | None:
-    """The checkpoint manifest: `weights.json` (file → tensor → dtype/shape), else the index's total size."""
+    """The checkpoint manifest: `weights.json` (file → tensor → dtype/shape), else the headers of the folder's
+    `*.safetensors` files, else the index's total size (also when the shards are unreadable, e.g. LFS pointers)."""
     weights = folder / "weights.json"
     if weights.is_file():
         return Manifest.from_weights_json(_object(weights))
     indexes = sorted(folder.glob("*.safetensors.index.json"))
+    shards = sorted(p for p in folder.glob("*.safetensors") if p.is_file())
+    if shards:
+        try:
+            return Manifest.from_safetensors_headers({p.name: _safetensors_header(p) for p in shards})
+        except TargetError:
+            if not indexes:
+                raise
     if indexes:
         dtype = config.get("torch_dtype") or config.get("dtype")
         return Manifest.from_index(_object(indexes[0]), dtype=dtype if isinstance(dtype, str) else None)

@@ -136,3 +136,37 @@ def test_without_shard_headers_the_index_total_size_counts(capsys: pytest.Captur
     assert qwen["params"]["delta_pct"] == 0.0
     assert set(atom) == {"target", "error"} and "FlagAlpha/Atom-7B" in atom["error"]
     assert "has no config.json" in atom["error"] and "--revision" in atom["error"]
+
+
+def _write_safetensors(path: Path, tensors: dict[str, Any]) -> None:
+    """A real safetensors file: header with data offsets, then zero bytes for the data."""
+    sizes = {"F32": 4, "BF16": 2, "F16": 2}
+    header: dict[str, Any] = {}
+    offset = 0
+    for name, t in tensors.items():
+        if name == "__metadata__":
+            header[name] = t
+            continue
+        n = math.prod(t["shape"]) * sizes[t["dtype"]]
+        header[name] = {"dtype": t["dtype"], "shape": t["shape"], "data_offsets": [offset, offset + n]}
+        offset += n
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw + bytes(offset))
+
+
+def test_a_local_model_folder_counts_its_safetensors_headers(capsys: pytest.CaptureFixture[str], data_dir: Path,
+                                                             tmp_path: Path) -> None:
+    source = data_dir / "hubsim" / "hubsim-test__tiny-llama" / "v1"
+    folder = tmp_path / "snapshot"
+    folder.mkdir()
+    (folder / "config.json").write_bytes((source / "config.json").read_bytes())
+    weights = json.loads((source / "weights.json").read_text())
+    _write_safetensors(folder / "model.safetensors", weights["model.safetensors"])
+    code, out, _ = run(capsys, str(folder), "--json")
+    (entry,) = json.loads(out)
+    assert code == 0 and entry["params"]["checkpoint"] == declared_count(source / "weights.json")
+
+    (folder / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 9\n")
+    code, out, _ = run(capsys, str(folder), "--json")  # cloned without LFS: said, not a crash
+    (entry,) = json.loads(out)
+    assert code == 1 and "model.safetensors" in entry["error"] and "LFS" in entry["error"]
