@@ -54,4 +54,4 @@ class HubUnavailable(HubError):
 class InvalidContent(HubError):
     """A file the hub served is not what it claims to be (bad JSON, truncated body, …)."""
 
-    fix = "nothing to do locally: the upstream file is broken; hubwatch records it and moves on"
+    fix = "nothing to do locally: the next poll fetches it again and carries on from this revision"

@@ -165,8 +165,11 @@ class HubClient:
 
         return self._call(fetch, rid, sha)
 
-    def download(self, repo: RepoId, sha: str, path: str, *, expected_size: int | None = None) -> bytes:
-        """The raw bytes of one (small) file at a revision, checked against the listed size."""
+    def download(
+        self, repo: RepoId, sha: str, path: str, *, expected_size: int | None = None, check_json: bool = True
+    ) -> bytes:
+        """The raw bytes of one (small) file at a revision, checked against the listed size (and,
+        with `check_json`, that a `*.json` file parses)."""
         from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
         from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
 
@@ -184,7 +187,7 @@ class HubClient:
             raise InvalidContent(
                 f"{path}: truncated response ({len(body)} of {expected_size} bytes)", repo_id=rid, revision=sha
             )
-        if path.endswith(".json"):
+        if check_json and path.endswith(".json"):
             try:
                 json.loads(body)
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -224,7 +227,9 @@ class HubClient:
                 if same and previous is not None and path in previous.contents:
                     contents[path] = previous.contents[path]
                 else:
-                    fetch[path] = partial(self.download, repo, sha, path, expected_size=record.size)
+                    # A body of the listed size is what upstream committed: if that is not valid
+                    # JSON, the diff records it as a finding; it must not stall the repo forever.
+                    fetch[path] = partial(self.download, repo, sha, path, expected_size=record.size, check_json=False)
         for path, value in self._fetch_all(fetch).items():
             if isinstance(value, bytes):
                 contents[path] = value
