@@ -149,6 +149,7 @@ def demo(port: int | None, every: float) -> None:
             web = f"http://{settings.host}:{settings.port}"
             out.print(
                 f"\nopen:\n  model page   {web}/models/{repo}\n  model feed   {web}/models/{repo}/feed.atom\n"
+                f"  org page     {web}/orgs/{repo.org}\n"
                 f"  all changes  {web}/feed.atom\n  history API  {web}/api/v1/models/{repo}/history\n"
                 f"  OSV API      curl -s {web}/v1/query -d '{{\"package\": {{\"ecosystem\": \"GIT\", "
                 f"\"name\": \"{repo.url()}\"}}}}'\n",

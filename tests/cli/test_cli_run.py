@@ -91,6 +91,8 @@ def test_demo_replays_the_bundled_history_offline(start: Any, tmp_path: Path) ->
     assert status == 200 and b"max_position_embeddings" in page
     status, feed = get(f"{base}/models/meta-llama/Llama-2-7b-hf/feed.atom")
     assert status == 200 and b"<feed" in feed
+    status, org = get(f"{base}/orgs/meta-llama")
+    assert status == 200 and b'href="/models/meta-llama/Llama-2-7b-hf"' in org
     query = json.dumps({"package": {"ecosystem": "GIT", "name": "https://huggingface.co/meta-llama/Llama-2-7b-hf"}})
     status, osv = get(f"{base}/v1/query", data=query.encode(), headers={"content-type": "application/json"})
     assert status == 200 and json.loads(osv)["vulns"]
@@ -98,7 +100,7 @@ def test_demo_replays_the_bundled_history_offline(start: Any, tmp_path: Path) ->
     time.sleep(1.0)  # the last commit is stored just before the demo says it is done
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert f"{base}/models/meta-llama/Llama-2-7b-hf" in err
+    assert f"{base}/models/meta-llama/Llama-2-7b-hf" in err and f"{base}/orgs/meta-llama" in err
     assert "fully replayed" in err
 
 
