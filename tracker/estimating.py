@@ -51,7 +51,7 @@ def estimate_snapshot(snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
     (memory per method, batch per card, cost). A config the estimator cannot read gives
     `{"error": …}`: recorded, never fatal to the poll.
     """
-    from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, analyze
+    from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, analyze, merge_special_tokens
     from hubwatch.estimator.memory_report import estimate_revision
 
     config = _json_object(snapshot, "config.json")
@@ -61,7 +61,9 @@ def estimate_snapshot(snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
         analysis = analyze(
             config,
             manifest=snapshot_manifest(snapshot, config),
-            tokenizer_config=_json_object(snapshot, "tokenizer_config.json"),
+            tokenizer_config=merge_special_tokens(
+                _json_object(snapshot, "tokenizer_config.json"), _json_object(snapshot, "special_tokens_map.json")
+            ),
             generation_config=_json_object(snapshot, "generation_config.json"),
             revision=snapshot.sha,
         )
