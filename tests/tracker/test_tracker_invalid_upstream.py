@@ -3,14 +3,13 @@ later commits are still tracked (a cut-short download is still a failure, retrie
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
-from hubwatch.settings import Settings
+from tracker_polling import copy_history, poll_once
+
 from hubwatch.storage.records import Kind, RepoId, Severity
-from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.poller import Failed, NewRevisions, poll_repos
+from hubwatch.tracker.poller import Failed, NewRevisions
 
 QWEN = RepoId.parse("Qwen/Qwen-7B")
 
@@ -18,13 +17,9 @@ QWEN = RepoId.parse("Qwen/Qwen-7B")
 def test_broken_json_upstream_is_recorded_and_tracking_goes_on(
     hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "root" / "Qwen__Qwen-7B"
-    shutil.copytree(data_dir / "histories" / "Qwen__Qwen-7B", folder)
+    folder = copy_history(data_dir, tmp_path)
     (folder / "v2" / "config.json").write_text('{"model_type": "qwen", oops', encoding="utf-8")
-    sim = hubsim_factory(root=folder.parent, at=None)
-    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
-    store.watch(QWEN)
-    (outcome,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    outcome = poll_once(hubsim_factory(root=tmp_path, at=None), store, QWEN)
     assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 3, outcome
     v1, v2, v3 = store.history(QWEN)
     broken = [c for c in v2.changes if c.path == "config.json"]
@@ -37,8 +32,6 @@ def test_broken_json_upstream_is_recorded_and_tracking_goes_on(
 def test_a_cut_short_download_still_fails_and_names_the_file(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
     sim = hubsim_factory(root=data_dir / "histories", at=None)
     sim.set_faults(truncate="Qwen/Qwen-7B/config.json", truncate_fraction=0.5)
-    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
-    store.watch(QWEN)
-    (outcome,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    outcome = poll_once(sim, store, QWEN)
     assert isinstance(outcome, Failed) and "config.json: truncated response" in outcome.reason
     assert "next poll" in outcome.fix

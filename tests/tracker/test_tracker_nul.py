@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
-from hubwatch.settings import Settings
+from tracker_polling import copy_history, poll_once
+
 from hubwatch.storage.records import RepoId
-from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.poller import NewRevisions, poll_repos
+from hubwatch.tracker.poller import NewRevisions
 
 QWEN = RepoId.parse("Qwen/Qwen-7B")
 
@@ -18,8 +17,7 @@ QWEN = RepoId.parse("Qwen/Qwen-7B")
 def test_nul_in_commit_message_and_config_is_stored_as_replacement(
     hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path
 ) -> None:
-    folder = tmp_path / "root" / "Qwen__Qwen-7B"
-    shutil.copytree(data_dir / "histories" / "Qwen__Qwen-7B", folder)
+    folder = copy_history(data_dir, tmp_path)
     history = folder / "HISTORY.tsv"
     rows = history.read_text(encoding="utf-8").splitlines()
     cells = rows[3].split("\t")
@@ -32,10 +30,8 @@ def test_nul_in_commit_message_and_config_is_stored_as_replacement(
     data["weird\x00key"] = 1
     config.write_text(json.dumps(data), encoding="utf-8")
 
-    sim = hubsim_factory(root=folder.parent, at=None)
-    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
-    store.watch(QWEN)
-    (outcome,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    sim = hubsim_factory(root=tmp_path, at=None)
+    outcome = poll_once(sim, store, QWEN)
     assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 3, outcome
     last = store.history(QWEN)[-1]
     assert last.revision.title == "update\ufffd context"
@@ -46,5 +42,5 @@ def test_nul_in_commit_message_and_config_is_stored_as_replacement(
     assert any(t.startswith("config.json:weird") and t.endswith("key") for t in texts)
     assert store.repo_state(QWEN).state == "ok"
     # Polling again adds nothing: the sanitised text does not make the revision look new.
-    (again,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    again = poll_once(sim, store, QWEN)
     assert not isinstance(again, NewRevisions)

@@ -9,19 +9,18 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tracker_polling import poll_once
+
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage.records import RepoId
-from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
+from hubwatch.tracker.poller import NewRevisions, Unchanged
 
 QWEN = RepoId.parse("Qwen/Qwen-7B")
 
 
 def poll(sim: Any, store: Any) -> Any:
-    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
-    (outcome,) = poll_repos([QWEN], hub=HubClient.from_settings(settings), store=store, settings=settings)
-    return outcome
+    return poll_once(sim, store, QWEN)
 
 
 def test_a_push_that_only_removes_commits_is_recorded(
