@@ -18,7 +18,7 @@ from hubwatch.storage.tables import HISTORY_REWRITES, REPOS
 from hubwatch.storage.values import HistoryRewrite
 from sqlalchemy.engine import Connection
 
-__all__ = ["record_rewrite", "rewrites"]
+__all__ = ["recent_rewrites", "record_rewrite", "rewrites"]
 
 
 def record_rewrite(
@@ -62,6 +62,26 @@ def rewrites(conn: Connection, repo: RepoId) -> list[HistoryRewrite]:
     rows = conn.execute(
         sa.select(HISTORY_REWRITES).where(HISTORY_REWRITES.c.repo_id == repo_id).order_by(HISTORY_REWRITES.c.id)
     )
+    return [HistoryRewrite(repo, r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at) for r in rows]
+
+
+def recent_rewrites(
+    conn: Connection, limit: int, repo: RepoId | None = None, org: str | None = None
+) -> list[HistoryRewrite]:
+    """The `limit` newest rewrites (of one repo, one org, or all), newest first (for feeds)."""
+    if limit <= 0:
+        return []
+    query = (
+        sa.select(HISTORY_REWRITES, REPOS.c.org, REPOS.c.name)
+        .join(REPOS, REPOS.c.id == HISTORY_REWRITES.c.repo_id)
+        .order_by(HISTORY_REWRITES.c.detected_at.desc(), HISTORY_REWRITES.c.id.desc())
+        .limit(limit)
+    )
+    if repo is not None:
+        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    if org is not None:
+        query = query.where(REPOS.c.org == org)
     return [
-        HistoryRewrite(repo, r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at) for r in rows
+        HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at)
+        for r in conn.execute(query)
     ]

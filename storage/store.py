@@ -186,6 +186,13 @@ class Store:
         with self._read() as c:
             return rewrites.rewrites(c, repo)
 
+    def recent_rewrites(
+        self, limit: int, repo: RepoId | None = None, org: str | None = None
+    ) -> list[HistoryRewrite]:
+        """The newest recorded force-pushes (of one repo, one org or all), newest first."""
+        with self._read() as c:
+            return rewrites.recent_rewrites(c, limit, repo=repo, org=org)
+
     def history(self, repo: RepoId) -> list[HistoryEntry]:
         with self._read() as c:
             return history.entries(c, repo)

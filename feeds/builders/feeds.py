@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
 from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
+from hubwatch.storage.values import HistoryRewrite
 
 __all__ = [
     "EPOCH",
@@ -26,6 +27,8 @@ __all__ = [
     "entry_id",
     "feed_entries",
     "json_feed",
+    "merge_newest_first",
+    "rewrite_entries",
     "rss_bytes",
 ]
 
@@ -132,8 +135,40 @@ def feed_entries(items: Iterable[FeedItemLike], base_url: str) -> list[FeedEntry
                 author=xml_safe(", ".join(revision.authors)) or None,
             )
         )
+    return merge_newest_first(entries)
+
+
+def merge_newest_first(*groups: Sequence[FeedEntry]) -> list[FeedEntry]:
+    """All entries newest first (ties broken by id, so the order is stable)."""
+    entries = [e for group in groups for e in group]
     entries.sort(key=lambda e: e.id)
     entries.sort(key=lambda e: e.updated, reverse=True)
+    return entries
+
+
+def rewrite_entries(rewrites: Iterable[HistoryRewrite], base_url: str) -> list[FeedEntry]:
+    """Entries for force-pushes (files/medium): stored revisions no longer on the main branch."""
+    entries = []
+    for rw in rewrites:
+        day = as_utc(rw.detected_at).strftime("%Y-%m-%d")
+        n = len(rw.dropped)
+        dropped = ", ".join(short_sha(s) for s in rw.dropped)
+        summary = f"history rewritten: {n} stored revision{'s' if n != 1 else ''} no longer on the main branch ({dropped})"
+        html = Markup("<p>Force-push: the main branch moved from <code>{}</code> to <code>{}</code>.</p><p>{}</p>").format(
+            rw.old_head, rw.new_head, summary
+        )
+        entries.append(
+            FeedEntry(
+                id=f"tag:hubwatch,{day}:{rw.repo}/rewrite/{rw.old_head}..{rw.new_head}",
+                title=xml_safe(f"{rw.repo} @ {short_sha(rw.new_head)}: files/medium: {summary}"),
+                url=f"{base_url}/models/{rw.repo}",
+                updated=as_utc(rw.detected_at),
+                text=f"files/medium: {summary}",
+                html=str(escape(html)),
+                tags=("files", "medium"),
+                author=None,
+            )
+        )
     return entries
 
 

@@ -7,7 +7,16 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 
-from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, json_feed, rss_bytes
+from hubwatch.feeds.builders.feeds import (
+    FeedMeta,
+    atom_bytes,
+    feed_entries,
+    json_feed,
+    merge_newest_first,
+    rewrite_entries,
+    rss_bytes,
+)
+from hubwatch.storage.records import Kind, Severity
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
@@ -55,6 +64,10 @@ def _render(
         home_url=f"{base}{home_path}",
     )
     entries = feed_entries(items, base)
+    # Force-pushes are `files`/medium changes with no revision of their own: merged in by time.
+    if (kinds is None or Kind.FILES in kinds) and (severity is None or severity.rank <= Severity.MEDIUM.rank):
+        limit = ctx.settings.feed_limit
+        entries = merge_newest_first(entries, rewrite_entries(ctx.store.recent_rewrites(limit, **query), base))[:limit]
     if fmt == "atom":
         body = atom_bytes(meta, entries)
     elif fmt == "rss":

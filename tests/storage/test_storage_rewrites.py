@@ -38,3 +38,17 @@ def test_rewrite_input_is_checked(store: Store) -> None:
         store.record_rewrite(REPO, sha("a"), sha("b"), [], T0)
     with pytest.raises(InvalidRecord, match="dropped revision"):
         store.record_rewrite(REPO, sha("a"), sha("b"), ["\x00"], T0)
+
+
+def test_recent_rewrites_newest_first_by_repo_and_org(store: Store) -> None:
+    other = RepoId("other", "model")
+    for repo in (REPO, other):
+        assert store.save_revision(repo, rev(f"{repo}-a"), [], {}, [], None, [])
+    store.record_rewrite(REPO, sha("x"), sha(f"{REPO}-a"), [sha("x")], T0)
+    store.record_rewrite(other, sha("y"), sha(f"{other}-a"), [sha("y")], T0 + timedelta(hours=2))
+    store.record_rewrite(REPO, sha("z"), sha(f"{REPO}-a"), [sha("z")], T0 + timedelta(hours=1))
+    assert [r.old_head for r in store.recent_rewrites(10)] == [sha("y"), sha("z"), sha("x")]
+    assert [r.old_head for r in store.recent_rewrites(1)] == [sha("y")]
+    assert [r.old_head for r in store.recent_rewrites(10, repo=REPO)] == [sha("z"), sha("x")]
+    assert [r.repo for r in store.recent_rewrites(10, org="other")] == [other]
+    assert store.recent_rewrites(0) == []

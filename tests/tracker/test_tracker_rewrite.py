@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import feedparser
 from fastapi.testclient import TestClient
 
 from tracker_polling import poll_once
@@ -57,8 +58,18 @@ def test_a_push_that_only_removes_commits_is_recorded(
     app = create_app(Settings(database_url="sqlite://", public_url="https://hw.example"), store)
     with TestClient(app) as client:
         html = client.get(f"/models/{QWEN}").text
+        feeds = [feedparser.parse(client.get(path).content) for path in (
+            f"/models/{QWEN}/feed.atom", "/orgs/Qwen/feed.rss", "/feed.atom", "/feed.atom?min_severity=medium")]
+        filtered = feedparser.parse(client.get("/feed.atom?kind=context").content)
     assert "History rewritten upstream" in html and f'href="#r-{v2}"' in html
     assert html.count("not on the main branch (force-push)") == 2
+    # Feed readers hear of it too: one entry, newest first, with a permanent id.
+    for feed in feeds:
+        top = feed.entries[0]
+        assert "history rewritten: 2 stored revisions no longer on the main branch" in top.title
+        assert top.id == f"tag:hubwatch,{rewrite.detected_at:%Y-%m-%d}:{QWEN}/rewrite/{v3}..{v1}"
+        assert sum("history rewritten" in e.title for e in feed.entries) == 1
+    assert not any("history rewritten" in e.title for e in filtered.entries)
 
 
 def test_a_new_commit_after_the_rewrite_is_diffed_against_its_parent(
