@@ -21,6 +21,7 @@ def test_org_page_lists_its_models_and_links_its_feeds(client: TestClient) -> No
     assert "max_position_embeddings 2048 → 4096" in html  # Llama-2's latest change
     # The index links each model's org page; the org feed points back at the org page.
     assert 'href="/orgs/meta-llama"' in client.get("/").text
+    assert 'href="/orgs/meta-llama"' in client.get(f"/models/{LLAMA2}").text
     feed = feedparser.parse(client.get("/orgs/meta-llama/feed.atom").content)
     assert feed.feed.link == "https://hubwatch.example/orgs/meta-llama"
 
