@@ -127,25 +127,23 @@ def _report_table(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], th
     out = Console()
     if not reports:
         out.print("no model pins found")
-    else:
-        table = Table(title="model pins")
-        table.add_column("where", no_wrap=True)
-        table.add_column("pin (repo@revision)", overflow="fold")
-        table.add_column("status", no_wrap=True)
-        table.add_column("advisories / note", overflow="fold")
-        for r in reports:
-            style = _STATUS_STYLE[r.status]
-            lines = [
-                f"{_styled(h.severity.value if h.severity else None)} {escape(h.id)}"
-                + (f" ({escape(', '.join(h.kinds))})" if h.kinds else "")
-                for h in r.hits
-            ]
-            if r.note:
-                lines.append(f"[dim]{escape(r.note)}[/dim]")
-            revision = (r.pin.revision or "")[:12] if r.pin.kind == "commit" else (r.pin.revision or "—")
-            table.add_row(escape(r.pin.where), escape(f"{r.pin.repo}@{revision}"),
-                          f"[{style}]{r.status}[/{style}]", "\n".join(lines))
-        out.print(table)
+    # One block per pin: where, pin and status on one line, then one line per advisory, so that
+    # ids stay whole (people copy them) on any terminal width.
+    width = max((len(h.id) for r in reports for h in r.hits), default=0)
+    for r in reports:
+        style = _STATUS_STYLE[r.status]
+        revision = (r.pin.revision or "")[:12] if r.pin.kind == "commit" else (r.pin.revision or "—")
+        out.print(
+            f"[bold]{escape(r.pin.where)}[/bold]  {escape(f'{r.pin.repo}@{revision}')}  [{style}]{r.status}[/{style}]",
+            soft_wrap=True,
+        )
+        for h in sorted(r.hits, key=lambda h: (-(h.severity.rank if h.severity else -1), h.id)):  # worst first
+            severity = h.severity.value if h.severity else "?"
+            kinds = escape(", ".join(h.kinds)) if h.kinds else ""
+            out.print(f"    {_styled(severity)}{' ' * (9 - len(severity))}{escape(h.id.ljust(width))}  {kinds}",
+                      soft_wrap=True)
+        if r.note:
+            out.print(f"    [dim]{escape(r.note)}[/dim]", soft_wrap=True)
     for path, why in skipped:
         out.print(f"[yellow]warning:[/yellow] {escape(path)}: {escape(why)}")
     counts = {s: sum(1 for r in reports if r.status == s) for s in ("affected", "clean", "unknown", "unpinned")}
