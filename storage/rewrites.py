@@ -14,11 +14,11 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
-from hubwatch.storage.tables import HISTORY_REWRITES, REPOS
+from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryRewrite
 from sqlalchemy.engine import Connection
 
-__all__ = ["recent_rewrites", "record_rewrite", "rewrites"]
+__all__ = ["move_head", "off_main_branch", "recent_rewrites", "record_rewrite", "rewrites"]
 
 
 def record_rewrite(
@@ -54,6 +54,18 @@ def record_rewrite(
     return True
 
 
+def move_head(conn: Connection, repo: RepoId, sha: str) -> bool:
+    """Make the stored revision `sha` the repo's head (upstream went back to commits it had
+    dropped, nothing new); False when `sha` is not stored or is the head already."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None or find_revision(conn, repo, sha) is None:
+        return False
+    result = conn.execute(
+        sa.update(REPOS).where(REPOS.c.id == repo_id, REPOS.c.head_sha.is_distinct_from(sha)).values(head_sha=sha)
+    )
+    return bool(result.rowcount)
+
+
 def rewrites(conn: Connection, repo: RepoId) -> list[HistoryRewrite]:
     """The repo's recorded history rewrites, oldest first."""
     repo_id = find_repo(conn, repo)
@@ -85,3 +97,22 @@ def recent_rewrites(
         HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at)
         for r in conn.execute(query)
     ]
+
+
+def off_main_branch(conn: Connection, repo: RepoId) -> set[str]:
+    """Stored revisions a recorded force-push dropped that are not (again) ancestors of the head."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return set()
+    rows = conn.execute(sa.select(HISTORY_REWRITES.c.dropped).where(HISTORY_REWRITES.c.repo_id == repo_id))
+    dropped = {str(sha) for row in rows for sha in row.dropped or ()}
+    if not dropped:
+        return set()
+    revisions = conn.execute(sa.select(REVISIONS.c.sha, REVISIONS.c.parent_sha).where(REVISIONS.c.repo_id == repo_id))
+    parents: dict[str, str | None] = {r.sha: r.parent_sha for r in revisions}
+    current = conn.execute(sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id)).scalar_one_or_none()
+    seen: set[str] = set()
+    while current is not None and current in parents and current not in seen:
+        seen.add(current)
+        current = parents[current]
+    return dropped - seen

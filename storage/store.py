@@ -181,6 +181,15 @@ class Store:
         stored it becomes `head()`. False when it repeats the repo's latest recorded rewrite."""
         return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at))
 
+    def move_head(self, repo: RepoId, sha: str) -> bool:
+        """Make the stored revision `sha` the head (upstream is back on commits it had dropped)."""
+        return self._write(lambda c: rewrites.move_head(c, repo, sha))
+
+    def off_main_branch(self, repo: RepoId) -> set[str]:
+        """Stored revisions a force-push dropped that are not ancestors of the head (again)."""
+        with self._read() as c:
+            return rewrites.off_main_branch(c, repo)
+
     def rewrites(self, repo: RepoId) -> list[HistoryRewrite]:
         """The repo's recorded force-pushes, oldest first."""
         with self._read() as c:

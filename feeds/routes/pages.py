@@ -98,7 +98,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     rewrites = ctx.store.rewrites(repo)
     context: dict[str, Any] = {
         "rewrites": rewrites,
-        "dropped": {sha for r in rewrites for sha in r.dropped},
+        "dropped": ctx.store.off_main_branch(repo) if rewrites else set(),
         "repo": repo,
         "state": state,
         "revisions": revisions,

@@ -93,6 +93,7 @@ def history(repo: RepoId, as_json: bool) -> None:
         entries = rt.store.history(repo)
         state = rt.store.repo_state(repo)
         rewrites = rt.store.rewrites(repo)
+        gone = rt.store.off_main_branch(repo)
     if not entries:
         if state is not None and state.watched and state.last_error:
             raise click.UsageError(f"no revisions stored; the last poll failed: {state.last_error}")
@@ -116,7 +117,6 @@ def history(repo: RepoId, as_json: bool) -> None:
     table.add_column("commit", no_wrap=True)
     table.add_column("date", no_wrap=True)
     table.add_column("what changed", overflow="fold")
-    gone = {sha for r in rewrites for sha in r.dropped}
     for e in entries:
         lines = [f"[bold]{e.revision.title}[/bold]"]
         if e.revision.sha in gone:

@@ -52,3 +52,14 @@ def test_recent_rewrites_newest_first_by_repo_and_org(store: Store) -> None:
     assert [r.old_head for r in store.recent_rewrites(10, repo=REPO)] == [sha("z"), sha("x")]
     assert [r.repo for r in store.recent_rewrites(10, org="other")] == [other]
     assert store.recent_rewrites(0) == []
+
+
+def test_move_head_and_what_is_off_the_main_branch(store: Store) -> None:
+    for label, parent in (("a", None), ("b", "a"), ("c", "b")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    assert store.off_main_branch(REPO) == set()
+    store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.off_main_branch(REPO) == {sha("b"), sha("c")}
+    assert not store.move_head(REPO, sha("nope")) and not store.move_head(REPO, sha("a"))  # unknown; already
+    assert store.move_head(REPO, sha("c"))  # upstream pushed b and c back
+    assert store.head(REPO).sha == sha("c") and store.off_main_branch(REPO) == set()

@@ -70,6 +70,16 @@ def test_a_push_that_only_removes_commits_is_recorded(
         assert top.id == f"tag:hubwatch,{rewrite.detected_at:%Y-%m-%d}:{QWEN}/rewrite/{v3}..{v1}"
         assert sum("history rewritten" in e.title for e in feed.entries) == 1
     assert not any("history rewritten" in e.title for e in filtered.entries)
+    assert store.off_main_branch(QWEN) == {v2, v3}
+    sim2.stop()
+
+    # Upstream pushes v2 and v3 back: the head follows, nothing is stored twice, none is "dropped".
+    sim3 = hubsim_factory(root=before.parent, at=None)
+    restored = poll(sim3, store)
+    assert isinstance(restored, Unchanged) and restored.head == v3 and restored.rewritten == ()
+    assert store.head(QWEN).sha == v3 and store.off_main_branch(QWEN) == set()
+    assert len(store.history(QWEN)) == 3 and len(store.rewrites(QWEN)) == 1
+    assert isinstance(poll(sim3, store), Unchanged)
 
 
 def test_a_new_commit_after_the_rewrite_is_diffed_against_its_parent(
