@@ -24,11 +24,34 @@ __all__ = ["demo", "run", "serve"]
 DEMO_REPO = "meta-llama/Llama-2-7b-hf"
 
 
+def _check_port(host: str, port: int) -> None:
+    """Fail with a one-line message (exit 2) when the web app could not listen on host:port."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        family, kind, proto, _, address = infos[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise click.UsageError(
+            f"cannot listen on {host}:{port}: {reason} — set HUBWATCH_PORT (or --port) to a free port, "
+            "or HUBWATCH_HOST to an address of this machine"
+        ) from exc
+
+
 def _serve(runtime: Runtime, host: str, port: int, on_webhook: Callable[[RepoId], None] | None = None) -> None:
     import uvicorn
 
     app = build_app(runtime.settings, runtime.store, on_webhook)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    except SystemExit as exc:  # uvicorn exits 3 when it cannot start: not hubwatch's "hub" code
+        if exc.code not in (0, None):
+            raise click.ClickException(f"the web app on {host}:{port} could not start (see the error above)") from exc
+        raise
 
 
 @cli.command()
@@ -41,6 +64,9 @@ def run(no_web: bool, worker_id: str | None) -> None:
     (POST /webhooks/hub, HUBWATCH_WEBHOOK_SECRET) triggers an immediate poll of its repo.
     """
     out = Console(stderr=True)
+    if not no_web:
+        settings = load_settings()
+        _check_port(settings.host, settings.port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("apscheduler", "alembic", "httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -72,6 +98,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
 def serve() -> None:
     """Serve the web app only (pages, feeds, OSV API) from the store."""
     with open_runtime() as rt:
+        _check_port(rt.settings.host, rt.settings.port)
         Console(stderr=True).print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
         _serve(rt, rt.settings.host, rt.settings.port)
 
@@ -113,6 +140,7 @@ def demo(port: int | None, every: float) -> None:
 
     out = Console(stderr=True)
     base = load_settings()
+    _check_port(base.host, port or base.port)
     repo = RepoId.parse(DEMO_REPO)
     store = open_store(base)
     try:  # a second demo in the same folder carries on where the first one stopped
