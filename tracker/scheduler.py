@@ -95,7 +95,8 @@ class PollCycle:
 
     def poll_now(self, repo: RepoId) -> PollOutcome | None:
         """Poll one watched repo at once (a webhook said it changed); None when it is not watched."""
-        if repo not in {s.repo for s in self._store.watched()}:
+        state = self._store.repo_state(repo)  # one indexed lookup, not the whole watch list
+        if state is None or not state.watched:
             return None
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         return outcome
