@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
 from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.storage.repos import in_scope
 from hubwatch.storage.tables import CHANGES, REPOS, REVISIONS
 from hubwatch.storage.values import FeedItem
 from sqlalchemy.engine import Connection
@@ -66,12 +67,9 @@ def recent_changes(
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
         .where(has_match)
         .order_by(REVISIONS.c.date.desc(), REVISIONS.c.id.desc())
+        .where(in_scope(repo, org))
         .limit(limit)
     )
-    if repo is not None:
-        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
-    if org is not None:
-        query = query.where(REPOS.c.org == org)
     rows = conn.execute(query).all()
     ids = [r.id for r in rows]
     changes = changes_of(conn, ids, where=match)

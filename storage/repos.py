@@ -14,13 +14,23 @@ from hubwatch.storage.values import POLL_STATES, RepoState
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["ensure_repo", "find_repo", "find_revision", "record_poll", "repo_states", "set_watched"]
+__all__ = ["ensure_repo", "find_repo", "find_revision", "in_scope", "record_poll", "repo_states", "set_watched"]
 
 
 def _check_repo(repo: RepoId) -> RepoId:
     if not isinstance(repo, RepoId):
         raise InvalidRecord(f"expected a RepoId, got {type(repo).__name__}: {repo!r} (use RepoId.parse)")
     return repo
+
+
+def in_scope(repo: RepoId | None = None, org: str | None = None) -> sa.ColumnElement[bool]:
+    """The condition on `repos` rows for one repo and/or one org (true when neither is given)."""
+    condition: sa.ColumnElement[bool] = sa.true()
+    if repo is not None:
+        condition = sa.and_(condition, REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+    if org is not None:
+        condition = sa.and_(condition, REPOS.c.org == org)
+    return condition
 
 
 def find_repo(conn: Connection, repo: RepoId) -> int | None:
@@ -91,12 +101,9 @@ def repo_states(
         .scalar_subquery()
     )
     query = sa.select(REPOS, count.label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
+    query = query.where(in_scope(repo, org))
     if watched_only:
         query = query.where(REPOS.c.watched.is_(True))
-    if repo is not None:
-        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
-    if org is not None:
-        query = query.where(REPOS.c.org == org)
     if offset or limit is not None:
         query = query.offset(offset).limit(limit)
     return [

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.records import RepoId, is_commit_sha
-from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
+from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
 from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryRewrite
 from sqlalchemy.engine import Connection
@@ -87,12 +87,9 @@ def recent_rewrites(
         sa.select(HISTORY_REWRITES, REPOS.c.org, REPOS.c.name)
         .join(REPOS, REPOS.c.id == HISTORY_REWRITES.c.repo_id)
         .order_by(HISTORY_REWRITES.c.detected_at.desc(), HISTORY_REWRITES.c.id.desc())
+        .where(in_scope(repo, org))
         .limit(limit)
     )
-    if repo is not None:
-        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
-    if org is not None:
-        query = query.where(REPOS.c.org == org)
     return [
         HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at)
         for r in conn.execute(query)
