@@ -177,10 +177,10 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
             inputs += passes * linear.in_features
             if role in ("q", "k", "v"):
                 qkv_inputs[linear.in_features] = max(qkv_inputs.get(linear.in_features, 0), passes * linear.in_features)
-        fused = inputs - sum(l.in_features * (l.active_count if l.active_count is not None else l.count)
+        shared_inputs = inputs - sum(l.in_features * (l.active_count if l.active_count is not None else l.count)
                              for l in _linears(stack) if linear_role(l, stack) in ("q", "k", "v")
                              and _adapted(l, stack, roles)) + sum(qkv_inputs.values())
-        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs, fused))
+        stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs, shared_inputs))
     if not all_linear:
         missing = [t for t in targets if t.strip().lower() not in matched
                    and not (t.strip().lower() in _GROUPS and _GROUPS[t.strip().lower()] & matched)
