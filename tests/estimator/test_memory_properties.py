@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import assume, given, settings as hsettings, strategies as st
+from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 
 from hubwatch.estimator.cards import Card, fits, max_batch
@@ -84,19 +84,32 @@ def test_memory_never_falls_as_parameters_grow(dims: dict[str, Any], s: MemorySe
     assert estimate_memory(grown, s, method).peak_bytes >= estimate_memory(small, s, method).peak_bytes
 
 
-@given(specs(), settings_strategy)
-def test_lora_needs_no_more_than_full_and_qlora_weights_no_more_than_lora(dims: dict[str, Any], s: MemorySettings) -> None:
+@st.composite
+def real_proportions(draw: st.DrawFn) -> dict[str, Any]:
+    """Models shaped like real ones: hidden ≥ 512 and an MLP at least as wide as the hidden size."""
+    heads = draw(st.sampled_from([8, 16, 32]))
+    head_dim = draw(st.sampled_from([64, 128]))
+    dims = draw(specs())
+    hidden = heads * head_dim
+    return {**dims, "hidden": hidden, "heads": heads,
+            "kv_heads": draw(st.sampled_from([h for h in (1, 2, 4, heads) if heads % h == 0])),
+            "inter": draw(st.integers(hidden, 4 * hidden))}
+
+
+@given(real_proportions(), settings_strategy, st.integers(1, 4), st.integers(1, 1024))
+def test_lora_needs_no_more_than_full_and_qlora_weights_no_more_than_lora(
+    dims: dict[str, Any], s: MemorySettings, batch: int, seq_len: int
+) -> None:
     spec = llama_like(**dims)
     # LoRA is low-rank: r well below the matrices' sides (a rank near them is not LoRA any more).
     # LoRA on every matrix keeps what a full fine-tune keeps plus r values per matrix and token, so
-    # a toy model fed far more tokens than it has parameters, or with an MLP narrower than its
-    # hidden size, can need more (fp32 adapters keep one input copy each); keep to real proportions.
-    s = s.with_(lora_rank=max(1, min(s.lora_rank, min(dims["hidden"], dims["inter"]) // 16)))
-    assume(dims["hidden"] >= 512 and dims["inter"] >= dims["hidden"])
+    # a toy model fed far more tokens than it has parameters can need more (fp32 adapters keep one
+    # input copy each); the strategy keeps to real proportions and at most 4,096 tokens per step.
+    s = s.with_(batch=batch, seq_len=seq_len,
+                lora_rank=max(1, min(s.lora_rank, min(dims["hidden"], dims["inter"]) // 16)))
     # LoRA's extra activations (r values per adapted matrix, 7 per layer, up to 4 bytes) must stay
     # below the gradients and optimizer states a full fine-tune keeps (≥ 2 bytes per parameter).
-    tokens = s.batch * (s.seq_len or 2048)
-    assume(tokens * 7 * s.lora_rank * 4 * dims["layers"] <= 2 * spec.total_params)
+    assert batch * seq_len * 7 * s.lora_rank * 4 * dims["layers"] <= 2 * spec.total_params
     full = estimate_memory(spec, s, "full")
     lora = estimate_memory(spec, s, "lora")
     qlora = estimate_memory(spec, s, "qlora")
