@@ -125,15 +125,16 @@ def process_revision(
     from hubwatch.tracker.advise import plan_advisories
     from hubwatch.tracker.diff import diff_snapshots
 
+    # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
+    # is the starting state: described at info (each record says the severity it would have had
+    # as a change), recorded, not advised.
+    initial = not baseline.snapshot.files
     snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
-    changes = list(extra_changes) + list(diff_snapshots(baseline.snapshot, snapshot))
+    changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
     estimate = estimate_snapshot(snapshot)
     moved = estimate_change(baseline.estimate, estimate[1] if estimate else None)
     if moved is not None:
         changes.append(moved)
-    # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
-    # is the starting state: recorded, not advised.
-    initial = not baseline.snapshot.files
     advisories = [] if initial else plan_advisories(repo, revision, changes, store.advisories(repo), settings)
     contents = _stored_contents(snapshot)
     saved = store.save_revision(

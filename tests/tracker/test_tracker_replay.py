@@ -84,6 +84,9 @@ def test_backfill_replays_every_revision_in_order(hubsim_factory: Any, store: An
         assert [e.position for e in history] == list(range(len(shas)))
         assert [e.revision.title for e in history] == [r["message"].split("\n")[0] for r in table]
         assert history[0].advisory_ids == []  # the first revision is the starting state, not advised
+        # …described at info, each record keeping the severity it would have had as a change
+        assert history[0].changes and all(c.severity == Severity.INFO for c in history[0].changes)
+        assert all("severity_if_changed" in c.detail for c in history[0].changes)
         for row, entry in zip(table[1:], history[1:], strict=True):
             kinds = {c.kind for c in entry.changes}
             wanted = EXPECTED[str(repo)][row["version"]]
