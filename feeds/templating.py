@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.storage.records import ChangeRecord
 
@@ -47,21 +48,8 @@ def _when(value: datetime | None) -> str:
     return as_utc(value).strftime("%Y-%m-%d %H:%M UTC") if value is not None else "never"
 
 
-def _difflines(text: str) -> list[tuple[str, str]]:
-    rows = []
-    for line in _clip(text).splitlines():
-        if line.startswith(("+++", "---")):
-            cls = "file"
-        elif line.startswith("@@"):
-            cls = "hunk"
-        elif line.startswith("+"):
-            cls = "add"
-        elif line.startswith("-"):
-            cls = "del"
-        else:
-            cls = "ctx"
-        rows.append((cls, line))
-    return rows
+def _difflines(text: str) -> list[DiffLine]:
+    return diff_lines(_clip(text))
 
 
 def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str, str]]:

@@ -47,7 +47,9 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
 def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestClient, seeded: Seeded) -> None:
     shas = seeded.shas[LLAMA2]
     html = client.get(f"/models/{LLAMA2}/revisions/{shas[1][:8]}").text
-    assert "Rendered prompt diff: multi_turn" in html and 'class="add"' in html and "&lt;s&gt;[INST]" in html
+    assert "Rendered prompt diff: multi_turn" in html and 'class="add"' in html
+    # the replaced rendered line marks just what changed, escaped: the added BOS token
+    assert '<span class="sign">+</span><mark>&lt;s&gt;</mark>[INST] hi [/INST]</span>' in html
     assert "old: error: UndefinedError → new: ok" in html and "Text diff" in html
     assert "transformers_version 4.31.0 → 4.32.0" in html
     assert "-fix" in html  # the fix advisory raised here
