@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
+from hubwatch.tracker.remote_data import load_remote_json
 from hubwatch.tracker.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -23,8 +23,8 @@ def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        value = json.loads(raw)
-    except ValueError:
+        value = load_remote_json(raw)
+    except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
         return None
     return value if isinstance(value, dict) else None
 

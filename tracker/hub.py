@@ -6,7 +6,6 @@ into `hubwatch.tracker.errors` types here and nowhere else, each carrying the re
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hubwatch.storage.records import FileRecord, RepoId, RevisionRecord
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.hub_errors import translate_errors
+from hubwatch.tracker.remote_data import MAX_DOWNLOAD_BYTES, load_remote_json
 from hubwatch.tracker.snapshot import Snapshot, is_tracked
 
 if TYPE_CHECKING:
@@ -59,9 +59,10 @@ class RecentModel:
 class HubClient:
     """Reads repos from the hub (or the emulator) with the official client."""
 
-    def __init__(self, api: HfApi, *, timeout_s: float = 20.0) -> None:
+    def __init__(self, api: HfApi, *, timeout_s: float = 20.0, max_download_bytes: int = MAX_DOWNLOAD_BYTES) -> None:
         self._api = api
         self._timeout = timeout_s
+        self._max_download = max_download_bytes
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HubClient:
@@ -169,28 +170,45 @@ class HubClient:
         self, repo: RepoId, sha: str, path: str, *, expected_size: int | None = None, check_json: bool = True
     ) -> bytes:
         """The raw bytes of one (small) file at a revision, checked against the listed size (and,
-        with `check_json`, that a `*.json` file parses)."""
+        with `check_json`, that a `*.json` file parses within `remote_data`'s limits).
+
+        A file listed, or served, larger than `max_download_bytes` (default `MAX_DOWNLOAD_BYTES`)
+        is refused (InvalidContent) without reading the rest of it.
+        """
         from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
         from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
 
         rid = str(repo)
+        limit = self._max_download
+        too_large = f"{path}: larger than the {limit} bytes hubwatch downloads of a tracked file"
+        if expected_size is not None and expected_size > limit:
+            raise InvalidContent(f"{too_large} ({expected_size} bytes listed)", repo_id=rid, revision=sha)
 
-        def fetch() -> bytes:
+        def fetch() -> bytes | None:
             url = hf_hub_url(rid, path, revision=sha, endpoint=self.endpoint)
             headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
-            response = get_session().get(url, headers=headers, follow_redirects=True, timeout=self._timeout)
-            hf_raise_for_status(response)
-            return bytes(response.content)
+            with get_session().stream("GET", url, headers=headers, follow_redirects=True, timeout=self._timeout) as response:
+                hf_raise_for_status(response)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        return None
+                    chunks.append(chunk)
+                return b"".join(chunks)
 
         body = self._call(fetch, rid, sha, path)
+        if body is None:
+            raise InvalidContent(too_large, repo_id=rid, revision=sha)
         if expected_size is not None and len(body) != expected_size:
             raise InvalidContent(
                 f"{path}: truncated response ({len(body)} of {expected_size} bytes)", repo_id=rid, revision=sha
             )
         if check_json and path.endswith(".json"):
             try:
-                json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                load_remote_json(body)
+            except ValueError as exc:  # not JSON, not UTF-8, too large or too deeply nested
                 raise InvalidContent(f"{path}: not valid JSON ({exc})", repo_id=rid, revision=sha) from exc
         return body
 
@@ -262,7 +280,7 @@ class HubClient:
             if path not in files:
                 return None
             record = files[path]
-            value = json.loads(self.download(repo, sha, path, expected_size=record.size))
+            value = load_remote_json(self.download(repo, sha, path, expected_size=record.size))
             if not isinstance(value, dict):
                 raise InvalidContent(f"{path}: expected a JSON object", repo_id=str(repo), revision=sha)
             return value

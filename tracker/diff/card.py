@@ -1,7 +1,8 @@
 """Model card metadata (the YAML block at the top of README.md): licence, gating, base model, tags.
 
-Parsed with yaml.safe_load only. A licence moving to a more restrictive one is a risk (medium;
-high when commercial use becomes forbidden or the licence disappears); to a more permissive one, a fix.
+Parsed as yaml.safe_load does, within remote_data's limits (size, depth, aliases expanded). A
+licence moving to a more restrictive one is a risk (medium; high when commercial use becomes
+forbidden or the licence disappears); to a more permissive one, a fix.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 import yaml
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
+from hubwatch.tracker.remote_data import RemoteJsonError, load_remote_yaml
 from hubwatch.tracker.snapshot import Snapshot
 
 from .changes import FIX, RISK, make_change, show
@@ -64,9 +66,11 @@ def card_metadata(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     if block is None:
         return None, None
     try:
-        data = yaml.safe_load(block)
+        data = load_remote_yaml(block)
     except yaml.YAMLError as exc:
         return None, f"metadata block is not valid YAML: {str(exc).splitlines()[0][:200]}"
+    except RemoteJsonError as exc:
+        return None, f"metadata block is not read: {exc}"
     if data is None:
         return {}, None
     if not isinstance(data, dict):

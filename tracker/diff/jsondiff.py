@@ -7,12 +7,13 @@ inside a list is reported on the key that holds the list (old and new being the 
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from typing import Any
 
 from deepdiff import DeepDiff
+
+from hubwatch.tracker.remote_data import load_remote_json
 
 __all__ = ["JsonDoc", "KeyChange", "MISSING", "key_changes", "parse_json", "lookup"]
 
@@ -62,18 +63,13 @@ class KeyChange:
         return self.path[-1] if self.path else ""
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 def parse_json(raw: bytes | None) -> JsonDoc | None:
-    """Parse raw bytes as JSON (NaN/Infinity refused); None when there is no file."""
+    """Parse raw bytes as JSON (NaN/Infinity refused, size and nesting bounded); None when there is no file."""
     if raw is None:
         return None
     try:
-        text = raw.decode("utf-8-sig")
-        return JsonDoc(json.loads(text, parse_constant=_reject_constant))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return JsonDoc(load_remote_json(raw, reject_constants=True))
+    except ValueError as exc:  # not JSON, not UTF-8, too large or too deeply nested
         return JsonDoc(None, f"{type(exc).__name__}: {str(exc)[:200]}")
 
 

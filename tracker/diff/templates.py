@@ -10,12 +10,12 @@ effect are reported at info.
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
+from hubwatch.tracker.remote_data import load_remote_json
 from hubwatch.tracker.snapshot import Snapshot
 
 from .changes import FIX, RISK, make_change
@@ -45,8 +45,8 @@ def _json(snapshot: Snapshot, path: str) -> Any:
     if raw is None:
         return None
     try:
-        return json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        return load_remote_json(raw)
+    except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
         return None
 
 

@@ -6,12 +6,12 @@ LFS sha256, sharding changes, total_size changes, and total parameters and bytes
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from typing import Any, Mapping
 
 from hubwatch.storage.records import ChangeRecord, Kind, Severity
+from hubwatch.tracker.remote_data import load_remote_json
 from hubwatch.tracker.snapshot import Snapshot
 
 from .changes import RISK, make_change
@@ -43,8 +43,8 @@ def _index(snapshot: Snapshot) -> tuple[str | None, dict[str, str], int | None]:
     for path in sorted(snapshot.contents):
         if path.endswith(_INDEX_SUFFIX):
             try:
-                doc = json.loads(snapshot.contents[path].decode("utf-8-sig"))
-            except (UnicodeDecodeError, ValueError, RecursionError):
+                doc = load_remote_json(snapshot.contents[path])
+            except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
                 return path, {}, None
             if not isinstance(doc, dict):
                 return path, {}, None

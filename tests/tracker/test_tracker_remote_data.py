@@ -1,0 +1,107 @@
+"""Hostile upstream JSON and YAML: size, nesting and alias limits in parsing, the diff, the estimator and downloads."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+from huggingface_hub import HfApi
+
+from hubwatch.storage.records import FileRecord, RepoId, Severity
+from hubwatch.tracker.diff import diff_snapshots
+from hubwatch.tracker.errors import InvalidContent
+from hubwatch.tracker.estimating import estimate_snapshot
+from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.remote_data import MAX_JSON_DEPTH, RemoteJsonError, load_remote_json, load_remote_yaml
+from hubwatch.tracker.snapshot import Snapshot
+
+LLAMA = RepoId.parse("meta-llama/Llama-2-7b-hf")
+
+
+def nested(depth: int) -> bytes:
+    """A config.json whose `a` holds lists nested `depth` deep."""
+    return ('{"model_type": "llama", "a": ' + "[" * depth + "]" * depth + "}").encode()
+
+
+def config_snapshot(sha: str, raw: bytes) -> Snapshot:
+    return Snapshot(sha=sha, files={"config.json": FileRecord("config.json", len(raw), sha, None)}, contents={"config.json": raw})
+
+
+def test_ordinary_documents_parse_as_json_does() -> None:
+    doc = {"model": {"vocab": {"a": 0, "b": 1}, "merges": [["a", "b"]]}, "x": [1.5, None, True]}
+    assert load_remote_json(json.dumps(doc).encode()) == doc
+    assert load_remote_json(b"\xef\xbb\xbf" + json.dumps(doc).encode()) == doc  # a UTF-8 BOM is allowed
+    assert load_remote_json(nested(MAX_JSON_DEPTH - 1))["model_type"] == "llama"  # object + lists = the limit
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH, 900, 100_000])
+def test_deep_nesting_is_refused_without_recursing(depth: int) -> None:
+    with pytest.raises(RemoteJsonError, match="nested deeper than"):
+        load_remote_json(nested(depth))
+
+
+def test_size_and_constants_are_bounded() -> None:
+    with pytest.raises(RemoteJsonError, match="more than the 10 read"):
+        load_remote_json(b'{"a": "0123456789"}', max_bytes=10)
+    assert load_remote_json(b'{"a": NaN}')["a"] != 0  # json's own reading by default
+    with pytest.raises(RemoteJsonError, match="NaN"):
+        load_remote_json(b'{"a": NaN}', reject_constants=True)
+
+
+@pytest.mark.parametrize("depth", [900, 100_000])
+def test_a_deeply_nested_config_is_a_finding_not_a_crash(depth: int) -> None:
+    old = config_snapshot("a" * 40, b'{"model_type": "llama", "a": 1}')
+    records = diff_snapshots(old, config_snapshot("b" * 40, nested(depth)))
+    [broken] = [r for r in records if r.path == "config.json"]
+    assert "not valid JSON" in broken.summary and "nested deeper" in broken.summary
+    assert broken.severity is Severity.HIGH
+    assert estimate_snapshot(config_snapshot("b" * 40, nested(depth))) is None  # no config to estimate
+
+
+def test_downloads_stop_at_the_limit(hubsim_factory: Any) -> None:
+    sim = hubsim_factory()
+    hub = HubClient(HfApi(endpoint=sim.url), timeout_s=10, max_download_bytes=200)
+    sha = hub.head(LLAMA)
+    size = hub.listing(LLAMA, sha)["config.json"].size
+    assert size > 200
+    with pytest.raises(InvalidContent, match=f"larger than the 200 bytes.*{size} bytes listed"):
+        hub.download(LLAMA, sha, "config.json", expected_size=size)
+    with pytest.raises(InvalidContent, match="config.json: larger than the 200 bytes"):
+        hub.download(LLAMA, sha, "config.json")  # not listed: the body is cut off as it streams
+    roomy = HubClient(HfApi(endpoint=sim.url), timeout_s=10, max_download_bytes=size)
+    assert json.loads(roomy.download(LLAMA, sha, "config.json", expected_size=size))["model_type"] == "llama"
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(8)
+)  # 10**9 values once the aliases are expanded, in under 400 bytes
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("x: " + "[" * 2000 + "]" * 2000, "nested deeper than"),
+        ("a: &a [*a]", "nested deeper than"),  # a recursive alias
+        (BOMB, "once aliases are expanded"),
+    ],
+)
+def test_hostile_card_metadata_is_a_finding_not_a_crash(text: str, problem: str) -> None:
+    with pytest.raises(RemoteJsonError, match=problem):
+        load_remote_yaml(text)
+    card = f"---\nlicense: mit\n{text}\n---\n# model\n".encode()
+    old = Snapshot(sha="a" * 40, files={"README.md": FileRecord("README.md", 20, "a", None)},
+                   contents={"README.md": b"---\nlicense: mit\n---\n# model\n"})  # fmt: skip
+    new = Snapshot(sha="b" * 40, files={"README.md": FileRecord("README.md", len(card), "b", None)},
+                   contents={"README.md": card})  # fmt: skip
+    summaries = " | ".join(r.summary for r in diff_snapshots(old, new))
+    assert "metadata block" in summaries, summaries
+
+
+def test_card_yaml_reads_as_safe_load_does() -> None:
+    text = "license: mit\ntags: [a, b]\nbase: &b {name: llama}\nalso: *b\nwhen: 2024-01-02\n"
+    assert load_remote_yaml(text) == yaml.safe_load(text)
+    assert load_remote_yaml("") is None
+    with pytest.raises(yaml.YAMLError):
+        load_remote_yaml("a: !!python/object:os.system [ls]")  # no Python tags, as safe_load
