@@ -44,6 +44,18 @@ def _pretty(value: Any) -> str:
     return _clip(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
+def _summarised(value: Any) -> str | None:
+    """One line for a value the tracker summarised (too long to store inline), else None."""
+    if not isinstance(value, Mapping) or value.get("summarised") is not True:
+        return None
+    parts = []
+    if isinstance(chars := value.get("chars"), int):
+        parts.append(f"{chars:,} characters")
+    if isinstance(digest := value.get("sha256"), str):
+        parts.append(f"sha256 {digest[:12]}…")
+    return "long value (" + (", ".join(parts) or "summarised") + ")"
+
+
 def _when(value: datetime | None) -> str:
     return as_utc(value).strftime("%Y-%m-%d %H:%M UTC") if value is not None else "never"
 
@@ -114,6 +126,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         rfc3339=rfc3339,
         short=short_sha,
         pretty=_pretty,
+        summarised=_summarised,
         difflines=_difflines,
         rendered_diffs=_rendered_diffs,
         rendered_prompts=_rendered_prompts,

@@ -39,7 +39,7 @@ def _charts(revisions: list[RevisionView]) -> list[Markup]:
     labels = [short_sha(r.entry.revision.sha) for r in ordered]
     params = Series("parameters", tuple(float(r.estimate.params) if r.estimate and r.estimate.params else None
                                         for r in ordered))
-    methods = sorted({m for r in ordered if r.estimate for m, _ in r.estimate.memory})
+    methods = list(dict.fromkeys(m for r in ordered if r.estimate for m, _ in r.estimate.memory))  # estimator order
     memory = [
         Series(m, tuple(float(dict(r.estimate.memory)[m]) if r.estimate and m in dict(r.estimate.memory) else None
                         for r in ordered))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -136,3 +137,16 @@ def test_any_remote_text_gives_a_well_formed_feed_that_keeps_it(text: str) -> No
         assert not parsed.bozo, parsed.get("bozo_exception")
         # exact text through a strict XML parser (feedparser "repairs" text that looks double-encoded)
         assert lxml.etree.fromstring(body).find(title_path).text == expected
+
+
+def test_chart_ticks_are_round_labels_never_overlap_and_legend_has_latest_value() -> None:
+    from hubwatch.feeds.builders.plots import nice_ticks
+
+    assert nice_ticks(747.245) == [0, 200, 400, 600, 800] and nice_ticks(46.7) == [0, 20, 40, 60]
+    assert nice_ticks(0.0) == [0.0, 1.0]
+    labels = [f"{i:07x}" for i in range(60)]
+    svg = line_chart("m", labels, [Series("LoRA", tuple(float(i) for i in range(60)))], fmt_count)
+    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="[\d.]+" class="axis" text-anchor="middle">', svg)]
+    assert len(xs) < 60 and labels[-1] in svg  # thinned, the newest revision still labelled
+    assert all(b - a >= 7 * 7.2 for a, b in zip(xs, xs[1:]))  # a 7-character label never overlaps the next
+    assert "LoRA: 59" in svg and ">20<" in svg and ">60<" in svg  # latest value; round y ticks up to the max

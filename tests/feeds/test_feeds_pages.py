@@ -56,6 +56,12 @@ def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestCl
     context = client.get(f"/models/{LLAMA2}/revisions/{shas[3]}").text
     assert "Unified diff" in context and "<h4>Old</h4><pre>2048</pre>" in context
     assert context.count('href="/advisories/') >= 2  # affecting: eos + context
+    # what a reader needs first, above the changes: is a pin here affected, and the hub commit
+    verdict = context[context.index('<div class="verdict">'):context.index("<h2>Changes</h2>")]
+    assert 'class="pin pin-bad"' in verdict and "affected by 2 advisories" in verdict
+    assert f'/commit/{shas[3]}">View this commit on the hub' in verdict and 'class="badge sev-medium"' in verdict
+    fixed = client.get(f"/models/{LLAMA2}/revisions/{shas[1]}").text
+    assert '<span class="badge fix">fix</span> 1 fix: earlier revisions carry the problem' in fixed
     missing = client.get(f"/models/{LLAMA2}/revisions/{'f' * 40}")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
@@ -94,3 +100,12 @@ def test_markdown_twin(client: TestClient, seeded: Seeded) -> None:
     hostile = client.get(f"/models/{HOSTILE}.md").text
     assert "<script>" not in hostile and "&lt;script&gt;" in hostile and "\x01" not in hostile
     assert client.get("/models/nobody/nothing.md").status_code == 404
+
+
+def test_summarised_values_show_as_one_line() -> None:
+    from hubwatch.feeds.templating import make_templates
+
+    brief = make_templates("http://x").env.filters["summarised"]
+    long = {"summarised": True, "type": "str", "chars": 2091, "sha256": "51fde193d3c30371685f", "head": "{% if"}
+    assert brief(long) == "long value (2,091 characters, sha256 51fde193d3c3…)"
+    assert brief(2048) is None and brief({"summarised": "yes"}) is None and brief(None) is None
