@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from hubwatch.estimator.lints import merge_special_tokens
 from hubwatch.estimator.manifest import Manifest
+from hubwatch.tracker.remote_data import load_remote_json
 
 __all__ = ["TargetError", "TargetInputs", "load_target"]
 
@@ -147,9 +148,9 @@ def load_target(target: str, *, revision: str | None, hub: _Hub | None) -> Targe
     def hub_json(path: str) -> Any:
         body = hub.download(inputs.repo, inputs.sha, path, expected_size=getattr(files[path], "size", None))
         try:
-            return json.loads(body)
-        except (ValueError, RecursionError) as exc:
-            raise TargetError(f"{target}: {path} is not valid JSON") from exc
+            return load_remote_json(body)
+        except ValueError as exc:  # not JSON, too large or too deeply nested
+            raise TargetError(f"{target}: {path} is not valid JSON ({exc})") from exc
 
     if "special_tokens_map.json" in files:
         tokenizer = merge_special_tokens(tokenizer, hub_json("special_tokens_map.json"))
