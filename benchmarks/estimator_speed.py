@@ -59,11 +59,10 @@ def time_meta_build(row: TruthRow) -> float | None:
 def main() -> int:
     warnings.filterwarnings("ignore")
     console = Console(width=150)
-    try:
-        import transformers  # noqa: F401
-    except ImportError:
-        console.print("[red]needs the bench extra:[/red] pip install 'torch==2.13.0' 'transformers==5.24.0'")
-        return 2
+    from benchmarks.bench_extra import missing_bench_extra
+
+    if (status := missing_bench_extra("estimator_speed", "torch", "transformers")) is not None:
+        return status
     import transformers as tf
     tf.logging.set_verbosity_error()
     rows = load_rows()

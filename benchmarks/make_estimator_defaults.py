@@ -84,6 +84,10 @@ def count(model: Any) -> int:
 
 def main() -> int:
     warnings.filterwarnings("ignore")
+    from benchmarks.bench_extra import missing_bench_extra
+
+    if (status := missing_bench_extra("make_estimator_defaults", "torch", "transformers")) is not None:
+        return status
     import torch
     import transformers
 

@@ -317,7 +317,11 @@ def _pct(est: float, real: float) -> str:
     return "—" if real == 0 else f"{(est - real) / real * 100:+.0f}%"
 
 
-def main() -> None:
+def main() -> int:
+    from benchmarks.bench_extra import missing_bench_extra
+
+    if (status := missing_bench_extra("memory_measure_cpu", "torch", "transformers", "peft")) is not None:
+        return status
     import torch
     import transformers
     from rich.console import Console
@@ -380,7 +384,8 @@ def main() -> None:
     Console().print(f"peak within ±20%: {within}/{len(errors)}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
