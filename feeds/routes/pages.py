@@ -103,6 +103,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
         "state": state,
         "revisions": revisions,
         "charts": _charts(revisions),
+        "head_affecting": ctx.store.advisories_affecting(repo, revisions[0].entry.revision.sha) if revisions else [],
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)

@@ -39,6 +39,9 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     assert "6.74 B" in html and peaks["lora"] in html and peaks["full_finetune"] in html
     assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
     assert html.count("<svg") == 2 and "<polyline" in html
+    head = html[html.index('<div class="verdict">'):html.index("</div>", html.index('<div class="verdict">'))]
+    assert f'href="/models/{LLAMA2}/revisions/{shas[-1]}"' in head and "6.74 B parameters" in head
+    assert 'class="pin pin-bad">A pin at the latest revision is affected by 2 advisories' in head
     assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
     assert f'href="/advisories/x_HUBWATCH-2023-' in html
     assert client.get("/models/nobody/nothing").status_code == 404
@@ -70,6 +73,12 @@ def test_advisory_page(client: TestClient, seeded: Seeded) -> None:
     adv = next(a for a in seeded.advisories.values() if a.repo == LLAMA2 and not a.id.endswith("-fix"))
     html = client.get(f"/advisories/{adv.id}").text
     assert adv.id in html and f"/v1/vulns/{adv.id}" in html and "introduced" in html
+    # in words, first: which pins are affected, each revision a link to its diff
+    assert f'class="pin pin-bad">Not fixed: a pin at <a href="/models/{LLAMA2}/revisions/{adv.revision_sha}">' in html
+    fix = next(a for a in seeded.advisories.values() if a.repo == LLAMA2 and a.id.endswith("-fix"))
+    fixed = client.get(f"/advisories/{fix.id}").text
+    assert f'class="pin pin-ok">Fixed upstream in <a href="/models/{LLAMA2}/revisions/{fix.revision_sha}">' in fixed
+    assert "a pin from the first revision up to (not including) that revision is affected" in fixed
     assert client.get("/advisories/x_nope").status_code == 404
 
 
