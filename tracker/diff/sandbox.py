@@ -7,7 +7,8 @@ sandbox (which refuses `__class__`, `__globals__` and friends) every loop, call,
 concatenation and filter is metered: a deadline, an iteration budget, a call budget, a recursion
 depth, a cap on the size of every intermediate value and of the output. Rendering runs in a
 worker thread joined with the same deadline. A template that fails or is refused is a result,
-never an exception. `strftime_now` is frozen at a fixed date so renders are reproducible.
+never an exception. `strftime_now` is frozen at a fixed date so renders are reproducible; `lipsum`
+(one call that builds all its text) is bounded before it runs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.ext import Extension, loopcontrols
 from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
 __all__ = ["RenderLimits", "RenderRefused", "RenderResult", "render_many"]
@@ -123,6 +125,7 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         self.globals["raise_exception"] = _raise_exception
         self.globals["strftime_now"] = _strftime_now
         self.globals["range"] = self._range
+        self.globals["lipsum"] = self._lipsum
 
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
         tree = super()._parse(source, name, filename)
@@ -148,6 +151,12 @@ class GuardedEnvironment(ImmutableSandboxedEnvironment):
         if len(numbers) > self.budget.limits.max_range:
             raise RenderRefused(f"range of {len(numbers)} items (limit {self.budget.limits.max_range})")
         return numbers
+
+    def _lipsum(self, n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:  # noqa: A002
+        """jinja2's lipsum with its paragraph count and length bounded (one call makes all of it)."""
+        if not (isinstance(n, int) and isinstance(max, int) and 0 <= n <= 100 and 0 <= max <= 1000):
+            raise RenderRefused("lipsum asked for more than 100 paragraphs of 1000 words")
+        return str(generate_lorem_ipsum(n=n, html=html, min=min, max=max))
 
     def hw_iter(self, iterable: Any) -> Iterator[Any]:
         budget = self.budget
@@ -254,7 +263,7 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
     limits = budget.limits
     try:
         compiled = GuardedEnvironment(budget).from_string(template)
-    except BaseException as exc:  # a template that does not compile is a finding
+    except Exception as exc:  # a template that does not compile is a finding
         out.extend([_failure(exc)] * len(contexts))
         return
     for context in contexts:
@@ -269,7 +278,7 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
                 budget.tick()
                 chunks.append(chunk)
             out.append(RenderResult(True, text="".join(chunks)))
-        except BaseException as exc:  # noqa: BLE001 - every failure becomes a result
+        except Exception as exc:  # noqa: BLE001 - every failure (RecursionError, MemoryError too) becomes a result
             out.append(_failure(exc))
 
 

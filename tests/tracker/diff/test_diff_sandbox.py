@@ -105,3 +105,13 @@ def test_real_templates_render_on_every_conversation(data_dir) -> None:  # type:
         result = render_chat_template(template, conversation)
         assert result.ok, (conversation.name, result.error)
         assert result.text and result.text.startswith("<|start|>system<|message|>")
+
+
+def test_lipsum_is_bounded_before_it_runs() -> None:
+    """lipsum makes all its paragraphs in one call: a million would fill memory past the deadline."""
+    started = time.monotonic()
+    result = render_chat_template("{{ lipsum(n=1000000) }}", USER)
+    assert not result.ok and result.error_kind == "limit" and "lipsum" in (result.error or "")
+    assert time.monotonic() - started < 1.0
+    small = render_chat_template("{{ lipsum(2, false, 5, 10) }}", USER)
+    assert small.ok and small.text and len(small.text.split("\n\n")) == 2
