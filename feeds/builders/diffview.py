@@ -1,16 +1,18 @@
-"""A unified diff as the pages show it: classified lines, with the changed characters inside each
-replaced line marked (a one-character edit in a 2,000-character template line must be findable)."""
+"""A unified diff as the pages show it: classified lines, with the changed words and marks inside
+each replaced line marked (a one-token edit in a 2,000-character template line must be findable)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 __all__ = ["DiffLine", "Segment", "diff_lines"]
 
-_MAX_PAIR = 20_000  # characters of a line pair compared character by character; longer ones stay whole
-_MIN_SHARED = 0.2  # below this share of common characters a pair reads better as two whole lines
+_MAX_PAIR = 20_000  # characters of a line pair compared word by word; longer ones stay whole
+_MIN_SHARED = 0.2  # below this share of common tokens a pair reads better as two whole lines
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
 
 
 @dataclass(frozen=True)
@@ -71,18 +73,32 @@ def _trailing(text: str) -> tuple[Segment, ...]:
     return _segment(text, [(len(stripped), len(text))])
 
 
+def _tokens(text: str) -> list[str]:
+    """Words, whitespace runs and single punctuation marks: marks land on whole words."""
+    return _TOKEN.findall(text)
+
+
+def _spans(tokens: Sequence[str], ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Token ranges as character ranges."""
+    starts = [0]
+    for token in tokens:
+        starts.append(starts[-1] + len(token))
+    return [(starts[a], starts[b]) for a, b in ranges]
+
+
 def _pair(old: str, new: str) -> tuple[tuple[Segment, ...], tuple[Segment, ...]] | None:
     if len(old) + len(new) > _MAX_PAIR:
         return None
-    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    old_tokens, new_tokens = _tokens(old), _tokens(new)
+    matcher = SequenceMatcher(None, old_tokens, new_tokens, autojunk=False)
     if matcher.ratio() < _MIN_SHARED:
         return None
-    old_spans, new_spans = [], []
+    old_ranges, new_ranges = [], []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
-            old_spans.append((i1, i2))
-            new_spans.append((j1, j2))
-    return _segment(old, old_spans), _segment(new, new_spans)
+            old_ranges.append((i1, i2))
+            new_ranges.append((j1, j2))
+    return _segment(old, _spans(old_tokens, old_ranges)), _segment(new, _spans(new_tokens, new_ranges))
 
 
 def _flush(dels: list[tuple[str, str | None]], adds: list[tuple[str, str | None]], out: list[DiffLine]) -> None:

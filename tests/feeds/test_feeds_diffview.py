@@ -15,7 +15,7 @@ def _changed(line) -> list[str]:  # type: ignore[no-untyped-def]
     return [s.text for s in line.segments if s.changed]
 
 
-def test_replaced_line_marks_only_the_changed_characters() -> None:
+def test_replaced_line_marks_only_what_changed() -> None:
     lines = diff_lines(_ONE_LINE)
     assert [line.kind for line in lines] == ["file", "file", "hunk", "del", "note", "add"]
     old, note, new = lines[3], lines[4], lines[5]
@@ -38,7 +38,12 @@ def test_pairs_follow_order_and_unrelated_lines_stay_whole() -> None:
 def test_whitespace_only_changes_are_flagged_blank() -> None:
     lines = diff_lines("-a b\n+a  b\n+trailing \t\n")
     marks = [s for line in lines for s in line.segments if s.changed]
-    assert [(m.text, m.blank) for m in marks] == [(" ", True), (" \t", True)]
+    assert [(m.text, m.blank) for m in marks] == [(" ", True), ("  ", True), (" \t", True)]
+
+
+def test_marks_cover_whole_words_not_scattered_letters() -> None:
+    old, new = diff_lines("-<|start_header_id|>user<|end_header_id|>\n+<|start_header_id|>system<|end_header_id|>\n")
+    assert _changed(old) == ["user"] and _changed(new) == ["system"]
 
 
 def test_very_long_lines_are_not_compared_character_by_character() -> None:
