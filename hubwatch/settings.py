@@ -7,6 +7,8 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+__all__ = ["DEFAULT_HUB", "Settings", "load_settings"]
+
 DEFAULT_HUB = "https://huggingface.co"
 
 

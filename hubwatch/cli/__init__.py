@@ -8,6 +8,8 @@ import click
 
 from hubwatch import __version__
 
+__all__ = ["cli", "main"]
+
 
 @click.group()
 @click.version_option(__version__, prog_name="hubwatch")

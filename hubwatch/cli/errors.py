@@ -12,6 +12,8 @@ from hubwatch.storage.errors import StorageError
 from hubwatch.storage.records import InvalidRepoId
 from hubwatch.tracker.errors import HubError
 
+__all__ = ["EXIT_FAILED", "EXIT_HUB", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "run_cli", "settings_problem"]
+
 # Fixed exit codes: scripts rely on them.
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and found failures (a repo failed to poll, a check failed)
