@@ -13,9 +13,10 @@ from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
-from hubwatch.storage.records import ChangeRecord
+from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Severity
 
 __all__ = ["TEMPLATES", "make_templates"]
 
@@ -106,6 +107,17 @@ def _worst(changes: Sequence[ChangeRecord]) -> ChangeRecord | None:
     return max(changes, key=lambda c: c.severity.rank) if changes else None
 
 
+def _advisory_lines(advisories: Sequence[AdvisoryRecord]) -> list[tuple[AdvisoryRecord, Severity | None, str]]:
+    """(advisory, severity, summary without the repeated `org/name: ` prefix), most severe first."""
+    rows = []
+    for advisory in advisories:
+        summary = advisory.osv.get("summary") if isinstance(advisory.osv, Mapping) else None
+        text = summary if isinstance(summary, str) else ""
+        prefix = f"{advisory.repo}: "
+        rows.append((advisory, advisory_severity(advisory), text[len(prefix):] if text.startswith(prefix) else text))
+    return sorted(rows, key=lambda row: -(row[1].rank if row[1] is not None else -1))
+
+
 def _safe_url(url: Any) -> bool:
     """Only http(s) links are rendered as links (never javascript: or data:)."""
     return isinstance(url, str) and urlsplit(url).scheme in ("http", "https")
@@ -134,6 +146,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         extra_detail=_extra_detail,
         worst=_worst,
         safe_url=_safe_url,
+        advisory_lines=_advisory_lines,
     )
     env.globals.update(base_path=urlsplit(public_url).path.rstrip("/"), public_url=public_url.rstrip("/"))
     return Jinja2Templates(env=env)

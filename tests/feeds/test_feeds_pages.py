@@ -42,6 +42,9 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     head = html[html.index('<div class="verdict">'):html.index("</div>", html.index('<div class="verdict">'))]
     assert f'href="/models/{LLAMA2}/revisions/{shas[-1]}"' in head and "6.74 B parameters" in head
     assert 'class="pin pin-bad">A pin at the latest revision is affected by 2 advisories' in head
+    # each with its severity, most severe first, without the repeated repo name
+    assert head.index('<span class="badge sev-high">') < head.index('<span class="badge sev-medium">')
+    assert ">eos_token_id became a list</span>" in head
     assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
     assert f'href="/advisories/x_HUBWATCH-2023-' in html
     assert client.get("/models/nobody/nothing").status_code == 404
@@ -118,3 +121,17 @@ def test_summarised_values_show_as_one_line() -> None:
     long = {"summarised": True, "type": "str", "chars": 2091, "sha256": "51fde193d3c30371685f", "head": "{% if"}
     assert brief(long) == "long value (2,091 characters, sha256 51fde193d3c3…)"
     assert brief(2048) is None and brief({"summarised": "yes"}) is None and brief(None) is None
+
+
+def test_advisory_lines_drop_the_repo_prefix_and_sort_by_severity(seeded: Seeded) -> None:
+    from dataclasses import replace
+
+    from hubwatch.feeds.templating import make_templates
+
+    lines = make_templates("http://x").env.filters["advisory_lines"]
+    advisories = [a for a in seeded.advisories.values() if a.repo == LLAMA2]
+    prefixed = [replace(a, osv={**a.osv, "summary": f"{a.repo}: kind/sev: text {a.id}"}) for a in advisories]
+    rows = lines(prefixed)
+    assert [text for _, _, text in rows] == [f"kind/sev: text {a.id}" for a, _, _ in rows]
+    ranks = [sev.rank if sev else -1 for _, sev, _ in rows]
+    assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) > 1
