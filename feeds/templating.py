@@ -21,6 +21,7 @@ from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Severity
 __all__ = ["TEMPLATES", "make_templates"]
 
 TEMPLATES = Path(__file__).parent / "templates"
+_INLINE_MAX = 80  # characters of an old/new value shown on one line
 _MAX_SHOWN = 20_000  # characters of one value shown inline; the JSON API has the rest
 _DIFF_KEYS = (("diff", "Unified diff"), ("unified_diff", "Unified diff"), ("text_diff", "Text diff"))
 _SHOWN_KEYS = {"file", "key", "old", "new", "rendered_diff", "rendered"} | {k for k, _ in _DIFF_KEYS}
@@ -55,6 +56,16 @@ def _summarised(value: Any) -> str | None:
     if isinstance(digest := value.get("sha256"), str):
         parts.append(f"sha256 {digest[:12]}…")
     return "long value (" + (", ".join(parts) or "summarised") + ")"
+
+
+def _inline(value: Any) -> str | None:
+    """A value as one short line of JSON (strings quoted, newlines and tabs escaped, so that type
+    and whitespace show), or None when it is too long for a line (shown as a block)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+    return text if len(text) <= _INLINE_MAX else None
 
 
 def _when(value: datetime | None) -> str:
@@ -139,6 +150,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         short=short_sha,
         pretty=_pretty,
         summarised=_summarised,
+        inline=_inline,
         difflines=_difflines,
         rendered_diffs=_rendered_diffs,
         rendered_prompts=_rendered_prompts,

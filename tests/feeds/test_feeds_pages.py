@@ -60,7 +60,8 @@ def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestCl
     assert "transformers_version 4.31.0 → 4.32.0" in html
     assert "-fix" in html  # the fix advisory raised here
     context = client.get(f"/models/{LLAMA2}/revisions/{shas[3]}").text
-    assert "Unified diff" in context and "<h4>Old</h4><pre>2048</pre>" in context
+    assert "Unified diff" in context
+    assert '<code class="old" title="old">2048</code> → <code class="new" title="new">4096</code>' in context
     assert context.count('href="/advisories/') >= 2  # affecting: eos + context
     # what a reader needs first, above the changes: is a pin here affected, and the hub commit
     verdict = context[context.index('<div class="verdict">'):context.index("<h2>Changes</h2>")]
@@ -121,6 +122,10 @@ def test_summarised_values_show_as_one_line() -> None:
     long = {"summarised": True, "type": "str", "chars": 2091, "sha256": "51fde193d3c30371685f", "head": "{% if"}
     assert brief(long) == "long value (2,091 characters, sha256 51fde193d3c3…)"
     assert brief(2048) is None and brief({"summarised": "yes"}) is None and brief(None) is None
+    inline = make_templates("http://x").env.filters["inline"]
+    assert inline("4096") == '"4096"' and inline(4096) == "4096" and inline(None) == "null"
+    assert inline("a\tb\n") == '"a\\tb\\n"'  # whitespace that matters stays visible
+    assert inline("x" * 200) is None and inline(set()) is None
 
 
 def test_advisory_lines_drop_the_repo_prefix_and_sort_by_severity(seeded: Seeded) -> None:
