@@ -19,6 +19,7 @@ from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
+from hubwatch.storage.records import AdvisoryRecord
 
 __all__ = ["router"]
 
@@ -109,6 +110,17 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     return ctx.templates.TemplateResponse(request, "model.html", context)
 
 
+def _fixed_in(advisory: AdvisoryRecord, sha: str) -> bool:
+    """Whether the OSV record names `sha` as a `fixed` event (an upstream fix or a revert)."""
+    affected = advisory.osv.get("affected") if isinstance(advisory.osv, dict) else None
+    for entry in affected if isinstance(affected, list) else []:
+        for rng in entry.get("ranges", []) if isinstance(entry, dict) else []:
+            for event in rng.get("events", []) if isinstance(rng, dict) else []:
+                if isinstance(event, dict) and event.get("fixed") == sha:
+                    return True
+    return False
+
+
 @router.get("/models/{org}/{name}/revisions/{sha}")
 def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> Response:
     repo = repo_from_path(org, name)
@@ -122,6 +134,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "estimate": estimate_view(entry.estimate),
         "raised": raised,
         "affecting": ctx.store.advisories_affecting(repo, entry.revision.sha),
+        "resolved": [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, entry.revision.sha)],
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)

@@ -69,6 +69,10 @@ def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestCl
     assert f'/commit/{shas[3]}">View this commit on the hub' in verdict and 'class="badge sev-medium"' in verdict
     fixed = client.get(f"/models/{LLAMA2}/revisions/{shas[1]}").text
     assert '<span class="badge fix">fix</span> 1 fix: earlier revisions carry the problem' in fixed
+    fix_id = next(a.id for a in seeded.advisories.values() if a.repo == LLAMA2 and a.id.endswith("-fix"))
+    resolved = fixed[fixed.index("Moving a pin to this revision resolves 1 advisory:"):fixed.index("</div>", fixed.index('<div class="verdict">'))]
+    assert f'href="/advisories/{fix_id}"' in resolved
+    assert "resolves" not in context  # nothing names the context change's revision as a fix
     missing = client.get(f"/models/{LLAMA2}/revisions/{'f' * 40}")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
