@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from hubwatch.tracker.pins_text import (
     scan_toml,
     scan_yaml,
 )
+from hubwatch.tracker.remote_data import load_remote_json
 
 __all__ = ["Pin", "ScanReport", "pin_kind", "scan_path", "scan_text"]
 
@@ -115,7 +115,7 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
 
 def _scan_notebook(text: str) -> tuple[list[Found], str | None]:
     try:
-        notebook = json.loads(text)
+        notebook = load_remote_json(text)  # a notebook nested past the limit is unreadable, not a crash
         cells = notebook["cells"]
     except (ValueError, KeyError, TypeError) as exc:
         return [], f"not a readable notebook ({exc.__class__.__name__})"

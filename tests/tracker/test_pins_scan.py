@@ -121,3 +121,8 @@ def test_a_single_file_can_be_scanned(data_dir: Path) -> None:
     assert [(p.path, p.line, str(p.repo)) for p in report.pins] == [
         ("Dockerfile", 4, "acme/docker-model"), ("Dockerfile", 6, "acme/docker-unpinned")
     ]
+
+
+def test_a_notebook_nested_too_deeply_is_reported_not_fatal() -> None:
+    pins, skipped = scan_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}", "deep.ipynb", "notebook")
+    assert pins == [] and skipped == [("deep.ipynb", "not a readable notebook (RemoteJsonError)")]
