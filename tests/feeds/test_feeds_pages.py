@@ -144,3 +144,15 @@ def test_advisory_lines_drop_the_repo_prefix_and_sort_by_severity(seeded: Seeded
     assert [text for _, _, text in rows] == [f"kind/sev: text {a.id}" for a, _, _ in rows]
     ranks = [sev.rank if sev else -1 for _, sev, _ in rows]
     assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) > 1
+
+
+def test_a_browser_gets_errors_as_a_page_and_an_api_client_as_json(client: TestClient) -> None:
+    browser = {"accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    page = client.get("/models/nobody/nothing", headers=browser)
+    assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+    assert "<h1>404: not found</h1>" in page.text and "nobody/nothing is not watched" in page.text
+    assert "script-src" not in page.headers["content-security-policy"]
+    hostile = client.get("/advisories/x_<script>alert(1)</script>", headers=browser)
+    assert hostile.status_code == 404 and "<script>" not in hostile.text and "&lt;script&gt;" in hostile.text
+    api = client.get("/models/nobody/nothing")
+    assert api.headers["content-type"] == "application/json" and api.json()["error"]["code"] == "not_found"
