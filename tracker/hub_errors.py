@@ -73,6 +73,8 @@ def translate_errors(
         raise RepoNotFound(f"not a valid repo id or revision: {exc}", **where) from exc
     except (httpx2.RemoteProtocolError, httpx2.DecodingError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidContent(f"{what}truncated or malformed response: {exc}", **where) from exc
+    except RecursionError as exc:  # JSON parsed by the library (a safetensors header) nested without end
+        raise InvalidContent(f"{what}nested too deeply to read: {exc}", **where) from exc
     except httpx2.TimeoutException as exc:
         raise HubUnavailable(f"{what}hub did not answer in time", **where) from exc
     except httpx2.HTTPError as exc:

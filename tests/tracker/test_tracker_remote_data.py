@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import struct
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from huggingface_hub import HfApi
+from tracker_polling import copy_history
 
 from hubwatch.storage.records import FileRecord, RepoId, Severity
 from hubwatch.tracker.diff import diff_snapshots
@@ -18,6 +21,7 @@ from hubwatch.tracker.remote_data import MAX_JSON_DEPTH, RemoteJsonError, load_r
 from hubwatch.tracker.snapshot import Snapshot
 
 LLAMA = RepoId.parse("meta-llama/Llama-2-7b-hf")
+QWEN = RepoId.parse("Qwen/Qwen-7B")
 
 
 def nested(depth: int) -> bytes:
@@ -105,3 +109,20 @@ def test_card_yaml_reads_as_safe_load_does() -> None:
     assert load_remote_yaml("") is None
     with pytest.raises(yaml.YAMLError):
         load_remote_yaml("a: !!python/object:os.system [ls]")  # no Python tags, as safe_load
+
+
+def test_a_safetensors_header_nested_without_end_is_invalid_content(
+    hubsim_factory: Any, data_dir: Path, tmp_path: Path
+) -> None:
+    """The library parses safetensors headers itself: its RecursionError is translated at the adapter."""
+    folder = copy_history(data_dir, tmp_path)
+    deep = "[" * 100_000 + "]" * 100_000
+    header = ('{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "z": ' + deep + "}}").encode()
+    header += b" " * (-len(header) % 8)
+    (folder / "v1" / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 4)
+    sim = hubsim_factory(root=tmp_path)
+    hub = HubClient(HfApi(endpoint=sim.url), timeout_s=10)
+    sha = hub.head(QWEN)
+    with pytest.raises(InvalidContent, match="model.safetensors: nested too deeply") as info:
+        hub.safetensors_header(QWEN, sha, "model.safetensors")
+    assert info.value.repo_id == "Qwen/Qwen-7B" and info.value.revision == sha
