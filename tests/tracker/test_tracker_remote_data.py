@@ -126,3 +126,20 @@ def test_a_safetensors_header_nested_without_end_is_invalid_content(
     with pytest.raises(InvalidContent, match="model.safetensors: nested too deeply") as info:
         hub.safetensors_header(QWEN, sha, "model.safetensors")
     assert info.value.repo_id == "Qwen/Qwen-7B" and info.value.revision == sha
+
+
+def test_huge_texts_get_counts_not_a_quadratic_line_diff() -> None:
+    """A card or code file of many repeated lines would keep difflib busy for minutes (the
+    multiset path is what answers here: difflib would not say "no line diff")."""
+    import random
+
+    from hubwatch.tracker.diff.text import MAX_DIFF_LINES, diff_text, line_counts
+
+    rng = random.Random(1)
+    n = 5 * MAX_DIFF_LINES
+    a = "\n".join(f"line {rng.randrange(150)}" for _ in range(n))
+    b = a + "\nadded one\nadded two"
+    assert line_counts(a, b) == (2, 0)
+    assert line_counts(b, a) == (0, 2)
+    assert diff_text(a, b).startswith(f"… no line diff: {n:,} → {n + 2:,} lines")
+    assert line_counts("a\nb\n", "a\nc\n") == (1, 1) and "+c" in diff_text("a\nb\n", "a\nc\n")

@@ -1,10 +1,18 @@
-"""Unified text diffs with a size cap (templates, code files, rendered prompts)."""
+"""Unified text diffs with a size cap (templates, code files, rendered prompts, model cards).
+
+difflib's matching grows about quadratically with the number of lines, and upstream files are
+hostile: texts over `MAX_DIFF_LINES` lines get no line-by-line diff, and their added/removed
+counts come from comparing the lines as multisets (linear; exact when lines only move as whole).
+"""
 
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 
-__all__ = ["diff_text", "line_counts"]
+__all__ = ["MAX_DIFF_LINES", "diff_text", "line_counts"]
+
+MAX_DIFF_LINES = 20_000  # about half a second of difflib on the worst mix of repeated lines
 
 
 def diff_text(a: str | None, b: str | None, *, old_name: str = "old", new_name: str = "new",
@@ -13,6 +21,9 @@ def diff_text(a: str | None, b: str | None, *, old_name: str = "old", new_name: 
     a, b = a or "", b or ""
     if a == b:
         return ""
+    old_lines, new_lines = a.count("\n") + 1, b.count("\n") + 1
+    if max(old_lines, new_lines) > MAX_DIFF_LINES:
+        return f"… no line diff: {old_lines:,} → {new_lines:,} lines, more than {MAX_DIFF_LINES:,}\n"
     lines = difflib.unified_diff(
         a.splitlines(keepends=True), b.splitlines(keepends=True), old_name, new_name, n=context
     )
@@ -31,8 +42,12 @@ def diff_text(a: str | None, b: str | None, *, old_name: str = "old", new_name: 
 
 def line_counts(a: str | None, b: str | None) -> tuple[int, int]:
     """(lines added, lines removed) between two texts."""
+    old, new = (a or "").splitlines(), (b or "").splitlines()
+    if max(len(old), len(new)) > MAX_DIFF_LINES:
+        before, after = Counter(old), Counter(new)
+        return sum((after - before).values()), sum((before - after).values())
     added = removed = 0
-    for line in difflib.unified_diff((a or "").splitlines(), (b or "").splitlines(), n=0):
+    for line in difflib.unified_diff(old, new, n=0):
         if line.startswith("+") and not line.startswith("+++"):
             added += 1
         elif line.startswith("-") and not line.startswith("---"):
