@@ -187,7 +187,8 @@ class HubClient:
         def fetch() -> bytes | None:
             url = hf_hub_url(rid, path, revision=sha, endpoint=self.endpoint)
             headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
-            with get_session().stream("GET", url, headers=headers, follow_redirects=True, timeout=self._timeout) as response:
+            session = get_session()
+            with session.stream("GET", url, headers=headers, follow_redirects=True, timeout=self._timeout) as response:
                 hf_raise_for_status(response)
                 chunks: list[bytes] = []
                 size = 0

@@ -40,15 +40,20 @@ def _reject_constant(name: str) -> float:
     raise RemoteJsonError(f"non-standard JSON constant {name}")
 
 
-def _check_depth(value: Any, limit: int) -> None:
-    """Raise when containers nest deeper than `limit` (walked with a stack, never recursively)."""
+def _check_shape(value: Any, limit: int, max_values: int | None) -> None:
+    """Raise when containers nest deeper than `limit`, or hold more than `max_values` values in
+    all (walked with a stack, never recursively)."""
     if not isinstance(value, (dict, list)):
         return
     stack: list[tuple[Any, int]] = [(value, 1)]
+    count = 0
     while stack:
         node, depth = stack.pop()
         if depth > limit:
             raise RemoteJsonError(f"nested deeper than {limit} levels")
+        count += len(node)
+        if max_values is not None and count > max_values:
+            raise RemoteJsonError(f"more than {max_values:,} values")
         for child in node.values() if isinstance(node, dict) else node:
             if isinstance(child, (dict, list)):
                 stack.append((child, depth + 1))
@@ -60,10 +65,12 @@ def load_remote_json(
     reject_constants: bool = False,
     max_bytes: int = MAX_JSON_BYTES,
     max_depth: int = MAX_JSON_DEPTH,
+    max_values: int | None = None,
 ) -> Any:
     """Parse one remote JSON document within the limits (a UTF-8 BOM is allowed).
 
-    `reject_constants` refuses NaN/Infinity. Raises `RemoteJsonError` (too large, too deep, a
+    `reject_constants` refuses NaN/Infinity; `max_values` (off by default) caps the values held
+    by all its objects and arrays together. Raises `RemoteJsonError` (too large, too deep, a
     refused constant), `json.JSONDecodeError` or `UnicodeDecodeError` (all `ValueError`s).
     """
     if len(raw) > max_bytes:
@@ -73,7 +80,7 @@ def load_remote_json(
         value = json.loads(text, parse_constant=_reject_constant) if reject_constants else json.loads(text)
     except RecursionError as exc:
         raise RemoteJsonError(f"nested deeper than {max_depth} levels") from exc
-    _check_depth(value, max_depth)
+    _check_shape(value, max_depth, max_values)
     return value
 
 

@@ -30,7 +30,8 @@ def nested(depth: int) -> bytes:
 
 
 def config_snapshot(sha: str, raw: bytes) -> Snapshot:
-    return Snapshot(sha=sha, files={"config.json": FileRecord("config.json", len(raw), sha, None)}, contents={"config.json": raw})
+    files = {"config.json": FileRecord("config.json", len(raw), sha, None)}
+    return Snapshot(sha=sha, files=files, contents={"config.json": raw})
 
 
 def test_ordinary_documents_parse_as_json_does() -> None:
@@ -143,3 +144,16 @@ def test_huge_texts_get_counts_not_a_quadratic_line_diff() -> None:
     assert line_counts(b, a) == (0, 2)
     assert diff_text(a, b).startswith(f"… no line diff: {n:,} → {n + 2:,} lines")
     assert line_counts("a\nb\n", "a\nc\n") == (1, 1) and "+c" in diff_text("a\nb\n", "a\nc\n")
+
+
+def test_a_config_of_millions_of_values_is_a_finding_not_minutes_of_diffing() -> None:
+    from hubwatch.tracker.diff.configs import MAX_DIFFED_VALUES
+
+    huge = json.dumps({"model_type": "llama", "x": [0] * (MAX_DIFFED_VALUES + 1)}).encode()
+    old = config_snapshot("a" * 40, b'{"model_type": "llama", "x": []}')
+    records = diff_snapshots(old, config_snapshot("b" * 40, huge))
+    [broken] = [r for r in records if r.path == "config.json"]
+    assert f"more than {MAX_DIFFED_VALUES:,} values" in broken.summary and broken.severity is Severity.HIGH
+    with pytest.raises(RemoteJsonError, match="more than 3 values"):
+        load_remote_json(b'{"a": [1, 2], "b": 3}', max_values=3)
+    assert load_remote_json(b'{"a": [1, 2]}', max_values=3) == {"a": [1, 2]}

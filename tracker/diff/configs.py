@@ -14,7 +14,12 @@ from .changes import FIX, RISK, make_change, show
 from .classify import DEFAULT_SEVERITY, FileRole, classify_key, direction_for, severity_for
 from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, parse_json
 
-__all__ = ["diff_json_file", "key_records", "read_pair", "unreadable_records"]
+__all__ = ["MAX_DIFFED_VALUES", "diff_json_file", "key_records", "read_pair", "unreadable_records"]
+
+# Files diffed key by key (deepdiff: ~40 µs a value) hold at most this many values; real ones hold
+# well under it (an ImageNet-21k id2label ≈ 44,000; 32,768 visual tokens in a tokenizer_config
+# ≈ 230,000). tokenizer.json is summarised, not diffed: no cap.
+MAX_DIFFED_VALUES = 1_000_000
 
 _REMOVED_FILE: dict[str, tuple[Kind, Severity]] = {
     "config": (Kind.CONFIG, Severity.HIGH),
@@ -151,7 +156,8 @@ def read_pair(
 ) -> tuple[JsonDoc | None, JsonDoc] | list[ChangeRecord]:
     """Both sides of a JSON file parsed, the new one readable; or, when the file is gone or does not
     parse, the records that say so (the whole diff of the file)."""
-    old, new = parse_json(old_raw), parse_json(new_raw)
+    cap = None if file == "tokenizer.json" else MAX_DIFFED_VALUES
+    old, new = parse_json(old_raw, max_values=cap), parse_json(new_raw, max_values=cap)
     if new is None:
         return [] if old is None else [removed_file_record(file, role)]
     bad = unreadable_records(file, _REMOVED_FILE[role][0], old, new)

@@ -63,12 +63,13 @@ class KeyChange:
         return self.path[-1] if self.path else ""
 
 
-def parse_json(raw: bytes | None) -> JsonDoc | None:
-    """Parse raw bytes as JSON (NaN/Infinity refused, size and nesting bounded); None when there is no file."""
+def parse_json(raw: bytes | None, *, max_values: int | None = None) -> JsonDoc | None:
+    """Parse raw bytes as JSON (NaN/Infinity refused, size and nesting bounded, and at most
+    `max_values` values when given); None when there is no file."""
     if raw is None:
         return None
     try:
-        return JsonDoc(load_remote_json(raw, reject_constants=True))
+        return JsonDoc(load_remote_json(raw, reject_constants=True, max_values=max_values))
     except ValueError as exc:  # not JSON, not UTF-8, too large or too deeply nested
         return JsonDoc(None, f"{type(exc).__name__}: {str(exc)[:200]}")
 
