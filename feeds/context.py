@@ -56,13 +56,17 @@ def org_from_path(org: str) -> str:
 
 
 async def read_json(request: Request, max_bytes: int = 1 << 20) -> Any:
-    """The request body parsed as JSON, or a 400 saying why it is not."""
-    body = await request.body()
-    if len(body) > max_bytes:
-        raise bad_request(f"request body is larger than {max_bytes} bytes")
+    """The request body parsed as JSON (size and nesting bounded), or a 400 saying why it is not."""
+    from hubwatch.tracker.remote_data import load_remote_json
+
+    body = bytearray()
+    async for chunk in request.stream():  # stop reading at the limit, never buffer more
+        body += chunk
+        if len(body) > max_bytes:
+            raise bad_request(f"request body is larger than {max_bytes} bytes")
     if not body:
         raise bad_request("request body is empty: expected a JSON object")
     try:
-        return json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return load_remote_json(bytes(body), max_bytes=max_bytes)
+    except ValueError as exc:  # not JSON, not UTF-8, or nested too deep
         raise bad_request(f"request body is not valid JSON: {exc}") from exc
