@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
+from hubwatch.feeds.builders.richtext import render_markdown
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Severity
 
@@ -159,6 +160,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         worst=_worst,
         safe_url=_safe_url,
         advisory_lines=_advisory_lines,
+        markdown=render_markdown,
     )
     env.globals.update(base_path=urlsplit(public_url).path.rstrip("/"), public_url=public_url.rstrip("/"))
     return Jinja2Templates(env=env)
