@@ -2,6 +2,8 @@
 
 Round y ticks from zero, x labels thinned so that they never overlap, and a legend that carries
 each series' latest value (a reader should not have to hover a point to read the current figure).
+Drawn in a 960-unit viewBox and scaled to the container's width (no sideways scrolling on a phone;
+text at its nominal size in the ~1000px column of a desktop page).
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def line_chart(
         return axis_y - (v - lo) * _PLOT_H / (hi - lo)
 
     parts = [
-        Markup('<svg class="chart" viewBox="0 0 {w} {h}" role="img" aria-label="{t}" '
+        Markup('<svg class="chart" viewBox="0 0 {w} {h}" width="100%" preserveAspectRatio="xMidYMid meet" '
+               'role="img" aria-label="{t}" '
                'xmlns="http://www.w3.org/2000/svg">').format(w=_W, h=height, t=title),
         Markup('<title>{}</title>').format(title),
         Markup('<text x="8" y="20" class="chart-title">{}</text>').format(title),

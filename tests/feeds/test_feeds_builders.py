@@ -150,3 +150,27 @@ def test_chart_ticks_are_round_labels_never_overlap_and_legend_has_latest_value(
     assert len(xs) < 60 and labels[-1] in svg  # thinned, the newest revision still labelled
     assert all(b - a >= 7 * 7.2 for a, b in zip(xs, xs[1:]))  # a 7-character label never overlaps the next
     assert "LoRA: 59" in svg and ">20<" in svg and ">60<" in svg  # latest value; round y ticks up to the max
+
+
+def test_chart_scales_to_its_container_and_text_stays_full_size_on_a_desktop() -> None:
+    from pathlib import Path
+
+    import hubwatch.feeds
+
+    svg = str(line_chart("m", ["a", "b"], [Series("s", (1.0, 2.0))], fmt_count))
+    head = svg[: svg.index(">") + 1]
+    view_w = float(re.search(r'viewBox="0 0 ([\d.]+) [\d.]+"', head).group(1))
+    assert 'width="100%"' in head and 'preserveAspectRatio="xMidYMid meet"' in head
+    assert "height=" not in head  # the height follows from the viewBox's aspect ratio
+    css = (Path(hubwatch.feeds.__file__).parent / "static/style.css").read_text()
+    rules: dict[str, str] = {}
+    for selector, body in re.findall(r"([^{}]+?)\s*\{([^{}]*)\}", css):
+        rules.setdefault(selector.strip(), body)  # the first (top-level) rule, not a media query's
+    chart = rules["svg.chart"]
+    assert "width: 100%" in chart and "height: auto" in chart and "min-width" not in chart  # shrinks at 400px
+    assert "overflow" not in rules[".charts"] and "minmax(0, 1fr)" in rules[".charts"]
+    # at 1280px the column is main's max-width less its side padding: 12px text draws at >= 12px
+    main = rules["main"]
+    column = float(re.search(r"max-width: (\d+)px", main).group(1)) - 2 * float(
+        re.search(r"padding: \d+px (\d+)px", main).group(1))
+    assert column < 1280 and column / view_w >= 1.0
