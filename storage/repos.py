@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import as_utc
@@ -14,7 +16,20 @@ from hubwatch.storage.values import POLL_STATES, RepoState
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["ensure_repo", "find_repo", "find_revision", "in_scope", "record_poll", "repo_states", "set_watched"]
+__all__ = [
+    "ensure_repo",
+    "find_repo",
+    "find_revision",
+    "in_scope",
+    "mark_due",
+    "record_poll",
+    "repo_states",
+    "set_watched",
+    "watched_among",
+]
+
+# Repos per IN-list: well under SQLite's and PostgreSQL's bound-parameter limits (2 per repo).
+BATCH = 500
 
 
 def _check_repo(repo: RepoId) -> RepoId:
@@ -93,35 +108,77 @@ def repo_states(
     `limit` of them from `offset` (a page of the watch list, however long it is)."""
     if offset < 0 or (limit is not None and limit < 0):
         raise InvalidRecord(f"offset and limit must be ≥ 0, got offset={offset}, limit={limit}")
-    count = (
+    query = sa.select(REPOS, _revision_count().label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
+    query = query.where(in_scope(repo, org))
+    if watched_only:
+        query = query.where(REPOS.c.watched.is_(True))
+    if offset or limit is not None:
+        query = query.offset(offset).limit(limit)
+    return [_state(r) for r in conn.execute(query)]
+
+
+def _revision_count() -> sa.ScalarSelect[int]:
+    return (
         sa.select(sa.func.count())
         .select_from(REVISIONS)
         .where(REVISIONS.c.repo_id == REPOS.c.id)
         .correlate(REPOS)
         .scalar_subquery()
     )
-    query = sa.select(REPOS, count.label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
-    query = query.where(in_scope(repo, org))
-    if watched_only:
-        query = query.where(REPOS.c.watched.is_(True))
-    if offset or limit is not None:
-        query = query.offset(offset).limit(limit)
-    return [
-        RepoState(
-            repo=RepoId(r.org, r.name),
-            state=r.state,
-            last_error=r.last_error,
-            head_sha=r.head_sha,
-            last_polled_at=r.last_polled_at,
-            revision_count=int(r.revision_count),
-            next_poll_at=r.next_poll_at,
-            failures=r.failures,
-            lease_owner=r.lease_owner,
-            lease_expires_at=r.lease_expires_at,
-            watched=r.watched,
+
+
+def _state(r: sa.Row[Any]) -> RepoState:
+    return RepoState(
+        repo=RepoId(r.org, r.name),
+        state=r.state,
+        last_error=r.last_error,
+        head_sha=r.head_sha,
+        last_polled_at=r.last_polled_at,
+        revision_count=int(r.revision_count),
+        next_poll_at=r.next_poll_at,
+        failures=r.failures,
+        lease_owner=r.lease_owner,
+        lease_expires_at=r.lease_expires_at,
+        watched=r.watched,
+    )
+
+
+def _batches(repos: Iterable[RepoId]) -> Iterator[list[tuple[str, str]]]:
+    keys = sorted({(_check_repo(r).org, r.name) for r in repos})
+    for start in range(0, len(keys), BATCH):
+        yield keys[start : start + BATCH]
+
+
+def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
+    """The states of those of `repos` that are watched (ordered by org/name), one query per
+    IN-list of up to BATCH repos: the cost follows the ids asked about, not the watch list."""
+    found: list[RepoState] = []
+    for batch in _batches(repos):
+        query = (
+            sa.select(REPOS, _revision_count().label("revision_count"))
+            .where(REPOS.c.watched.is_(True), sa.tuple_(REPOS.c.org, REPOS.c.name).in_(batch))
+            .order_by(REPOS.c.org, REPOS.c.name)
         )
-        for r in conn.execute(query)
-    ]
+        found.extend(_state(r) for r in conn.execute(query))
+    return found
+
+
+def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:
+    """Make those of `repos` that are watched due at `now` (unless due already); how many changed."""
+    now = as_utc(now, "due time")
+    changed = 0
+    for batch in _batches(repos):
+        result = conn.execute(
+            sa.update(REPOS)
+            .where(
+                REPOS.c.watched.is_(True),
+                sa.tuple_(REPOS.c.org, REPOS.c.name).in_(batch),
+                sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at > now),
+            )
+            .values(next_poll_at=now)
+        )
+        changed += int(result.rowcount)
+    return changed
 
 
 def record_poll(

@@ -117,6 +117,15 @@ class Store:
             found = repos.repo_states(c, watched_only=False, repo=repo)
         return found[0] if found else None
 
+    def watched_among(self, repos_: Iterable[RepoId]) -> list[RepoState]:
+        """The states of those of `repos_` that are watched, by org/name (batched IN-lists)."""
+        with self._read() as c:
+            return repos.watched_among(c, repos_)
+
+    def mark_due(self, repos_: Iterable[RepoId], now: datetime) -> int:
+        """Make those of `repos_` that are watched due at `now` (e.g. the hub listing shows them moved)."""
+        return self._write(lambda c: repos.mark_due(c, repos_, now))
+
     def record_poll(
         self,
         repo: RepoId,
