@@ -33,6 +33,12 @@ class Settings(BaseSettings):
     host: str = Field("127.0.0.1", description="Address the web app binds to.")
     port: int = Field(8000, description="Port the web app listens on.")
     poll_interval_s: int = Field(300, ge=10, description="Seconds between poll cycles in `hubwatch run`.")
+    recheck_interval_s: int = Field(
+        21600,
+        ge=60,
+        description="Seconds between a repo's own head requests (safety re-check) while the hub's "
+        "recently-modified listing tells each poll cycle which repos moved.",
+    )
     backfill_limit: int | None = Field(
         None, ge=1, description="When set, backfill at most this many past commits for a newly watched repo."
     )

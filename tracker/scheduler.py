@@ -1,8 +1,11 @@
 """Poll cycles on a timer: APScheduler 3 behind a small interface, due repos claimed by lease.
 
-Each cycle claims due repos from the store (`claim_due`: on PostgreSQL, FOR UPDATE SKIP LOCKED
-with a lease), polls them, and releases each with its next poll time, so any number of worker
-processes share the repos without duplicate work.
+Each cycle reads the hub's recently-modified listing once, makes the watched repos it shows
+moved due, then claims due repos from the store (`claim_due`: on PostgreSQL, FOR UPDATE SKIP
+LOCKED with a lease), polls them, and releases each with its next poll time, so any number of
+worker processes share the repos without duplicate work. A repo the listing vouches for waits
+`recheck_interval_s` for its own head request; without the listing, repos are polled every
+`poll_interval_s` as before.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
     from hubwatch.settings import Settings
     from hubwatch.storage import RepoState, Store
-    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.hub import HubClient, RecentModel
 
 __all__ = ["PollCycle", "Scheduler", "default_worker_id"]
 
@@ -69,17 +72,27 @@ class PollCycle:
         self.worker_id = worker_id or default_worker_id()
         self._batch, self._lease_s, self._clock = batch, lease_s, clock
         self._lock = threading.Lock()
+        self._since: datetime | None = None  # where the next listing must reach back to
 
     def __call__(self) -> list[PollOutcome]:
-        """Run one cycle until no repo is due; returns every outcome, in order."""
+        """Run one cycle until no repo is due; returns every outcome, in order.
+
+        Store work follows what is due or moved, not the watch list: the recently-modified
+        listing names the repos that moved since the last cycle, those that are watched are
+        made due (one batched query each), and `claim_due` hands out those plus the repos whose
+        safety re-check is due.
+        """
         if not self._lock.acquire(blocking=False):
             return []  # a cycle is already running in this process
         try:
             outcomes: list[PollOutcome] = []
             seen: set[RepoId] = set()
-            states = {s.repo: s for s in self._store.watched()}
             listed_at = self._clock()
-            quiet = self._unchanged_by_listing(list(states.values()), listed_at)
+            since = self._since or listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
+            recent = self._listing(since)
+            if recent:
+                self._mark_moved(recent, listed_at)
+            self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
             while True:
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 claimed = [r for r in claimed if r not in seen]
@@ -87,9 +100,12 @@ class PollCycle:
                     _log_cycle(outcomes)
                     return outcomes
                 seen.update(claimed)
+                states = {s.repo: s for s in self._store.watched_among(claimed)}
                 for repo in claimed:
-                    prior = states[repo].failures if repo in states else 0
-                    outcomes.append(self._poll_one(repo, quiet.get(repo), prior, listed_at))
+                    state = states.get(repo)
+                    quiet = self._vouched(state, recent, since)
+                    prior = state.failures if state is not None else 0
+                    outcomes.append(self._poll_one(repo, quiet, prior, listed_at, listing_ok=recent is not None))
         finally:
             self._lock.release()
 
@@ -101,36 +117,37 @@ class PollCycle:
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         return outcome
 
-    def _unchanged_by_listing(self, states: list[RepoState], now: datetime) -> dict[RepoId, str]:
-        """Due repos the recently-modified listing shows unchanged since their last poll (→ stored head).
-
-        One listing per cycle (a page per ~1000 recently modified models on the hub) instead of
-        one request per repo; any doubt (never polled, last poll failed, listing unavailable)
-        leaves the repo out, and it gets its own head request.
-        """
-        polled = [
-            s
-            for s in states
-            if s.state == "ok" and s.head_sha and s.last_polled_at and (s.next_poll_at is None or _utc(s.next_poll_at) <= now)
-        ]
-        if not polled:
-            return {}
-        since = min(_utc(s.last_polled_at) for s in polled if s.last_polled_at) - timedelta(seconds=LISTING_MARGIN_S)
+    def _listing(self, since: datetime) -> dict[RepoId, RecentModel] | None:
+        """Models modified on the hub since `since` (a page per ~1000), or None when it cannot vouch."""
         try:
-            recent = self._hub.recently_modified(since)
+            return self._hub.recently_modified(since)
         except HubError as exc:
-            log.info("recently-modified listing unavailable (%s); checking each repo's head", exc)
-            return {}
-        if recent is None:
-            return {}
-        quiet: dict[RepoId, str] = {}
-        for s in polled:
-            seen = recent.get(s.repo)
-            if seen is None or seen.sha == s.head_sha:
-                quiet[s.repo] = str(s.head_sha)
-        return quiet
+            log.info("recently-modified listing unavailable (%s); repos are checked when due", exc)
+            return None
 
-    def _poll_one(self, repo: RepoId, quiet_head: str | None, prior_failures: int, listed_at: datetime) -> PollOutcome:
+    def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> None:
+        """Make the watched repos the listing shows at another commit than the stored head due now."""
+        moved = [s.repo for s in self._store.watched_among(recent) if recent[s.repo].sha != s.head_sha]
+        if moved:
+            self._store.mark_due(moved, now)
+
+    @staticmethod
+    def _vouched(state: RepoState | None, recent: dict[RepoId, RecentModel] | None, since: datetime) -> str | None:
+        """The stored head of a due repo the listing shows unchanged since its last poll, else None.
+
+        Any doubt (never polled, last poll failed or older than the listing window, listing
+        unavailable) gives None, and the repo gets its own head request.
+        """
+        if recent is None or state is None or state.state != "ok" or not state.head_sha:
+            return None
+        if state.last_polled_at is None or _utc(state.last_polled_at) < since:
+            return None
+        seen = recent.get(state.repo)
+        return state.head_sha if seen is None or seen.sha == state.head_sha else None
+
+    def _poll_one(
+        self, repo: RepoId, quiet_head: str | None, prior_failures: int, listed_at: datetime, *, listing_ok: bool
+    ) -> PollOutcome:
         outcome: PollOutcome
         if quiet_head is not None:
             # Known unchanged as of the listing, not as of now: the next listing starts from there.
@@ -142,7 +159,13 @@ class PollCycle:
         failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
             log.warning("%s (%s)", outcome.reason, outcome.fix)
-        self._store.release(repo, self.worker_id, next_poll_at(outcome, failures, self._settings, self._clock()))
+        at = self._clock()
+        if quiet_head is not None and listing_ok:
+            # The listing vouches for it from now on: its own head request waits for the re-check.
+            when = at + timedelta(seconds=self._settings.recheck_interval_s)
+        else:
+            when = next_poll_at(outcome, failures, self._settings, at)
+        self._store.release(repo, self.worker_id, when)
         return outcome
 
 

@@ -82,14 +82,20 @@ def test_cycle_polls_due_repos_and_schedules_the_next(hubsim_factory: Any, store
     )
     assert hub_requests == ["GET /api/models"]
 
-    # A commit lands on one repo: only that one is fetched, the other stays a listing hit.
+    # Vouched for by the listing, neither is due again before its safety re-check.
+    states = {s.repo: s for s in store.watched()}
+    for repo in (LLAMA, QWEN):
+        assert states[repo].next_poll_at.replace(tzinfo=timezone.utc) > clock() + timedelta(seconds=3600)
+
+    # A commit lands on one repo: the listing makes it due and only it is fetched; the other is
+    # neither claimed nor asked about.
     new_sha = sim.advance(str(LLAMA))
     clock.offset = timedelta(seconds=122)
     hub_requests.clear()
     outcomes = {o.repo: o for o in cycle()}
-    assert outcomes[LLAMA] == NewRevisions(LLAMA, (new_sha,))
-    assert isinstance(outcomes[QWEN], Unchanged)
+    assert outcomes == {LLAMA: NewRevisions(LLAMA, (new_sha,))}
     assert not any("Qwen" in r for r in hub_requests)
+    assert store.repo_state(QWEN).next_poll_at == states[QWEN].next_poll_at
 
 
 def test_two_workers_share_the_repos_without_duplicates(hubsim_factory: Any, database_url: str) -> None:
