@@ -3,9 +3,10 @@
 Each cycle reads the hub's recently-modified listing once, makes the watched repos it shows
 moved due, then claims due repos from the store (`claim_due`: on PostgreSQL, FOR UPDATE SKIP
 LOCKED with a lease), polls them, and releases each with its next poll time, so any number of
-worker processes share the repos without duplicate work. A repo the listing vouches for waits
-`recheck_interval_s` for its own head request; without the listing, repos are polled every
-`poll_interval_s` as before.
+worker processes share the repos without duplicate work. While the listing works, a polled repo
+waits `recheck_interval_s` for its next own head request (the safety re-check) and a cycle in
+which nothing moved costs the listing alone; without the listing, each repo is polled every
+`poll_interval_s`, and a repo the listing missed is still checked by its due time.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from typing import TYPE_CHECKING
 
 from hubwatch.storage.records import RepoId
 from hubwatch.tracker.errors import HubError
-from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, Unchanged, next_poll_at, poll_repos
+from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
 
     from hubwatch.settings import Settings
-    from hubwatch.storage import RepoState, Store
+    from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient, RecentModel
 
 __all__ = ["PollCycle", "Scheduler", "default_worker_id"]
@@ -36,10 +37,6 @@ log = logging.getLogger(__name__)
 
 # How far before a repo's last poll the listing is read, for clock skew between us and the hub.
 LISTING_MARGIN_S = 300
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 def _log_cycle(outcomes: list[PollOutcome]) -> None:
@@ -88,11 +85,14 @@ class PollCycle:
             outcomes: list[PollOutcome] = []
             seen: set[RepoId] = set()
             listed_at = self._clock()
-            since = self._since or listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
+            # Every repo not due was polled within the re-check interval: no listing need reach further.
+            floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
+            since = max(self._since, floor) if self._since is not None else floor
             recent = self._listing(since)
             if recent:
                 self._mark_moved(recent, listed_at)
-            self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
+            if recent is not None:  # a failed listing leaves its window to the next one
+                self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
             while True:
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 claimed = [r for r in claimed if r not in seen]
@@ -100,12 +100,9 @@ class PollCycle:
                     _log_cycle(outcomes)
                     return outcomes
                 seen.update(claimed)
-                states = {s.repo: s for s in self._store.watched_among(claimed)}
+                failures = {s.repo: s.failures for s in self._store.watched_among(claimed)}
                 for repo in claimed:
-                    state = states.get(repo)
-                    quiet = self._vouched(state, recent, since)
-                    prior = state.failures if state is not None else 0
-                    outcomes.append(self._poll_one(repo, quiet, prior, listed_at, listing_ok=recent is not None))
+                    outcomes.append(self._poll_one(repo, failures.get(repo, 0), listing_ok=recent is not None))
         finally:
             self._lock.release()
 
@@ -131,37 +128,17 @@ class PollCycle:
         if moved:
             self._store.mark_due(moved, now)
 
-    @staticmethod
-    def _vouched(state: RepoState | None, recent: dict[RepoId, RecentModel] | None, since: datetime) -> str | None:
-        """The stored head of a due repo the listing shows unchanged since its last poll, else None.
-
-        Any doubt (never polled, last poll failed or older than the listing window, listing
-        unavailable) gives None, and the repo gets its own head request.
-        """
-        if recent is None or state is None or state.state != "ok" or not state.head_sha:
-            return None
-        if state.last_polled_at is None or _utc(state.last_polled_at) < since:
-            return None
-        seen = recent.get(state.repo)
-        return state.head_sha if seen is None or seen.sha == state.head_sha else None
-
-    def _poll_one(
-        self, repo: RepoId, quiet_head: str | None, prior_failures: int, listed_at: datetime, *, listing_ok: bool
-    ) -> PollOutcome:
-        outcome: PollOutcome
-        if quiet_head is not None:
-            # Known unchanged as of the listing, not as of now: the next listing starts from there.
-            self._store.record_poll(repo, "ok", None, listed_at)
-            outcome = Unchanged(repo, quiet_head)
-        else:
-            (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+    def _poll_one(self, repo: RepoId, prior_failures: int, *, listing_ok: bool) -> PollOutcome:
+        """Poll a due repo by its own head request; the next is the re-check while the listing works."""
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
         # Consecutive failures live in the store, so backoff holds whichever worker polls next.
         failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
             log.warning("%s (%s)", outcome.reason, outcome.fix)
         at = self._clock()
-        if quiet_head is not None and listing_ok:
-            # The listing vouches for it from now on: its own head request waits for the re-check.
+        if listing_ok and not isinstance(outcome, Failed):
+            # The listing tells when it moves (it reaches back before this poll), so its own
+            # head request waits for the safety re-check.
             when = at + timedelta(seconds=self._settings.recheck_interval_s)
         else:
             when = next_poll_at(outcome, failures, self._settings, at)

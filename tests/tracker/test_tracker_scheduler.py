@@ -73,29 +73,47 @@ def test_cycle_polls_due_repos_and_schedules_the_next(hubsim_factory: Any, store
         assert states[repo].next_poll_at.replace(tzinfo=timezone.utc) > clock() + timedelta(seconds=50)
     assert cycle() == []  # nothing is due yet
 
-    # An interval later nothing moved upstream: one listing request covers both repos.
+    # An interval later nothing moved upstream: one listing request, no repo is due or claimed.
     clock.offset = timedelta(seconds=61)
     hub_requests.clear()
-    outcomes = cycle()
-    assert sorted(outcomes, key=lambda o: str(o.repo)) == sorted(
-        [Unchanged(LLAMA, sim.head(str(LLAMA))), Unchanged(QWEN, sim.head(str(QWEN)))], key=lambda o: str(o.repo)
-    )
+    assert cycle() == []
     assert hub_requests == ["GET /api/models"]
 
-    # Vouched for by the listing, neither is due again before its safety re-check.
-    states = {s.repo: s for s in store.watched()}
-    for repo in (LLAMA, QWEN):
-        assert states[repo].next_poll_at.replace(tzinfo=timezone.utc) > clock() + timedelta(seconds=3600)
-
     # A commit lands on one repo: the listing makes it due and only it is fetched; the other is
-    # neither claimed nor asked about.
+    # neither polled nor rescheduled.
     new_sha = sim.advance(str(LLAMA))
     clock.offset = timedelta(seconds=122)
     hub_requests.clear()
-    outcomes = {o.repo: o for o in cycle()}
-    assert outcomes == {LLAMA: NewRevisions(LLAMA, (new_sha,))}
+    assert cycle() == [NewRevisions(LLAMA, (new_sha,))]
+    assert hub_requests[0] == "GET /api/models" and any("Llama" in r for r in hub_requests)
     assert not any("Qwen" in r for r in hub_requests)
     assert store.repo_state(QWEN).next_poll_at == states[QWEN].next_poll_at
+
+    # Past the re-check interval each repo gets its own head request though nothing moved.
+    clock.offset = timedelta(seconds=122 + 6 * 3600 + 60)
+    hub_requests.clear()
+    outcomes = cycle()
+    assert sorted(outcomes, key=lambda o: str(o.repo)) == sorted(
+        [Unchanged(LLAMA, new_sha), Unchanged(QWEN, sim.head(str(QWEN)))], key=lambda o: str(o.repo)
+    )
+    assert any("Qwen" in r for r in hub_requests) and any("Llama" in r for r in hub_requests)
+
+
+def test_a_moved_repo_that_is_not_watched_is_left_alone(
+    hubsim_factory: Any, store: Any, hub_requests: list[str]
+) -> None:
+    sim = hubsim_factory(at="v1")
+    clock = Clock()
+    cycle = cycle_for(sim, store, clock)
+    store.watch(QWEN)
+    store.watch(LLAMA)
+    cycle()
+    store.unwatch(LLAMA)
+    sim.advance(str(LLAMA))
+    clock.offset = timedelta(seconds=61)
+    hub_requests.clear()
+    assert cycle() == []
+    assert hub_requests == ["GET /api/models"]
 
 
 def test_two_workers_share_the_repos_without_duplicates(hubsim_factory: Any, database_url: str) -> None:
