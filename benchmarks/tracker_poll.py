@@ -1,8 +1,10 @@
 """Speed and request cost of polling through the emulator (real HTTP, real client, SQLite).
 
 Targets: backfilling every bundled history (23 repos, ~100 revisions) ≤ 60 s; a poll cycle in
-which nothing moved costs ≤ 1 request per listing page (not one per repo); a cycle in which 5
-repos moved costs only those repos' requests plus the listing.
+which nothing moved costs ≤ 1 request per listing page (not one per repo) and, with 100,000
+watched repos in SQLite, store work for what moved or is due only (target ≤ 100 ms, where
+loading the whole watch list takes about a second); a cycle in which 5 repos moved costs only
+those repos' requests plus the listing.
 Run: `python -m benchmarks.tracker_poll` (writes benchmarks/results/tracker_poll.md).
 """
 
@@ -16,6 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import sqlalchemy as sa
 from rich.console import Console
 from rich.table import Table
 
@@ -31,6 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results" / "tracker_poll.md"
 TARGET_BACKFILL_S = 60.0
 MOVED = 5
+FILLER = 100_000
+TARGET_QUIET_MS = 100.0
 
 
 @contextmanager
@@ -68,6 +73,19 @@ def _cycle(sim: HubSim, store: Store, offset: list[timedelta]) -> PollCycle:
                      clock=lambda: datetime.now(timezone.utc) + offset[0])
 
 
+def _fill(store: Store, count: int, now: datetime) -> None:
+    """`count` watched repos polled just now, next due at their re-check (bulk insert)."""
+    with store.engine.begin() as conn:
+        conn.execute(
+            sa.text(
+                "INSERT INTO repos (org, name, watched, state, failures, created_at, head_sha, last_polled_at,"
+                " next_poll_at) VALUES (:org, :name, :w, 'ok', 0, :t, :sha, :t, :due)"
+            ),
+            [{"org": "bench", "name": f"m{i:06d}", "w": True, "t": now, "sha": f"{i:040x}",
+              "due": now + timedelta(hours=6)} for i in range(count)],
+        )
+
+
 def main() -> int:
     console = Console()
     rows: list[tuple[str, str, str]] = []
@@ -99,13 +117,20 @@ def main() -> int:
             for repo in repos:
                 live.watch(repo)
             cycle()
+            _fill(live, FILLER, datetime.now(timezone.utc))
+            start = time.perf_counter()
+            everything = live.watched()
+            load_ms = (time.perf_counter() - start) * 1000
+            rows.append(("reference: whole watch list load (each cycle did this before)",
+                         f"{len(everything)} watched repos", f"{load_ms:.0f} ms"))
             offset[0] = timedelta(seconds=61)
             requests.clear()
             start = time.perf_counter()
             quiet = cycle()
+            quiet_ms = (time.perf_counter() - start) * 1000
             quiet_requests = len(requests)
-            rows.append(("cycle, nothing moved", f"{len(quiet)} repos due",
-                         f"{(time.perf_counter() - start) * 1000:.0f} ms, {quiet_requests} request(s)"))
+            rows.append(("cycle, nothing moved", f"{len(everything)} watched repos, {len(quiet)} due",
+                         f"{quiet_ms:.0f} ms, {quiet_requests} request(s) (target ≤ {TARGET_QUIET_MS:.0f} ms, 1 request)"))
 
             moved = [r for r in repos if len(sim.state.repos[str(r)].commits) > 1][:MOVED]
             for repo in moved:
@@ -115,7 +140,7 @@ def main() -> int:
             start = time.perf_counter()
             busy = cycle()
             news = [o for o in busy if isinstance(o, NewRevisions)]
-            rows.append(("cycle, 5 repos moved", f"{len(busy)} repos due, {len(news)} with a new revision",
+            rows.append(("cycle, 5 repos moved", f"{len(everything)} watched, {len(busy)} polled, {len(news)} with a new revision",
                          f"{(time.perf_counter() - start) * 1000:.0f} ms, {len(requests)} requests "
                          f"({len(requests) - 1} for the moved repos + 1 listing)"))
         finally:
@@ -131,7 +156,7 @@ def main() -> int:
     lines = ["# tracker polling", "", "`python -m benchmarks.tracker_poll`", "", "| case | size | measured |",
              "|---|---|---|", *[f"| {a} | {b} | {c} |" for a, b, c in rows], ""]
     RESULTS.write_text("\n".join(lines))
-    ok = backfill_s <= TARGET_BACKFILL_S and quiet_requests <= 1 and not failed
+    ok = backfill_s <= TARGET_BACKFILL_S and quiet_requests <= 1 and quiet_ms <= TARGET_QUIET_MS and not failed
     return 0 if ok else 1
 
 
