@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
-from hubwatch.tracker.advise import plan_advisories
-from hubwatch.tracker.pins import scan_path
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.advisories.advise import plan_advisories
+from hubwatch.pincheck.pins import scan_path
 
 TARGET_MS_PER_REVISION = 5.0
 TARGET_SCAN_FILES_S = 300.0

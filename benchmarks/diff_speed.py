@@ -20,12 +20,12 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from hubwatch.storage.records import FileRecord, Kind
-from hubwatch.tracker.diff import diff_snapshots, render_chat_template
-from hubwatch.tracker.snapshot import Snapshot, is_tracked
+from hubwatch.domain.records import FileRecord, Kind
+from hubwatch.diff import diff_snapshots, render_chat_template
+from hubwatch.domain.snapshot import Snapshot, is_tracked
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = [ROOT / "tests" / "data" / "histories", ROOT / "tracker" / "hubsim" / "demo"]
+FOLDERS = [ROOT / "tests" / "data" / "histories", ROOT / "hubwatch" / "hubsim" / "demo"]
 RESULTS = Path(__file__).resolve().parent / "results" / "diff_speed.md"
 HOSTILE = [
     "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}",

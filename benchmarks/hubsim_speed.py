@@ -18,7 +18,7 @@ from huggingface_hub import HfApi, hf_hub_url
 from rich.console import Console
 from rich.table import Table
 
-from hubwatch.tracker.hubsim import HubSim, demo_root, load_root
+from hubwatch.hubsim import HubSim, demo_root, load_root
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results" / "hubsim_speed.md"

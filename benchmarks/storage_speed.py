@@ -23,13 +23,13 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from hubwatch.storage import Store
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
 ROOT = Path(__file__).resolve().parent.parent
-FOLDERS = [ROOT / "tests" / "data" / "histories", ROOT / "tracker" / "hubsim" / "demo"]
+FOLDERS = [ROOT / "tests" / "data" / "histories", ROOT / "hubwatch" / "hubsim" / "demo"]
 RESULTS = Path(__file__).resolve().parent / "results" / "storage_speed.md"
 T0 = datetime(2023, 1, 1, tzinfo=UTC)
 TARGETS_MS = {"save_revision": 50, "history": 50, "advisories_affecting": 20, "recent_changes": 50, "claim_due": 200}

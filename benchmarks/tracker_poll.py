@@ -24,9 +24,9 @@ from rich.table import Table
 
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.hubsim import HubSim, demo_root
+from hubwatch.hubsim import HubSim, demo_root
 from hubwatch.tracker.poller import Failed, NewRevisions
 from hubwatch.tracker.scheduler import PollCycle
 

@@ -24,7 +24,7 @@ from rich.table import Table
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 
 REPOS, REVISIONS, RUNS = 10, 40, 30
 RESULTS = Path(__file__).parent / "results" / "web_speed.md"

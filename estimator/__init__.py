@@ -1,5 +1,8 @@
 """The estimator: pure functions from a config (and weight manifest) to structure, parameters and memory."""
 
+if __name__ != "hubwatch.estimator":  # this folder is on sys.path as the repo root; one name only
+    raise ImportError(f"import hubwatch.estimator, not {__name__}: the folder estimator/ is installed as hubwatch.estimator")
+
 from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, ParamsReport, analyze
 from hubwatch.estimator.config import ConfigError
 from hubwatch.estimator.lints import Finding, merge_special_tokens

@@ -15,7 +15,7 @@ from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.routes import admin, api, badges, feeds, ops, osv, pages
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store

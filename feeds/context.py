@@ -12,7 +12,7 @@ from fastapi.templating import Jinja2Templates
 
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.settings import Settings
-from hubwatch.storage.records import InvalidRepoId, RepoId
+from hubwatch.domain.records import InvalidRepoId, RepoId
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
@@ -57,7 +57,7 @@ def org_from_path(org: str) -> str:
 
 async def read_json(request: Request, max_bytes: int = 1 << 20) -> Any:
     """The request body parsed as JSON (size and nesting bounded), or a 400 saying why it is not."""
-    from hubwatch.tracker.remote_data import load_remote_json
+    from hubwatch.domain.remote_data import load_remote_json
 
     body = bytearray()
     async for chunk in request.stream():  # stop reading at the limit, never buffer more

@@ -17,7 +17,7 @@ from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
 from hubwatch.feeds.builders.richtext import render_markdown
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
 
 __all__ = ["TEMPLATES", "make_templates"]
 

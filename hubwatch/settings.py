@@ -21,36 +21,36 @@ class Settings(BaseSettings):
         default_factory=lambda: f"sqlite:///{Path.cwd() / 'hubwatch.db'}",
         description="SQLAlchemy URL of the store (SQLite file by default; postgresql://… to scale out).",
     )
-    hub_endpoint: str = Field(DEFAULT_HUB, description="Base URL of the hub API.")
+    hub_endpoint: str = Field(default=DEFAULT_HUB, description="Base URL of the hub API.")
     hf_token: str | None = Field(
-        None,
+        default=None,
         description="Token for the hub; when unset, HF_TOKEN from the environment is used.",
     )
     public_url: str = Field(
-        "http://127.0.0.1:8000",
+        default="http://127.0.0.1:8000",
         description="Base URL where the web app is reachable (links in feeds); unset: http://HOST:PORT.",
     )
-    host: str = Field("127.0.0.1", description="Address the web app binds to.")
-    port: int = Field(8000, description="Port the web app listens on.")
-    poll_interval_s: int = Field(300, ge=10, description="Seconds between poll cycles in `hubwatch run`.")
+    host: str = Field(default="127.0.0.1", description="Address the web app binds to.")
+    port: int = Field(default=8000, description="Port the web app listens on.")
+    poll_interval_s: int = Field(default=300, ge=10, description="Seconds between poll cycles in `hubwatch run`.")
     recheck_interval_s: int = Field(
-        21600,
+        default=21600,
         ge=60,
         description="Seconds between a repo's own head requests (safety re-check) while the hub's "
         "recently-modified listing tells each poll cycle which repos moved.",
     )
     backfill_limit: int | None = Field(
-        None, ge=1, description="When set, backfill at most this many past commits for a newly watched repo."
+        default=None, ge=1, description="When set, backfill at most this many past commits for a newly watched repo."
     )
     advise_min_severity: str = Field(
-        "low", description="Lowest severity that produces an OSV advisory (info changes never do)."
+        default="low", description="Lowest severity that produces an OSV advisory (info changes never do)."
     )
-    advisory_prefix: str = Field("x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
-    admin_token: str | None = Field(None, description="Bearer token for admin endpoints; unset disables them.")
-    webhook_secret: str | None = Field(None, description="Secret the hub webhook must send in X-Webhook-Secret.")
-    hub_timeout_s: float = Field(20.0, gt=0, description="Timeout of one hub request, seconds.")
-    osv_page_size: int = Field(100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
-    feed_limit: int = Field(50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
+    advisory_prefix: str = Field(default="x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
+    admin_token: str | None = Field(default=None, description="Bearer token for admin endpoints; unset disables them.")
+    webhook_secret: str | None = Field(default=None, description="Secret the hub webhook must send in X-Webhook-Secret.")
+    hub_timeout_s: float = Field(default=20.0, gt=0, description="Timeout of one hub request, seconds.")
+    osv_page_size: int = Field(default=100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
+    feed_limit: int = Field(default=50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
 
     @model_validator(mode="after")
     def _public_url_follows_host_and_port(self) -> "Settings":

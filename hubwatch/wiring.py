@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
 
     from hubwatch.storage import Store
-    from hubwatch.storage.records import RepoId
+    from hubwatch.domain.records import RepoId
     from hubwatch.tracker.hub import HubClient
     from hubwatch.tracker.scheduler import PollCycle, Scheduler
 

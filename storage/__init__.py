@@ -1,5 +1,8 @@
 """The store: schema (SQLModel), migrations (Alembic) and every query hubwatch makes."""
 
+if __name__ != "hubwatch.storage":  # this folder is on sys.path as the repo root; one name only
+    raise ImportError(f"import hubwatch.storage, not {__name__}: the folder storage/ is installed as hubwatch.storage")
+
 from hubwatch.storage.errors import (
     AmbiguousRevision,
     DatabaseUnavailable,

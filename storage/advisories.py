@@ -12,7 +12,7 @@ from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha, stored_revisions
 from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
-from hubwatch.storage.records import AdvisoryRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, find_revision
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable

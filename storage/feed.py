@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.storage.repos import in_scope
 from hubwatch.storage.tables import CHANGES, REPOS, REVISIONS
 from hubwatch.storage.values import FeedItem

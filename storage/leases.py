@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.storage.tables import REPOS
 from hubwatch.storage.validate import is_storable
 from sqlalchemy.engine import Connection

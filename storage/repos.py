@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text
 from hubwatch.storage.values import POLL_STATES, RepoState

@@ -11,7 +11,7 @@ from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blob
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_revision
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable

@@ -12,7 +12,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.records import RepoId, is_commit_sha
+from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
 from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryRewrite

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.storage.tables import ADVISORIES, CHANGES, REPOS, REVISIONS
 from hubwatch.storage.values import FeedItem
 from sqlalchemy.engine import Connection

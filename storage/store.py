@@ -14,7 +14,7 @@ from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
 from hubwatch.storage.errors import DatabaseUnavailable, StorageError
 from hubwatch.storage.migrate import upgrade_engine
-from hubwatch.storage.records import (
+from hubwatch.domain.records import (
     AdvisoryRecord,
     ChangeRecord,
     FileRecord,

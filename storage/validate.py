@@ -10,7 +10,7 @@ from typing import Any
 
 from hubwatch.storage.coltypes import as_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
+from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
 
 __all__ = [
     "DIRECTIONS",

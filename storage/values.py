@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
 
 __all__ = ["POLL_STATES", "FeedItem", "HistoryEntry", "HistoryRewrite", "RepoState"]
 

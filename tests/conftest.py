@@ -110,7 +110,7 @@ def store(database_url: str):  # type: ignore[no-untyped-def]
         opened.close()
 
 
-# ---- hub emulator: `histories_root`, `hubsim_factory`, `hubsim` (owner: tracker/hubsim) -------
+# ---- hub emulator: `histories_root`, `hubsim_factory`, `hubsim` (owner: hubwatch/hubsim) -------
 # A real HTTP server (uvicorn in a background thread, free port) that the official
 # huggingface_hub client talks to: `HfApi(endpoint=sim.url, token=False)`. Test-only histories
 # with weights.json (synthesised safetensors) and a gated repo are in tests/data/hubsim/.
@@ -123,7 +123,7 @@ def histories_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of symlinks: every tests/data/histories/<org>__<name> plus the bundled demo repo
     (meta-llama/Llama-2-7b-hf, 12 revisions). Read-only: do not write into it (the links point
     at the checked-in data); build your own folder under tmp_path for edited histories."""
-    from hubwatch.tracker.hubsim import demo_root
+    from hubwatch.hubsim import demo_root
 
     root = tmp_path_factory.mktemp("histories_root")
     for source in (DATA / "histories", demo_root()):
@@ -145,7 +145,7 @@ def hubsim_factory(histories_root: Path) -> _Iterator[_Callable[..., _Any]]:
     `sim.reset(at=None)`, `sim.set_faults(rate_limit=1, retry_after=0)`. Every emulator started
     here is stopped after the test.
     """
-    from hubwatch.tracker.hubsim import HubSim
+    from hubwatch.hubsim import HubSim
 
     started: list[_Any] = []
 
@@ -165,7 +165,7 @@ def hubsim(hubsim_factory: _Callable[..., _Any]) -> _Any:
     return hubsim_factory()
 
 
-# ---- advisories: `advised_store_url` (owner: tracker/advise + check) -----------------------
+# ---- advisories: `advised_store_url` (owner: hubwatch/advisories/advise + check) -----------------------
 # A SQLite store filled through Store.save_revision with advisories built by plan_advisories,
 # matching the pins of tests/data/checkproj:
 #   acme/llama-small: L1 = 0123…4567 (first) → L2 = 89ab…cdef adds a pickle (high risk)
@@ -186,8 +186,8 @@ def fill_advised_store(url: str) -> None:
 
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.storage.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
-    from hubwatch.tracker.advise import plan_advisories
+    from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+    from hubwatch.advisories.advise import plan_advisories
 
     def change(kind: Kind, sev: Severity, file: str, key: str | None, old: object, new: object,
                direction: str) -> ChangeRecord:

@@ -6,9 +6,9 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.storage.records import ChangeRecord, Kind, Severity
-from hubwatch.tracker.remote_data import load_remote_json
-from hubwatch.tracker.snapshot import Snapshot
+from hubwatch.domain.records import ChangeRecord, Kind, Severity
+from hubwatch.domain.remote_data import load_remote_json
+from hubwatch.domain.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Manifest

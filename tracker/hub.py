@@ -13,11 +13,11 @@ from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hubwatch.storage.records import FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.hub_errors import translate_errors
-from hubwatch.tracker.remote_data import MAX_DOWNLOAD_BYTES, load_remote_json
-from hubwatch.tracker.snapshot import Snapshot, is_tracked
+from hubwatch.domain.remote_data import MAX_DOWNLOAD_BYTES, load_remote_json
+from hubwatch.domain.snapshot import Snapshot, is_tracked
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
-from hubwatch.tracker.snapshot import Snapshot
+from hubwatch.domain.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
@@ -122,8 +122,8 @@ def process_revision(
     extra_changes: Sequence[ChangeRecord] = (),
 ) -> ProcessedRevision:
     """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures."""
-    from hubwatch.tracker.advise import plan_advisories
-    from hubwatch.tracker.diff import diff_snapshots
+    from hubwatch.advisories.advise import plan_advisories
+    from hubwatch.diff import diff_snapshots
 
     # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
     # is the starting state: described at info (each record says the severity it would have had

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoNotFound
 from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import HubError
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
 

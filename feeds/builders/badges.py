@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
 
 __all__ = ["advisory_severity", "badge", "model_badge", "pin_badge", "severity_color"]
 

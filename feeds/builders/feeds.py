@@ -16,7 +16,7 @@ from feedgen.feed import FeedGenerator
 from markupsafe import Markup, escape
 
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
-from hubwatch.storage.records import ChangeRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.values import HistoryRewrite
 
 __all__ = [

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view
 from hubwatch.feeds.text import fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 __all__ = ["md_escape", "model_markdown"]
 

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from hubwatch.feeds.text import rfc3339
-from hubwatch.storage.records import AdvisoryRecord, InvalidRepoId, RepoId
+from hubwatch.domain.records import AdvisoryRecord, InvalidRepoId, RepoId
 
 __all__ = [
     "OsvQuery",

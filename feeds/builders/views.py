@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hubwatch.feeds.text import as_utc, rfc3339
-from hubwatch.storage.records import ChangeRecord, RevisionRecord
+from hubwatch.domain.records import ChangeRecord, RevisionRecord
 
 __all__ = [
     "CardFit",

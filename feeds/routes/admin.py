@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 
 from hubwatch.feeds.context import AppContext, get_ctx, read_json
 from hubwatch.feeds.errors import ApiError, bad_request
-from hubwatch.storage.records import InvalidRepoId, RepoId
+from hubwatch.domain.records import InvalidRepoId, RepoId
 
 __all__ = ["router"]
 

@@ -10,7 +10,7 @@ from hubwatch.feeds.builders.badges import model_badge, pin_badge
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.routes.common import parse_severity, require_known
-from hubwatch.storage.records import Severity
+from hubwatch.domain.records import Severity
 
 __all__ = ["router"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 
 if TYPE_CHECKING:
     from hubwatch.storage import RepoState, Store

@@ -16,7 +16,7 @@ from hubwatch.feeds.builders.feeds import (
     rewrite_entries,
     rss_bytes,
 )
-from hubwatch.storage.records import Kind, Severity
+from hubwatch.domain.records import Kind, Severity
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response

@@ -18,7 +18,7 @@ from hubwatch.feeds.builders.osv import (
 )
 from hubwatch.feeds.context import AppContext, get_ctx, read_json
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.storage.records import AdvisoryRecord
+from hubwatch.domain.records import AdvisoryRecord
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store

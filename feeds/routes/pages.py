@@ -19,7 +19,7 @@ from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
-from hubwatch.storage.records import AdvisoryRecord
+from hubwatch.domain.records import AdvisoryRecord
 
 __all__ = ["router"]
 

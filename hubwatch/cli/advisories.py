@@ -15,7 +15,7 @@ from hubwatch.cli import cli
 from hubwatch.cli.errors import EXIT_FAILED
 from hubwatch.cli.params import REPO_ID
 from hubwatch.settings import load_settings
-from hubwatch.storage.records import AdvisoryRecord, RepoId, Severity
+from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 
 __all__ = ["advisories", "check", "export"]
 
@@ -45,7 +45,7 @@ def _range_text(record: AdvisoryRecord) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of OSV records.")
 def advisories(repo: RepoId | None, as_json: bool) -> None:
     """List the OSV advisories hubwatch has published (all repos, or one)."""
-    from hubwatch.tracker.osv_export import published_osv
+    from hubwatch.advisories.osv_export import published_osv
     from hubwatch.wiring import open_store
 
     store = open_store(load_settings())
@@ -82,7 +82,7 @@ def export() -> None:
 @click.argument("path", type=click.Path(file_okay=False, path_type=Path))
 def export_osv(path: Path) -> None:
     """Write every advisory to PATH laid out like OSV's data dumps (all.zip, GIT/, modified_id.csv)."""
-    from hubwatch.tracker.osv_export import export_files, write_export
+    from hubwatch.advisories.osv_export import export_files, write_export
     from hubwatch.wiring import open_store
 
     store = open_store(load_settings())
@@ -169,8 +169,8 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None) -> None:
     """
     import httpx
 
-    from hubwatch.tracker.pincheck import ServerError, ServerSource, StoreSource, check_pins, fails
-    from hubwatch.tracker.pins import scan_path
+    from hubwatch.pincheck.pincheck import ServerError, ServerSource, StoreSource, check_pins, fails
+    from hubwatch.pincheck.pins import scan_path
     from hubwatch.wiring import open_store
 
     settings = load_settings()

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from hubwatch.storage.errors import StorageError
-from hubwatch.storage.records import InvalidRepoId
+from hubwatch.domain.records import InvalidRepoId
 from hubwatch.tracker.errors import HubError
 
 __all__ = ["EXIT_FAILED", "EXIT_HUB", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "run_cli", "settings_problem"]

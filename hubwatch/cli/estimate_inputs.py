@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from hubwatch.estimator.lints import merge_special_tokens
 from hubwatch.estimator.manifest import Manifest
-from hubwatch.tracker.remote_data import load_remote_json
+from hubwatch.domain.remote_data import load_remote_json
 
 __all__ = ["TargetError", "TargetInputs", "load_target"]
 

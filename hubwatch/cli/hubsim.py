@@ -69,9 +69,9 @@ def hubsim(
     POST /_sim/{org}/{name}/advance (reveal the next version), POST /_sim/reset,
     GET|POST /_sim/faults (JSON with the fault options' names, underscored), GET /_sim/state.
     """
-    from hubwatch.tracker.hubsim.faults import FaultConfig, FaultError
-    from hubwatch.tracker.hubsim.repos import HistoryError
-    from hubwatch.tracker.hubsim.runner import (
+    from hubwatch.hubsim.faults import FaultConfig, FaultError
+    from hubwatch.hubsim.repos import HistoryError
+    from hubwatch.hubsim.runner import (
         bind,
         build_state,
         demo_root,

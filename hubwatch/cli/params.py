@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hubwatch.storage.records import InvalidRepoId, RepoId
+from hubwatch.domain.records import InvalidRepoId, RepoId
 
 __all__ = ["REPO_ID", "RepoIdType"]
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from hubwatch.cli import cli
 from hubwatch.cli.errors import EXIT_FAILED
 from hubwatch.cli.params import REPO_ID
-from hubwatch.storage.records import ChangeRecord, RepoId
+from hubwatch.domain.records import ChangeRecord, RepoId
 from hubwatch.wiring import open_runtime
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def history(repo: RepoId, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
     """What changed in ORG/NAME between two stored revisions OLD and NEW (commit shas or prefixes)."""
-    from hubwatch.tracker.diff import diff_snapshots
+    from hubwatch.diff import diff_snapshots
     from hubwatch.tracker.pipeline import load_baseline
 
     with open_runtime() as rt:

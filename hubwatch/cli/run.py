@@ -13,7 +13,7 @@ from rich.console import Console
 
 from hubwatch.cli import cli
 from hubwatch.settings import load_settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime, open_store
 
 if TYPE_CHECKING:
@@ -134,8 +134,8 @@ def demo(port: int | None, every: float) -> None:
     Starts the emulator at the first revision, watches the repo, backfills, then lets a new
     upstream commit appear every few seconds; the web app shows each one as it is polled.
     """
-    from hubwatch.tracker.hubsim import HubSim, demo_root
-    from hubwatch.tracker.hubsim import SimError
+    from hubwatch.hubsim import HubSim, demo_root
+    from hubwatch.hubsim import SimError
     from hubwatch.tracker.poller import poll_repos
 
     out = Console(stderr=True)

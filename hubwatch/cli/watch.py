@@ -10,7 +10,7 @@ from rich.table import Table
 
 from hubwatch.cli import cli
 from hubwatch.cli.params import REPO_ID
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.wiring import open_runtime
 
 __all__ = ["watch"]

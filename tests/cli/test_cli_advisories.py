@@ -16,7 +16,7 @@ from conftest import ADVISED_SHAS
 
 from hubwatch.cli import _register, cli
 from hubwatch.cli.errors import run_cli
-from hubwatch.tracker.osv import validate_osv
+from hubwatch.advisories.osv import validate_osv
 
 
 def invoke(url: str, *args: str) -> Result:

@@ -8,7 +8,7 @@ import pytest
 
 from hubwatch.cli.estimate_inputs import load_target
 from hubwatch.estimator import analyze
-from hubwatch.tracker.hubsim import demo_root
+from hubwatch.hubsim import demo_root
 
 
 def _findings(folder: Path) -> dict[str, str]:

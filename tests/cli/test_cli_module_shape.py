@@ -47,5 +47,5 @@ def test_docstring_and_all(name: str, path: Path) -> None:
 
 def test_the_walk_finds_the_modules() -> None:
     names = {n for n, _ in modules()}
-    assert {"hubwatch.settings", "hubwatch.tracker.hub", "hubwatch.storage.store", "hubwatch.tracker.diff"} <= names
+    assert {"hubwatch.settings", "hubwatch.tracker.hub", "hubwatch.storage.store", "hubwatch.diff"} <= names
     assert "hubwatch.cli.commands" not in names

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from hubwatch.cli import _register, cli
 from hubwatch.cli.poll import _outcome_line
 from hubwatch.storage import Store
-from hubwatch.storage.records import RepoId, RevisionRecord
+from hubwatch.domain.records import RepoId, RevisionRecord
 from hubwatch.tracker.poller import Unchanged
 
 REPO = RepoId("acme", "pushed")

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from hubwatch.cli import _register, cli
 from hubwatch.storage import Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 LONG = RepoId("some-organisation", "a-rather-long-model-name-v2.5")
 

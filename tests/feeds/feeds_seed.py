@@ -23,7 +23,7 @@ from hubwatch.estimator.memory_report import estimate_revision
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
-from hubwatch.storage.records import (
+from hubwatch.domain.records import (
     AdvisoryRecord,
     ChangeRecord,
     FileRecord,

@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 from feeds_seed import ADMIN_TOKEN, LLAMA2, WEBHOOK_SECRET, Seeded, client, feeds_store, seeded  # noqa: F401
 
 from hubwatch.storage import Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 
 def test_models_lists_watched_repos(client: TestClient) -> None:

@@ -14,7 +14,7 @@ from hubwatch.feeds.builders.osv import QueryError, decode_page_token, page, par
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import estimate_view
 from hubwatch.feeds.text import fmt_bytes, fmt_count, xml_safe
-from hubwatch.storage.records import AdvisoryRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, RepoId
 
 
 @given(st.text())
@@ -99,7 +99,7 @@ def test_feed_builders_strip_nul_and_escape_markup() -> None:
     import feedparser
 
     from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
-    from hubwatch.storage.records import ChangeRecord, Kind, RevisionRecord, Severity
+    from hubwatch.domain.records import ChangeRecord, Kind, RevisionRecord, Severity
     from hubwatch.storage.values import FeedItem
 
     nasty = "a\x00b <script>x</script> ]]> \ud800 \x1b"
@@ -122,7 +122,7 @@ def test_any_remote_text_gives_a_well_formed_feed_that_keeps_it(text: str) -> No
     import lxml.etree
 
     from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
-    from hubwatch.storage.records import ChangeRecord, Kind, RevisionRecord, Severity
+    from hubwatch.domain.records import ChangeRecord, Kind, RevisionRecord, Severity
     from hubwatch.storage.values import FeedItem
 
     revision = RevisionRecord("2" * 40, None, datetime(2024, 5, 1, tzinfo=UTC), text)

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 from feeds_seed import HOSTILE, LLAMA2, LLAMA3, Seeded, client, feeds_store, seeded, when  # noqa: F401
 
 from hubwatch.feeds.builders.feeds import entry_id
-from hubwatch.storage.records import RevisionRecord
+from hubwatch.domain.records import RevisionRecord
 
 
 def _ids(body: bytes) -> list[str]:

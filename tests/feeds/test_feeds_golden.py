@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, json_feed, rss_bytes
-from hubwatch.storage.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.values import FeedItem
 
 GOLDEN = Path(__file__).parent / "golden"

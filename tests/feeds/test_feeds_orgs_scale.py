@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, seeded  # noqa: F401
 
 from hubwatch.storage import Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 
 def test_org_page_lists_its_models_and_links_its_feeds(client: TestClient) -> None:

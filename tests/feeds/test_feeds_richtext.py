@@ -11,8 +11,8 @@ from feeds_seed import HOSTILE, Seeded, advisory, client, feeds_store, seeded, s
 
 from hubwatch.feeds.builders.richtext import MARKDOWN_MAX, render_markdown, safe_link
 from hubwatch.storage import Store
-from hubwatch.storage.records import FileRecord, Kind, RevisionRecord, Severity
-from hubwatch.tracker.advise_text import render_details
+from hubwatch.domain.records import FileRecord, Kind, RevisionRecord, Severity
+from hubwatch.advisories.advise_text import render_details
 
 EVIL = (
     "<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "

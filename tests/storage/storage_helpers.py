@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from hubwatch.storage.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
 
 T0 = datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 from hubwatch.storage import Store
-from hubwatch.storage.records import FileRecord, RepoId
+from hubwatch.domain.records import FileRecord, RepoId
 from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("org", "model")

@@ -9,7 +9,7 @@ import zlib
 import pytest
 import sqlalchemy as sa
 from hubwatch.storage import InvalidRecord, StorageError, Store
-from hubwatch.storage.records import FileRecord, RepoId
+from hubwatch.domain.records import FileRecord, RepoId
 from storage_helpers import rev, sha
 
 A = RepoId("org", "a")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from hubwatch.storage import InvalidRecord, Store
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from storage_helpers import advisory, change, rev, sha
 
 LLAMA = RepoId("meta-llama", "Llama-3.1-8B")

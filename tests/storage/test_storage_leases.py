@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 from hubwatch.storage import InvalidRecord, Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from storage_helpers import T0
 
 REPOS = [RepoId("org", f"m{i:02d}") for i in range(10)]

@@ -34,7 +34,7 @@ def test_open_migrates_to_head_and_again_is_a_noop(database_url: str) -> None:
         assert current_revision(store.engine) == head_revision()
     # A second open (and the helper) on the migrated database changes nothing and keeps the data.
     with Store.open(database_url) as store:
-        from hubwatch.storage.records import RepoId
+        from hubwatch.domain.records import RepoId
 
         assert store.watch(RepoId("org", "a"))
     assert migrate(database_url) == head_revision()
@@ -63,7 +63,7 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
 
 
 def test_in_memory_sqlite_works() -> None:
-    from hubwatch.storage.records import RepoId
+    from hubwatch.domain.records import RepoId
 
     with Store.open("sqlite://") as store:
         assert store.watch(RepoId("org", "m"))

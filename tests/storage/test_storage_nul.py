@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from hubwatch.storage import InvalidRecord, Store
-from hubwatch.storage.records import FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
 from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("acme", "nul")

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from hubwatch.storage import Store
-from hubwatch.storage.records import ChangeRecord, Kind, RepoId, Severity
+from hubwatch.domain.records import ChangeRecord, Kind, RepoId, Severity
 from hubwatch.storage.validate import clean_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import sqlalchemy as sa
 from hubwatch.storage import AmbiguousRevision, InvalidRecord, Store
-from hubwatch.storage.records import ChangeRecord, FileRecord, Kind, RepoId, Severity
+from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, Severity
 from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("meta-llama", "Llama-2-7b-hf")

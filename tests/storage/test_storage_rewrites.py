@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from hubwatch.storage import InvalidRecord, Store
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from storage_helpers import T0, rev, sha
 
 REPO = RepoId("acme", "rewritten")

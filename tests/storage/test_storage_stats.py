@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 from hubwatch.storage import InvalidRecord, Store
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from storage_helpers import T0, advisory, change, rev, sha
 
 

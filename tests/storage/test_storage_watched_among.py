@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hubwatch.storage import repos as repos_mod
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

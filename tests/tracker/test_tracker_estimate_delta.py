@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import poll_repos
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import GatedRepo, InvalidContent, RateLimited, RepoNotFound, RevisionNotFound
 from hubwatch.tracker.hub import HubClient
 

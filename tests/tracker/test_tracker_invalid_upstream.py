@@ -8,7 +8,7 @@ from typing import Any
 
 from tracker_polling import copy_history, poll_once
 
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.tracker.poller import Failed, NewRevisions
 
 QWEN = RepoId.parse("Qwen/Qwen-7B")

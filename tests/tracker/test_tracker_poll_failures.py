@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.hubsim import demo_root
+from hubwatch.hubsim import demo_root
 from hubwatch.tracker.poller import Failed, NewRevisions, Unchanged, backoff_delay, next_poll_at, poll_repos
 
 LLAMA = RepoId.parse("meta-llama/Llama-2-7b-hf")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import NewRevisions
 from hubwatch.tracker.scheduler import PollCycle

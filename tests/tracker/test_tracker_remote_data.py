@@ -12,13 +12,13 @@ import yaml
 from huggingface_hub import HfApi
 from tracker_polling import copy_history
 
-from hubwatch.storage.records import FileRecord, RepoId, Severity
-from hubwatch.tracker.diff import diff_snapshots
+from hubwatch.domain.records import FileRecord, RepoId, Severity
+from hubwatch.diff import diff_snapshots
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.estimating import estimate_snapshot
 from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.remote_data import MAX_JSON_DEPTH, RemoteJsonError, load_remote_json, load_remote_yaml
-from hubwatch.tracker.snapshot import Snapshot
+from hubwatch.domain.remote_data import MAX_JSON_DEPTH, RemoteJsonError, load_remote_json, load_remote_yaml
+from hubwatch.domain.snapshot import Snapshot
 
 LLAMA = RepoId.parse("meta-llama/Llama-2-7b-hf")
 QWEN = RepoId.parse("Qwen/Qwen-7B")
@@ -134,7 +134,7 @@ def test_huge_texts_get_counts_not_a_quadratic_line_diff() -> None:
     multiset path is what answers here: difflib would not say "no line diff")."""
     import random
 
-    from hubwatch.tracker.diff.text import MAX_DIFF_LINES, diff_text, line_counts
+    from hubwatch.diff.text import MAX_DIFF_LINES, diff_text, line_counts
 
     rng = random.Random(1)
     n = 5 * MAX_DIFF_LINES
@@ -147,7 +147,7 @@ def test_huge_texts_get_counts_not_a_quadratic_line_diff() -> None:
 
 
 def test_a_config_of_millions_of_values_is_a_finding_not_minutes_of_diffing() -> None:
-    from hubwatch.tracker.diff.configs import MAX_DIFFED_VALUES
+    from hubwatch.diff.configs import MAX_DIFFED_VALUES
 
     huge = json.dumps({"model_type": "llama", "x": [0] * (MAX_DIFFED_VALUES + 1)}).encode()
     old = config_snapshot("a" * 40, b'{"model_type": "llama", "x": []}')

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
 

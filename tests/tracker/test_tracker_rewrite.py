@@ -14,7 +14,7 @@ from tracker_polling import poll_once
 
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.poller import NewRevisions, Unchanged
 
 QWEN = RepoId.parse("Qwen/Qwen-7B")

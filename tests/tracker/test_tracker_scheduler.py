@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import NewRevisions, Unchanged
 from hubwatch.tracker.scheduler import PollCycle, Scheduler

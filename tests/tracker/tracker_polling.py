@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hubwatch.settings import Settings
-from hubwatch.storage.records import RepoId
+from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import PollOutcome, poll_repos
 

@@ -1,0 +1,289 @@
+"""The pure advisory builder: one revision's changes (and earlier advisories) → OSV records."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Iterable, Sequence
+
+from hubwatch.settings import DEFAULT_HUB, Settings
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.advisories.advise_match import direction_of, file_key, is_fixed, jsonable, mark_undone, undoes
+from hubwatch.advisories.advise_text import render_details, render_summary
+from hubwatch.advisories.osv import (
+    OSV_SCHEMA_VERSION,
+    advisory_id,
+    check_prefix,
+    osv_timestamp,
+    parse_osv_timestamp,
+    validate_osv,
+)
+
+__all__ = ["DIRECTIONS", "plan_advisories", "threshold_rank"]
+
+DIRECTIONS = ("risk", "fix")
+_KIND_ORDER = {kind.value: i for i, kind in enumerate(Kind)}
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One change as it goes into an advisory (direction may differ from the classifier's)."""
+
+    change: ChangeRecord
+    direction: str
+    severity: Severity
+    reverts: str | None = None  # id of the fix advisory this change undoes
+
+
+def threshold_rank(settings: Settings) -> int:
+    """Lowest severity rank that is advised; info (0) never is."""
+    try:
+        rank = Severity(settings.advise_min_severity.lower()).rank
+    except ValueError as exc:
+        raise ValueError(
+            f"advise_min_severity {settings.advise_min_severity!r} is not a severity: "
+            f"use one of {', '.join(s.value for s in Severity)}"
+        ) from exc
+    return max(int(rank), int(Severity.LOW.rank))
+
+
+def plan_advisories(
+    repo: RepoId,
+    revision: RevisionRecord,
+    changes: Sequence[ChangeRecord],
+    prior: Sequence[AdvisoryRecord],
+    settings: Settings,
+    hub_url: str = DEFAULT_HUB,
+    web_url: str | None = None,
+) -> list[AdvisoryRecord]:
+    """The advisories to upsert with `revision`: new records for it, and earlier ones it updates.
+
+    A repo's first revision (parent None) is recorded, not advised. A change that undoes an open
+    risk advisory's change closes it (`fixed: <this commit>`) instead of being advised again; a
+    change that undoes a fix opens a new risk advisory at this commit. Every record returned is
+    validated against the OSV schema. Pure: the same inputs always give the same records.
+    """
+    if revision.parent is None:
+        return []
+    prefix = check_prefix(settings.advisory_prefix)
+    minimum = threshold_rank(settings)
+    web = (web_url if web_url is not None else settings.public_url).rstrip("/")
+    for change in changes:
+        if change.direction not in DIRECTIONS:
+            raise ValueError(
+                f"change {change.path!r} has direction {change.direction!r}: expected 'risk' or 'fix'"
+            )
+    ordered = sorted(changes, key=_change_key)
+    earlier = sorted(
+        (a for a in prior if a.repo == repo and a.withdrawn is None and a.revision_sha != revision.sha),
+        key=lambda a: (a.osv.get("published", ""), a.id),
+    )
+    updated: dict[str, dict[str, Any]] = {}
+    entries: list[_Entry] = []
+    open_risks = [r for r in earlier if direction_of(r.osv) == "risk" and not is_fixed(r.osv)]
+    fixes = [r for r in earlier if direction_of(r.osv) == "fix"]
+    for change in ordered:
+        closed_any, reopened = False, None
+        for record in open_risks:
+            osv = updated.get(record.id, record.osv)
+            if any(not c.get("reverted_by") and undoes(change, c) for c in osv["database_specific"]["changes"]):
+                osv = updated.setdefault(record.id, copy.deepcopy(record.osv))
+                mark_undone(osv["database_specific"], change, revision.sha)
+                closed_any = True
+        for record in fixes:
+            reopened = _undone_fix(record.osv["database_specific"], change, record.id)
+            if reopened is not None:
+                break
+        if reopened is not None:
+            entries.append(reopened)
+        elif not closed_any:
+            entries.append(_Entry(change, change.direction, change.severity))
+    results: list[AdvisoryRecord] = []
+    new_ids: dict[str, str] = {}
+    for direction in DIRECTIONS:
+        chosen = [e for e in entries if e.direction == direction and e.severity.rank >= minimum]
+        if chosen:
+            record = _build(repo, revision, direction, chosen, prefix, hub_url, web)
+            new_ids[direction] = record.id
+            results.append(record)
+    for record in earlier:
+        if record.id in updated:
+            results.append(_finish_update(record, updated[record.id], revision, hub_url, web, new_ids))
+    for reopen in (e for e in entries if e.reverts and "risk" in new_ids and e.severity.rank >= minimum):
+        _link_related(results, earlier, reopen.reverts or "", new_ids["risk"], revision, hub_url, web)
+    for record in results:
+        validate_osv(record.osv)
+    return results
+
+
+def _change_key(change: ChangeRecord) -> tuple[Any, ...]:
+    return (
+        -change.severity.rank,
+        _KIND_ORDER.get(change.kind.value, 99),
+        change.path,
+        change.summary,
+        change.direction,
+        json.dumps(jsonable(change.detail), sort_keys=True),
+    )
+
+
+def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _Entry | None:
+    for entry in ds.get("changes", []):
+        if undoes(change, entry):
+            try:
+                fixed = Severity(entry.get("severity"))
+            except ValueError:
+                fixed = change.severity  # a record not written by us: keep the change's own severity
+            severity = max(change.severity, fixed, key=lambda s: s.rank)
+            return _Entry(change, "risk", severity, reverts=record_id)
+    return None
+
+
+def _entry_json(entry: _Entry) -> dict[str, Any]:
+    change = entry.change
+    item: dict[str, Any] = {
+        "kind": change.kind.value,
+        "severity": entry.severity.value,
+        "path": change.path,
+        "summary": change.summary,
+        "direction": entry.direction,
+        "detail": jsonable(change.detail),
+    }
+    file, key = file_key(change)
+    item["detail"].setdefault("file", file)
+    item["detail"].setdefault("key", key)
+    if entry.reverts:
+        item["reverts"] = entry.reverts
+    return item
+
+
+def _build(
+    repo: RepoId, revision: RevisionRecord, direction: str, chosen: list[_Entry], prefix: str, hub: str, web: str
+) -> AdvisoryRecord:
+    stamp = osv_timestamp(revision.date)
+    repo_url = repo.url(hub)
+    items = [_entry_json(e) for e in chosen]
+    kinds = sorted({i["kind"] for i in items}, key=lambda k: _KIND_ORDER.get(k, 99))
+    top = max((e.severity for e in chosen), key=lambda s: s.rank)
+    deltas = [{"path": i["path"], "delta": d} for i in items if (d := _estimate_delta(i)) is not None]
+    ds: dict[str, Any] = {
+        "source": "hubwatch",
+        "repo": str(repo),
+        "commit": revision.sha,
+        "parent": revision.parent,
+        "commit_title": revision.title,
+        "direction": direction,
+        "kinds": kinds,
+        "max_severity": top.value,
+        "changes": items,
+    }
+    if deltas:
+        ds["estimate_deltas"] = deltas
+    if direction == "risk":
+        events: list[dict[str, str]] = [{"introduced": revision.sha}]
+    else:
+        events = [{"introduced": "0"}, {"fixed": revision.sha}]
+    reverts = sorted({e.reverts for e in chosen if e.reverts})
+    osv: dict[str, Any] = {
+        "schema_version": OSV_SCHEMA_VERSION,
+        "id": advisory_id(prefix, repo, revision.sha, _utc_year(revision.date), direction),
+        "modified": stamp,
+        "published": stamp,
+        "summary": render_summary(repo, direction, items),
+        "details": render_details(repo, ds, repo_url, web),
+        "affected": [
+            {
+                "package": {"ecosystem": "GIT", "name": repo_url},
+                "ranges": [{"type": "GIT", "repo": repo_url, "events": events}],
+            }
+        ],
+        "references": [
+            {"type": "INTRODUCED" if direction == "risk" else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
+            {"type": "WEB", "url": f"{web}/models/{repo.org}/{repo.name}/revisions/{revision.sha}"},
+        ],
+        "database_specific": ds,
+    }
+    if reverts:
+        osv["related"] = reverts
+    return AdvisoryRecord(osv["id"], repo, revision.sha, osv, parse_osv_timestamp(stamp))
+
+
+def _estimate_delta(item: dict[str, Any]) -> dict[str, Any] | None:
+    """The estimate delta an entry carries: `detail.estimate_delta`, or a whole `estimate` change."""
+    detail = item["detail"]
+    if isinstance(detail.get("estimate_delta"), dict):
+        return dict(detail["estimate_delta"])
+    if item["path"] == "estimate":
+        return {k: v for k, v in detail.items() if k not in ("file", "key", "old", "new")}
+    return None
+
+
+def _utc_year(moment: datetime) -> int:
+    utc: datetime = parse_osv_timestamp(osv_timestamp(moment))
+    return utc.year
+
+
+def _bump(osv: dict[str, Any], revision: RevisionRecord) -> datetime:
+    """Set `modified` to this commit's date, strictly later than before (later modified wins)."""
+    before: datetime = parse_osv_timestamp(osv["modified"])
+    moment: datetime = parse_osv_timestamp(osv_timestamp(revision.date))
+    if moment <= before:
+        moment = before + timedelta(seconds=1)
+    osv["modified"] = osv_timestamp(moment)
+    return moment
+
+
+def _finish_update(
+    record: AdvisoryRecord,
+    osv: dict[str, Any],
+    revision: RevisionRecord,
+    hub: str,
+    web: str,
+    new_ids: dict[str, str],
+) -> AdvisoryRecord:
+    ds = osv["database_specific"]
+    repo_url = record.repo.url(hub)
+    undoable = [c for c in ds.get("changes", []) if c.get("path") != "estimate"]
+    if ds.get("direction") == "risk" and undoable and all(c.get("reverted_by") for c in undoable):
+        for affected in osv["affected"]:
+            for rng in affected["ranges"]:
+                if not any("fixed" in ev for ev in rng["events"]):
+                    rng["events"].append({"fixed": revision.sha})
+        ds["fixed_by"] = revision.sha
+        osv["references"].append({"type": "FIX", "url": f"{repo_url}/commit/{revision.sha}"})
+    osv["details"] = render_details(record.repo, ds, repo_url, web)
+    moment = _bump(osv, revision)
+    return AdvisoryRecord(record.id, record.repo, record.revision_sha, osv, moment, record.withdrawn)
+
+
+def _link_related(
+    results: list[AdvisoryRecord],
+    earlier: Iterable[AdvisoryRecord],
+    fix_id: str,
+    new_id: str,
+    revision: RevisionRecord,
+    hub: str,
+    web: str,
+) -> None:
+    """Make `related` symmetric: the reverted fix advisory points at the new risk advisory."""
+    for i, record in enumerate(results):
+        if record.id == fix_id:
+            break
+    else:
+        found = [r for r in earlier if r.id == fix_id]
+        if not found:
+            return
+        record = found[0]
+        results.append(record)
+        i = len(results) - 1
+    osv = copy.deepcopy(record.osv)
+    related = set(osv.get("related", []))
+    if new_id in related:
+        return
+    osv["related"] = sorted(related | {new_id})
+    osv["database_specific"]["reverted_by"] = revision.sha
+    osv["details"] = render_details(record.repo, osv["database_specific"], record.repo.url(hub), web)
+    moment = _bump(osv, revision)
+    results[i] = AdvisoryRecord(record.id, record.repo, record.revision_sha, osv, moment, record.withdrawn)

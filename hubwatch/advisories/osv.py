@@ -1,0 +1,112 @@
+"""OSV records: validation against the packaged OSV JSON schema, deterministic ids, timestamps."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from hubwatch.domain.records import RepoId
+
+__all__ = [
+    "OSV_SCHEMA_VERSION",
+    "InvalidAdvisory",
+    "advisory_id",
+    "check_prefix",
+    "osv_timestamp",
+    "parse_osv_timestamp",
+    "schema",
+    "validate_osv",
+]
+
+# The OSV schema version our records declare (the packaged schema is main after v1.7.5).
+OSV_SCHEMA_VERSION = "1.7.5"
+
+
+class InvalidAdvisory(ValueError):
+    """An OSV record that does not validate against the OSV schema (or a bad id prefix)."""
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict[str, Any]:
+    """The OSV JSON schema shipped as package data (`hubwatch.hubwatch/advisories/osv-schema.json`)."""
+    text = resources.files("hubwatch.advisories").joinpath("osv-schema.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+@lru_cache(maxsize=1)
+def _validator() -> Draft202012Validator:
+    try:
+        Draft202012Validator.check_schema(schema())
+    except SchemaError as exc:  # pragma: no cover - the packaged file is a verbatim copy
+        raise InvalidAdvisory(f"the packaged OSV schema is not a valid JSON schema: {exc.message}") from exc
+    # No format checker: jsonschema checks neither `date-time` nor `uri` without optional extras;
+    # the schema's timestamp pattern covers dates and `_bad_urls` covers reference URLs.
+    return Draft202012Validator(schema())
+
+
+def _bad_urls(record: Mapping[str, Any]) -> list[str]:
+    bad: list[str] = []
+    references = record.get("references")
+    for i, ref in enumerate(references if isinstance(references, list) else []):
+        url = ref.get("url") if isinstance(ref, Mapping) else None
+        parts = urlsplit(url) if isinstance(url, str) else None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+            bad.append(f"  at /references/{i}/url: {url!r} is not an absolute http(s) URL")
+    return bad
+
+
+def validate_osv(record: Mapping[str, Any]) -> None:
+    """Raise InvalidAdvisory naming every violation when `record` is not a valid OSV record."""
+    errors = sorted(_validator().iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+    lines = [f"  at /{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in errors[:10]]
+    lines += _bad_urls(record)
+    if lines:
+        more = f"\n  … and {len(errors) - 10} more schema errors" if len(errors) > 10 else ""
+        raise InvalidAdvisory(
+            f"OSV record {record.get('id', '<no id>')!r} fails the OSV schema:\n" + "\n".join(lines) + more
+        )
+
+
+def check_prefix(prefix: str) -> str:
+    """The id prefix, checked: OSV accepts only `x_…` for a local database such as ours."""
+    if not prefix.startswith("x_") or len(prefix) < 3 or any(c in prefix for c in "/ \t\n"):
+        raise InvalidAdvisory(
+            f"advisory prefix {prefix!r} is not allowed: OSV accepts only local ids starting with 'x_' "
+            "(set HUBWATCH_ADVISORY_PREFIX to e.g. 'x_HUBWATCH')"
+        )
+    return prefix
+
+
+def advisory_id(prefix: str, repo: RepoId, commit: str, year: int, direction: str) -> str:
+    """The deterministic id of the advisory raised for `commit` of `repo` in `direction`.
+
+    `<prefix>-<YYYY>-<first 12 hex of sha256("org/name@commit")>`; the record for changes that
+    fix something (older revisions affected) carries the suffix `-fix`, so a commit with both
+    kinds of changes yields two distinct, stable ids.
+    """
+    if direction not in ("risk", "fix"):
+        raise ValueError(f"direction must be 'risk' or 'fix', not {direction!r}")
+    digest = hashlib.sha256(f"{repo}@{commit}".encode()).hexdigest()[:12]
+    base = f"{check_prefix(prefix)}-{year:04d}-{digest}"
+    return base if direction == "risk" else f"{base}-fix"
+
+
+def osv_timestamp(moment: datetime) -> str:
+    """RFC 3339 UTC with a trailing Z, whole seconds (a naive datetime is taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_osv_timestamp(text: str) -> datetime:
+    """The aware UTC datetime of an OSV timestamp."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)

@@ -1,0 +1,85 @@
+"""Building ChangeRecords: the one constructor every file-kind differ uses, and value summaries."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from typing import Any
+
+from hubwatch.domain.records import ChangeRecord, Kind, Severity
+
+__all__ = ["FIX", "RISK", "make_change", "show", "summarise_value"]
+
+RISK = "risk"  # the new revision onward is affected
+FIX = "fix"  # revisions before this one are affected
+
+_MAX_SHOWN = 60  # characters of a value shown in a one-line summary
+_MAX_DETAIL = 2000  # characters of a value kept verbatim in `detail`
+
+
+def show(value: Any) -> str:
+    """A short, readable rendering of a JSON value for a one-line summary."""
+    if value is None:
+        return "null"
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 10**18:
+        return f"{value:.0e} (no limit)"  # transformers' VERY_LARGE_INTEGER sentinel
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+    if isinstance(value, str) and len(value) <= _MAX_SHOWN and value.isprintable():
+        text = value  # plain; anything with newlines or control characters stays JSON-escaped
+    if len(text) > _MAX_SHOWN:
+        text = text[: _MAX_SHOWN - 1] + "…"
+    return "".join(_visible(c) for c in text)
+
+
+def _visible(char: str) -> str:
+    """A control, format or unassigned character escaped, so a summary stays one printable line."""
+    if not unicodedata.category(char).startswith(("C", "Zl", "Zp")):
+        return char
+    return f"\\u{ord(char):04x}" if ord(char) < 0x10000 else f"\\U{ord(char):08x}"
+
+
+def summarise_value(value: Any) -> Any:
+    """The value as kept in `detail`: verbatim when small, else a size + digest summary."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if len(text) <= _MAX_DETAIL:
+        return value
+    import hashlib
+
+    return {
+        "summarised": True,
+        "type": type(value).__name__,
+        "chars": len(text),
+        "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "head": text[:200],
+    }
+
+
+def make_change(
+    kind: Kind,
+    severity: Severity,
+    *,
+    file: str,
+    key: str | None,
+    old: Any,
+    new: Any,
+    summary: str,
+    direction: str = RISK,
+    **extra: Any,
+) -> ChangeRecord:
+    """One change; `detail` always carries file/key/old/new (summarised when large) and direction."""
+    if direction not in (RISK, FIX):
+        raise ValueError(f"direction must be 'risk' or 'fix', not {direction!r}")
+    if kind is Kind.METADATA and severity is not Severity.INFO:
+        severity = Severity.INFO  # metadata is never above info
+    detail: dict[str, Any] = {
+        "file": file,
+        "key": key,
+        "old": summarise_value(old),
+        "new": summarise_value(new),
+        "direction": direction,
+    }
+    detail.update(extra)
+    path = f"{file}:{key}" if key else file
+    return ChangeRecord(
+        kind=kind, severity=severity, path=path, summary=summary, detail=detail, direction=direction
+    )

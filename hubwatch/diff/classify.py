@@ -1,0 +1,177 @@
+"""The change taxonomy's rules: which kind a JSON key belongs to, its severity and direction.
+
+Keys are classified from the leaf towards the root, so `rope_scaling.factor` is a context change,
+`text_config.vocab_size` an architecture change and `auto_map.AutoConfig` custom code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hubwatch.domain.records import Kind, Severity
+
+from .changes import FIX, RISK
+from .jsondiff import MISSING, KeyChange
+
+__all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "severity_for"]
+
+FileRole = str  # "config" | "generation" | "tokenizer" | "processor"
+
+SPECIAL_TOKEN_KEY = re.compile(
+    r"^(bos|eos|pad|unk|sep|cls|mask|gmask|eop|end|decoder_start|forced_bos|forced_eos)"
+    r"_token(_id|_ids|s)?$"
+)
+SPECIAL_TOKEN_FLAGS = frozenset({"add_bos_token", "add_eos_token", "additional_special_tokens", "stop_words_ids"})
+METADATA_KEYS = frozenset(
+    {
+        "transformers_version",
+        "_name_or_path",
+        "name_or_path",
+        "_commit_hash",
+        "_from_model_config",
+        "special_tokens_map_file",
+        "tokenizer_file",
+        "_attn_implementation_autoset",
+    }
+)
+CONTEXT_KEYS = frozenset(
+    {
+        "max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_sequence_length",
+        "max_seq_len", "model_max_length", "sliding_window", "use_sliding_window",
+        "max_window_layers", "sliding_window_pattern", "attention_window", "layer_types",
+        "rope_scaling", "rope_theta", "rope_parameters", "rotary_emb_base", "rope_ratio",
+        "use_dynamic_ntk", "use_logn_attn", "original_max_position_embeddings", "rotary_pct",
+        "rotary_dim", "partial_rotary_factor", "position_embedding_type",
+    }
+)  # fmt: skip
+ARCHITECTURE_KEYS = frozenset(
+    {
+        "model_type", "architectures", "architecture", "hidden_size", "n_embd", "d_model",
+        "num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_attention_heads", "n_head",
+        "num_heads", "num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query",
+        "multi_query_group_num", "multi_query_attention", "intermediate_size", "ffn_hidden_size",
+        "n_inner", "ffn_dim", "vocab_size", "padded_vocab_size", "num_local_experts",
+        "num_experts", "num_experts_per_tok", "n_routed_experts", "n_shared_experts",
+        "moe_intermediate_size", "head_dim", "kv_channels", "tie_word_embeddings", "kv_lora_rank",
+        "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "qk_nope_head_dim",
+        "first_k_dense_replace", "new_decoder_architecture", "parallel_attn", "alibi",
+        "hidden_act", "activation_function", "text_config", "vision_config", "audio_config",
+    }
+)  # fmt: skip
+DTYPE_KEYS = frozenset(
+    {"torch_dtype", "dtype", "params_dtype", "bf16", "fp16", "fp32", "quantization_config", "compression_config"}
+)
+GENERATION_KEYS = frozenset(
+    {
+        "max_length", "min_length", "max_new_tokens", "min_new_tokens", "do_sample", "temperature",
+        "top_p", "top_k", "min_p", "typical_p", "repetition_penalty", "num_beams",
+        "num_beam_groups", "no_repeat_ngram_size", "length_penalty", "early_stopping",
+        "num_return_sequences", "diversity_penalty", "bad_words_ids", "suppress_tokens",
+        "begin_suppress_tokens", "chat_format",
+    }
+)  # fmt: skip
+CUSTOM_CODE_KEYS = frozenset({"auto_map"})
+UNLIMITED = 10**18  # model_max_length at or above this is transformers' "no limit" sentinel
+
+DEFAULT_SEVERITY: dict[Kind, Severity] = {
+    Kind.ARCHITECTURE: Severity.HIGH,
+    Kind.CONTEXT: Severity.MEDIUM,
+    Kind.SPECIAL_TOKENS: Severity.HIGH,
+    Kind.TOKENIZER: Severity.MEDIUM,
+    Kind.CHAT_TEMPLATE: Severity.HIGH,
+    Kind.GENERATION_DEFAULTS: Severity.LOW,
+    Kind.DTYPE: Severity.MEDIUM,
+    Kind.WEIGHTS: Severity.MEDIUM,
+    Kind.CUSTOM_CODE: Severity.HIGH,
+    Kind.PICKLE: Severity.HIGH,
+    Kind.LICENSE: Severity.MEDIUM,
+    Kind.CARD: Severity.LOW,
+    Kind.FILES: Severity.LOW,
+    Kind.CONFIG: Severity.LOW,
+    Kind.METADATA: Severity.INFO,
+}
+
+
+def _kind_of_name(name: str) -> Kind | None:
+    if name in METADATA_KEYS:
+        return Kind.METADATA
+    if SPECIAL_TOKEN_KEY.match(name) or name in SPECIAL_TOKEN_FLAGS:
+        return Kind.SPECIAL_TOKENS
+    if name in CUSTOM_CODE_KEYS:
+        return Kind.CUSTOM_CODE
+    if name in CONTEXT_KEYS:
+        return Kind.CONTEXT
+    if name in DTYPE_KEYS:
+        return Kind.DTYPE
+    if name in ARCHITECTURE_KEYS:
+        return Kind.ARCHITECTURE
+    if name in GENERATION_KEYS:
+        return Kind.GENERATION_DEFAULTS
+    return None
+
+
+def classify_key(role: FileRole, path: tuple[str, ...]) -> Kind:
+    """The kind of a changed key in a file of the given role."""
+    for name in reversed(path):
+        kind = _kind_of_name(name)
+        if kind is not None:
+            if role == "generation" and kind in (Kind.ARCHITECTURE, Kind.CONTEXT, Kind.DTYPE):
+                return Kind.GENERATION_DEFAULTS  # e.g. max_length in generation_config
+            return kind
+    if role == "generation":
+        return Kind.GENERATION_DEFAULTS
+    if role == "tokenizer":
+        return Kind.TOKENIZER
+    return Kind.CONFIG
+
+
+def _ids(value: Any) -> set[Any] | None:
+    if isinstance(value, list):
+        try:
+            return {x if not isinstance(x, list) else tuple(x) for x in value}
+        except TypeError:
+            return None
+    if value is None or value is MISSING:
+        return set()
+    if isinstance(value, (int, str)):
+        return {value}
+    return None
+
+
+def direction_for(kind: Kind, change: KeyChange) -> str:
+    """Whether older revisions ("fix") or this revision onward ("risk") are affected."""
+    if kind is Kind.SPECIAL_TOKENS:
+        if isinstance(change.new, bool):  # add_bos_token / add_eos_token
+            return FIX if change.new else RISK
+        before, after = _ids(change.old), _ids(change.new)
+        if change.op == "removed" or not after:
+            return RISK  # a special token disappeared
+        if change.op == "added" or before is None or after is None or before <= after:
+            return FIX  # defined where it was missing, or extended (an eos id added)
+        if before & after:
+            return RISK  # some of several ids dropped
+        return FIX  # replaced outright: a corrected token
+    if kind is Kind.CONTEXT:
+        old, new = change.old, change.new
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (old, new))
+        unlimited = numeric and new >= UNLIMITED  # transformers' VERY_LARGE_INTEGER: no limit set
+        return FIX if numeric and new > old and not unlimited else RISK
+    if kind is Kind.GENERATION_DEFAULTS:
+        return FIX
+    if kind is Kind.CUSTOM_CODE:
+        return FIX if change.op == "removed" else RISK
+    return RISK
+
+
+def severity_for(kind: Kind, change: KeyChange) -> Severity:
+    """Severity of one key change of a kind (see docs/changes.md)."""
+    if kind is Kind.CUSTOM_CODE:
+        return {"added": Severity.HIGH, "changed": Severity.MEDIUM, "removed": Severity.LOW}[change.op]
+    base = DEFAULT_SEVERITY[kind]
+    explicit_default = (change.old is MISSING and change.new is None) or (
+        change.old is None and change.new is MISSING
+    )
+    if explicit_default and base.rank > Severity.LOW.rank:
+        return Severity.LOW  # `null` written out or dropped: the default either way
+    return base

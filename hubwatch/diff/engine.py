@@ -1,0 +1,67 @@
+"""diff_snapshots: every file-kind differ run on two revisions, merged into one ordered list."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hubwatch.domain.records import ChangeRecord, Severity
+from hubwatch.domain.snapshot import Snapshot
+
+from .card import diff_card
+from .configs import diff_json_file
+from .files import diff_files
+from .sandbox import RenderLimits
+from .templates import diff_templates
+from .tokenizer import diff_added_tokens_json, diff_tokenizer_config, diff_tokenizer_json
+from .weights import diff_weights
+
+__all__ = ["diff_snapshots"]
+
+_JSON_ROLES = {
+    "config.json": "config",
+    "generation_config.json": "generation",
+    "preprocessor_config.json": "processor",
+    "processor_config.json": "processor",
+}
+
+
+def _content_records(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
+    records: list[ChangeRecord] = []
+    for file, role in _JSON_ROLES.items():
+        a, b = old.contents.get(file), new.contents.get(file)
+        if a != b:
+            records += diff_json_file(file, role, a, b)
+    for file in ("tokenizer_config.json", "special_tokens_map.json"):
+        a, b = old.contents.get(file), new.contents.get(file)
+        if a != b:
+            records += diff_tokenizer_config(file, a, b)
+    for file, differ in (("added_tokens.json", diff_added_tokens_json), ("tokenizer.json", diff_tokenizer_json)):
+        a, b = old.contents.get(file), new.contents.get(file)
+        if a != b:
+            records += differ(file, a, b)
+    return records
+
+
+def _order(record: ChangeRecord) -> tuple[int, str, str, str]:
+    return (-record.severity.rank, record.kind.value, record.path, record.summary)
+
+
+def diff_snapshots(old: Snapshot | None, new: Snapshot, *, limits: RenderLimits | None = None) -> list[ChangeRecord]:
+    """What changed from `old` to `new`, classified (most severe first; [] when nothing did).
+
+    `old=None` means `new` is the repo's first known revision: the result then describes its
+    initial state (what an empty repo → `new` diff finds), every record at info severity with
+    `detail["initial"] = True`, so nothing about a first revision is alarming by itself.
+    """
+    base = old if old is not None else Snapshot(sha="", files={})
+    records = _content_records(base, new)
+    records += diff_templates(base, new, limits)
+    records += diff_weights(base, new)
+    records += diff_files(base, new)
+    records += diff_card(base, new)
+    if old is None:
+        records = [
+            replace(r, severity=Severity.INFO, detail={**r.detail, "initial": True, "severity_if_changed": r.severity.value})
+            for r in records
+        ]
+    return sorted(records, key=_order)

@@ -1,0 +1,149 @@
+"""Semantic diff of the weight manifest: safetensors headers, the index and the shard files.
+
+Reports tensors added/removed/reshaped, dtype changes, re-uploads with identical shapes but a new
+LFS sha256, sharding changes, total_size changes, and total parameters and bytes before → after.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Mapping
+
+from hubwatch.domain.records import ChangeRecord, Kind, Severity
+from hubwatch.domain.remote_data import load_remote_json
+from hubwatch.domain.snapshot import Snapshot
+
+from .changes import RISK, make_change
+
+__all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals"]
+
+DTYPE_BYTES = {
+    "F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,
+    "U16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "F8_E8M0": 1, "I8": 1, "U8": 1, "BOOL": 1, "F4": 0.5,
+    "F6_E2M3": 0.75, "F6_E3M2": 0.75,
+}  # fmt: skip
+_INDEX_SUFFIX = ".safetensors.index.json"
+
+
+def _tensors(snapshot: Snapshot) -> dict[str, tuple[str, str, tuple[int, ...]]]:
+    """tensor → (file, dtype, shape) from the safetensors headers."""
+    out: dict[str, tuple[str, str, tuple[int, ...]]] = {}
+    for file, header in snapshot.safetensors.items():
+        for name, info in header.items():
+            if name.startswith("__") or not isinstance(info, Mapping):
+                continue
+            shape = tuple(int(x) for x in info.get("shape") or ())
+            out[name] = (file, str(info.get("dtype")), shape)
+    return out
+
+
+def _index(snapshot: Snapshot) -> tuple[str | None, dict[str, str], int | None]:
+    """(index path, weight_map, metadata.total_size) of the first safetensors index."""
+    for path in sorted(snapshot.contents):
+        if path.endswith(_INDEX_SUFFIX):
+            try:
+                doc = load_remote_json(snapshot.contents[path])
+            except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
+                return path, {}, None
+            if not isinstance(doc, dict):
+                return path, {}, None
+            raw_map, meta = doc.get("weight_map"), doc.get("metadata")
+            weight_map: dict[str, Any] = raw_map if isinstance(raw_map, dict) else {}
+            total = meta.get("total_size") if isinstance(meta, dict) else None
+            return path, {str(k): str(v) for k, v in weight_map.items()}, total if isinstance(total, int) else None
+    return None, {}, None
+
+
+def manifest_totals(snapshot: Snapshot) -> dict[str, int | None]:
+    """Total parameters and bytes of the checkpoint (headers first, else the index's total_size)."""
+    tensors = _tensors(snapshot)
+    if tensors:
+        params = sum(math.prod(shape) for _, _, shape in tensors.values())
+        size = sum(math.prod(shape) * DTYPE_BYTES.get(dtype, 0) for _, dtype, shape in tensors.values())
+        return {"parameters": params, "bytes": int(size)}
+    return {"parameters": None, "bytes": _index(snapshot)[2]}
+
+
+def _shards(snapshot: Snapshot) -> set[str]:
+    listed = {p for p in snapshot.files if p.endswith(".safetensors")}
+    return listed | set(snapshot.safetensors) | set(_index(snapshot)[1].values())
+
+
+def _human(n: int | None) -> str:
+    if n is None:
+        return "?"
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(value) < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.2f} {unit}"
+        value /= 1000
+    return str(n)
+
+
+def _names(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
+    """Changes of the weight manifest between two revisions."""
+    totals = {"before": manifest_totals(old), "after": manifest_totals(new)}
+    old_t, new_t = _tensors(old), _tensors(new)
+    old_path, old_map, old_total = _index(old)
+    new_path, new_map, new_total = _index(new)
+    records: list[ChangeRecord] = []
+
+    def add(kind: Kind, severity: Severity, key: str | None, before: Any, after: Any, summary: str, **extra: Any) -> None:
+        file = new_path or old_path or "weights"
+        records.append(make_change(kind, severity, file=file, key=key, old=before, new=after,
+                                   summary=summary, direction=RISK, totals=totals, **extra))  # fmt: skip
+
+    # Which tensors exist: headers when both sides have them, else the index weight maps.
+    before_names = set(old_t) if old_t and new_t else set(old_map)
+    after_names = set(new_t) if old_t and new_t else set(new_map)
+    if before_names and after_names and before_names != after_names:
+        added, removed = sorted(after_names - before_names), sorted(before_names - after_names)
+        parts = [f"{len(added)} tensors added" if added else "", f"{len(removed)} removed" if removed else ""]
+        add(Kind.WEIGHTS, Severity.HIGH, "tensors", removed, added,
+            f"{' and '.join(p for p in parts if p)}: {_names(added or removed)}")  # fmt: skip
+    common = sorted(set(old_t) & set(new_t))
+    reshaped = [n for n in common if old_t[n][2] != new_t[n][2]]
+    if reshaped:
+        n = reshaped[0]
+        add(Kind.WEIGHTS, Severity.HIGH, "shapes", {k: list(old_t[k][2]) for k in reshaped[:50]},
+            {k: list(new_t[k][2]) for k in reshaped[:50]},
+            f"{len(reshaped)} tensors reshaped: {n} {list(old_t[n][2])} → {list(new_t[n][2])}")  # fmt: skip
+    dtype_moves = Counter((old_t[n][1], new_t[n][1]) for n in common if old_t[n][1] != new_t[n][1])
+    if dtype_moves:
+        text = ", ".join(f"{a} → {b} ({c} tensors)" for (a, b), c in dtype_moves.most_common())
+        add(Kind.DTYPE, Severity.MEDIUM, "dtype", sorted({a for a, _ in dtype_moves}),
+            sorted({b for _, b in dtype_moves}), f"weights dtype {text}")  # fmt: skip
+    # Re-uploads: same shard path, new LFS sha256.
+    reuploaded = sorted(
+        p for p in set(old.files) & set(new.files)
+        if p.endswith(".safetensors") and old.files[p].lfs_sha256 and new.files[p].lfs_sha256
+        and old.files[p].lfs_sha256 != new.files[p].lfs_sha256
+    )  # fmt: skip
+    if reuploaded:
+        same_shapes = not reshaped and not dtype_moves
+        count = sum(1 for f, _, _ in new_t.values() if f in reuploaded)
+        what = f"{count} tensors in {len(reuploaded)} files" if count else f"{len(reuploaded)} files"
+        add(Kind.WEIGHTS, Severity.MEDIUM, "lfs_sha256",
+            {p: old.files[p].lfs_sha256 for p in reuploaded}, {p: new.files[p].lfs_sha256 for p in reuploaded},
+            f"weights re-uploaded: {what}" + (" with identical shapes and dtypes" if same_shapes and new_t else ""),
+            files=reuploaded)  # fmt: skip
+    old_shards, new_shards = _shards(old), _shards(new)
+    if old_path != new_path or (old_shards and new_shards and old_shards != new_shards):
+        if old_path and not new_path:
+            summary = f"weight index {old_path} removed (was {len(old_shards)} shards)"
+        elif new_path and not old_path:
+            summary = f"weight index {new_path} added ({len(new_shards)} shards)"
+        else:
+            summary = f"sharding changed: {len(old_shards)} → {len(new_shards)} weight files"
+        add(Kind.WEIGHTS, Severity.LOW, "shards", sorted(old_shards), sorted(new_shards), summary)
+    if old_total is not None and new_total is not None and old_total != new_total:
+        delta = new_total - old_total
+        add(Kind.WEIGHTS, Severity.MEDIUM, "metadata.total_size", old_total, new_total,
+            f"total_size {_human(old_total)} → {_human(new_total)} ({'+' if delta > 0 else ''}{delta} bytes)")  # fmt: skip
+    return records

@@ -1,0 +1,1 @@
+"""The shared vocabulary: typed, frozen values every room speaks (stdlib and PyYAML only)."""

@@ -1,0 +1,129 @@
+"""The emulator's `/_sim` control routes (advance, reset, faults, state) and outgoing hub-style webhooks."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from hubwatch.hubsim.faults import FaultConfig, FaultError
+from hubwatch.hubsim.state import Advance, SimError, SimState, parse_at
+
+__all__ = ["WebhookSender", "advance", "faults", "reset", "sim_state", "webhook_payload"]
+
+log = logging.getLogger(__name__)
+
+
+def webhook_payload(event: Advance, base_url: str) -> dict[str, object]:
+    """The body the hub POSTs for a push to main (scope repo.content, webhook version 3)."""
+    org = event.repo_id.split("/", 1)[0]
+    return {
+        "event": {"action": "update", "scope": "repo.content"},
+        "repo": {
+            "type": "model",
+            "name": event.repo_id,
+            "id": f"hubsim-{event.repo_id}",
+            "private": False,
+            "url": {"web": f"{base_url}/{event.repo_id}", "api": f"{base_url}/api/models/{event.repo_id}"},
+            "owner": {"id": f"hubsim-{org}"},
+            "headSha": event.commit.sha,
+        },
+        "updatedRefs": [{"ref": "refs/heads/main", "oldSha": event.old_sha, "newSha": event.commit.sha}],
+        "webhook": {"id": "hubsim-webhook", "version": 3},
+    }
+
+
+class WebhookSender:
+    """Posts one webhook per advance from a background thread; failures are logged, never raised."""
+
+    def __init__(self, url: str, secret: str | None, base_url: str = "http://127.0.0.1") -> None:
+        self.url = url
+        self.secret = secret
+        self.base_url = base_url
+        self.delivered = 0
+        self.failed = 0
+
+    def __call__(self, event: Advance) -> None:
+        threading.Thread(target=self._send, args=(event,), name="hubsim-webhook", daemon=True).start()
+
+    def _send(self, event: Advance) -> None:
+        headers = {"Content-Type": "application/json"}
+        if self.secret is not None:
+            headers["X-Webhook-Secret"] = self.secret
+        try:
+            r = httpx.post(
+                self.url, content=json.dumps(webhook_payload(event, self.base_url)), headers=headers, timeout=10
+            )
+            r.raise_for_status()
+            self.delivered += 1
+        except httpx.HTTPError as exc:
+            self.failed += 1
+            log.warning("hubsim: webhook to %s for %s failed: %s", self.url, event.repo_id, exc)
+
+
+def _state(request: Request) -> SimState:
+    state: SimState = request.app.state.sim
+    return state
+
+
+async def advance(request: Request) -> Response:
+    """`POST /_sim/{org}/{name}/advance`: reveal the next version; 409 at the end."""
+    event = _state(request).advance(f"{request.path_params['org']}/{request.path_params['name']}")
+    return JSONResponse(
+        {
+            "repo": event.repo_id,
+            "sha": event.commit.sha,
+            "version": event.commit.version,
+            "old_sha": event.old_sha,
+            "visible": event.visible,
+            "total": event.total,
+        }
+    )
+
+
+async def _json_body(request: Request) -> dict[str, object]:
+    body = await request.body()
+    if not body.strip():
+        return {}
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise SimError(400, "BadRequest", f"body is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SimError(400, "BadRequest", "body must be a JSON object")
+    return data
+
+
+async def reset(request: Request) -> Response:
+    """`POST /_sim/reset` (optional `{"at": "v2"}`): back to the start state, faults included."""
+    data = await _json_body(request)
+    state = _state(request)
+    try:
+        raw = data.get("at", state.start_at)
+        if raw is not None and not isinstance(raw, (str, int)):
+            raise TypeError(f"at must be vK, K or null, got {raw!r}")
+        at = parse_at(raw)
+    except (ValueError, TypeError) as exc:
+        raise SimError(400, "BadRequest", str(exc)) from exc
+    state.reset(at)
+    return JSONResponse(state.snapshot())
+
+
+async def faults(request: Request) -> Response:
+    """`GET /_sim/faults`: the live faults; `POST` a JSON FaultConfig to replace them."""
+    state = _state(request)
+    if request.method == "POST":
+        try:
+            state.faults.set(FaultConfig.from_mapping(await _json_body(request)))
+        except FaultError as exc:
+            raise SimError(400, "BadRequest", str(exc)) from exc
+    return JSONResponse(state.faults.config.to_json())
+
+
+async def sim_state(request: Request) -> Response:
+    """`GET /_sim/state`: per repo the versions shown and the head; the live faults."""
+    return JSONResponse(_state(request).snapshot())

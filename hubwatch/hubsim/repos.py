@@ -1,0 +1,239 @@
+"""Loads a ROOT folder of repo histories (`<org>__<name>/v1/…`) into commits with hub-style file metadata."""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import hashlib
+import io
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hubwatch.hubsim.safetensors import (
+    VirtualSafetensors,
+    WeightsSpecError,
+    parse_weights_json,
+)
+
+__all__ = [
+    "LFS_PATTERNS",
+    "Commit",
+    "HistoryError",
+    "RepoFile",
+    "RepoHistory",
+    "load_repo",
+    "load_root",
+]
+
+# Files the hub stores with Git LFS (the default .gitattributes of a new repo), plus anything > 10 MiB.
+LFS_PATTERNS: tuple[str, ...] = (
+    "*.safetensors", "*.bin", "*.pt", "*.pth", "*.ckpt", "*.gguf", "*.ggml", "*.h5", "*.onnx",
+    "*.msgpack", "*.model", "*.npy", "*.npz", "*.pkl", "*.pickle", "*.joblib", "*.ot", "*.pb",
+    "*.tflite", "*.mlmodel", "*.arrow", "*.parquet", "*.zip", "*.gz", "*.tar", "*.xz", "*.zst",
+)  # fmt: skip
+LFS_SIZE = 10 * 1024 * 1024
+_VERSION = re.compile(r"^v(\d+)$")
+_DATE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
+WEIGHTS_SPEC = "weights.json"
+GATED_FILE = "GATED"
+HISTORY_FILE = "HISTORY.tsv"
+
+
+class HistoryError(ValueError):
+    """A history folder does not follow the format; the message names the folder or file."""
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The git object id of a blob with this content (what the hub calls `oid`/`blobId`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def lfs_pointer(sha256: str, size: int) -> bytes:
+    return f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha256}\nsize {size}\n".encode()
+
+
+def is_lfs(path: str, size: int) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return size > LFS_SIZE or any(fnmatch.fnmatchcase(name, p) for p in LFS_PATTERNS)
+
+
+@dataclass(frozen=True)
+class RepoFile:
+    """One file of one revision: where its bytes come from and the metadata the hub reports."""
+
+    path: str
+    size: int
+    blob_id: str  # git oid of the content, or of the LFS pointer for LFS files
+    lfs_sha256: str | None
+    pointer_size: int | None
+    source: Path | VirtualSafetensors
+
+    def iter_bytes(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        """Bytes `start..end` (inclusive; default to the end) in chunks."""
+        if isinstance(self.source, VirtualSafetensors):
+            yield from self.source.iter_bytes(start, end)
+            return
+        last = self.size - 1 if end is None else min(end, self.size - 1)
+        with self.source.open("rb") as fh:
+            fh.seek(start)
+            left = last + 1 - start
+            while left > 0:
+                chunk = fh.read(min(left, 1024 * 1024))
+                if not chunk:
+                    break
+                left -= len(chunk)
+                yield chunk
+
+    def read(self) -> bytes:
+        return b"".join(self.iter_bytes())
+
+    @property
+    def etag(self) -> str:
+        """What the hub puts in ETag / X-Linked-Etag: the LFS sha256, else the git blob id."""
+        return self.lfs_sha256 or self.blob_id
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One revision: the `vN` folder it comes from and its files (path → file)."""
+
+    sha: str
+    version: str
+    number: int
+    date: datetime
+    title: str
+    message: str
+    files: Mapping[str, RepoFile]
+
+
+@dataclass(frozen=True)
+class RepoHistory:
+    """A repo's whole history, oldest first; `gated_token` None = public, "" = any token opens it."""
+
+    repo_id: str
+    folder: Path
+    commits: tuple[Commit, ...]
+    gated_token: str | None
+
+
+def _file_from_bytes(path: str, data: bytes, source: Path) -> RepoFile:
+    if is_lfs(path, len(data)):
+        sha256 = hashlib.sha256(data).hexdigest()
+        pointer = lfs_pointer(sha256, len(data))
+        return RepoFile(path, len(data), git_blob_sha1(pointer), sha256, len(pointer), source)
+    return RepoFile(path, len(data), git_blob_sha1(data), None, None, source)
+
+
+def _file_from_virtual(path: str, virtual: VirtualSafetensors) -> RepoFile:
+    sha256 = virtual.sha256()
+    pointer = lfs_pointer(sha256, virtual.size)
+    return RepoFile(path, virtual.size, git_blob_sha1(pointer), sha256, len(pointer), virtual)
+
+
+def _load_files(version_dir: Path) -> dict[str, RepoFile]:
+    files: dict[str, RepoFile] = {}
+    for item in sorted(version_dir.rglob("*")):
+        if not item.is_file():
+            continue
+        rel = item.relative_to(version_dir).as_posix()
+        if rel == WEIGHTS_SPEC:
+            continue
+        files[rel] = _file_from_bytes(rel, item.read_bytes(), item)
+    spec = version_dir / WEIGHTS_SPEC
+    if spec.is_file():
+        try:
+            virtual = parse_weights_json(spec.read_bytes(), str(spec))
+        except WeightsSpecError as exc:
+            raise HistoryError(str(exc)) from exc
+        for rel, layout in virtual.items():
+            if rel in files:
+                raise HistoryError(f"{spec}: {rel} is both a real file and described in {WEIGHTS_SPEC}")
+            files[rel] = _file_from_virtual(rel, layout)
+    return dict(sorted(files.items()))
+
+
+def _read_history(path: Path) -> dict[str, dict[str, str]]:
+    if not path.is_file():
+        return {}
+    rows = csv.DictReader(io.StringIO(path.read_text(encoding="utf-8")), delimiter="\t", quoting=csv.QUOTE_NONE)
+    if rows.fieldnames is None or "version" not in rows.fieldnames:
+        raise HistoryError(f"{path}: the header row must have a 'version' column")
+    return {(row.get("version") or "").strip(): row for row in rows}
+
+
+def _parse_date(cell: str, where: str) -> datetime | None:
+    if not cell.strip():
+        return None
+    match = _DATE.match(cell)
+    if match is None:
+        raise HistoryError(f"{where}: date {cell!r} does not start with YYYY-MM-DD")
+    day = datetime.strptime(match.group(1), "%Y-%m-%d").replace(tzinfo=UTC)
+    if match.group(2):
+        hms = (match.group(2) + ":00")[:8]
+        h, m, s = (int(x) for x in hms.split(":"))
+        return day.replace(hour=h, minute=m, second=s)
+    return day
+
+
+def _derived_sha(repo_id: str, version: str, files: Mapping[str, RepoFile]) -> str:
+    digest = hashlib.sha1(f"{repo_id}\n{version}\n".encode())
+    for path, f in files.items():
+        digest.update(f"{path}\0{f.blob_id}\n".encode())
+    return digest.hexdigest()
+
+
+def load_repo(folder: Path) -> RepoHistory:
+    """Load one `<org>__<name>` folder; raises HistoryError naming what is wrong."""
+    org, sep, name = folder.name.partition("__")
+    if not sep or not org or not name:
+        raise HistoryError(f"{folder}: a repo folder is named <org>__<name>")
+    repo_id = f"{org}/{name}"
+    versions = sorted(
+        ((int(m.group(1)), d) for d in folder.iterdir() if d.is_dir() and (m := _VERSION.match(d.name))),
+    )
+    if not versions:
+        raise HistoryError(f"{folder}: no version folders (v1/, v2/, …)")
+    rows = _read_history(folder / HISTORY_FILE)
+    commits: list[Commit] = []
+    seen: set[str] = set()
+    for position, (number, vdir) in enumerate(versions):
+        version = vdir.name
+        where = f"{folder / HISTORY_FILE} ({version})"
+        row = rows.get(version, {})
+        files = _load_files(vdir)
+        sha = (row.get("commit") or "").strip().lower() or _derived_sha(repo_id, version, files)
+        if not _SHA.match(sha):
+            raise HistoryError(f"{where}: commit {sha!r} is not 40 hex digits")
+        if sha in seen:
+            raise HistoryError(f"{where}: commit {sha} appears twice")
+        seen.add(sha)
+        date = _parse_date(row.get("date") or "", where)
+        if date is None:
+            date = commits[-1].date + timedelta(hours=1) if commits else _DEFAULT_START + timedelta(hours=position)
+        elif date.hour == date.minute == date.second == 0:
+            date += timedelta(minutes=position)  # keep same-day commits in order
+        text = (row.get("message") or "").strip() or f"Upload revision {version}"
+        title, _, body = text.partition("\n")
+        commits.append(Commit(sha, version, number, date, title.strip(), body.strip(), files))
+    gated = folder / GATED_FILE
+    token = gated.read_text(encoding="utf-8").strip() if gated.is_file() else None
+    return RepoHistory(repo_id, folder, tuple(commits), token)
+
+
+def load_root(root: Path) -> dict[str, RepoHistory]:
+    """Every `<org>__<name>/` folder under `root` (other entries are ignored), by repo id."""
+    if not root.is_dir():
+        raise HistoryError(f"{root}: not a folder")
+    repos: dict[str, RepoHistory] = {}
+    for folder in sorted(root.iterdir()):
+        if folder.is_dir() and "__" in folder.name:
+            history = load_repo(folder)
+            repos[history.repo_id] = history
+    if not repos:
+        raise HistoryError(f"{root}: no repo folders (<org>__<name>/v1/…)")
+    return repos

@@ -1,0 +1,171 @@
+"""Finds pinned (and unpinned) model revisions in a code base, without running any of it."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hubwatch.domain.records import RepoId
+from hubwatch.pincheck.pins_python import scan_python
+from hubwatch.pincheck.pins_text import (
+    Found,
+    scan_notebook_shell,
+    scan_shell,
+    scan_toml,
+    scan_yaml,
+)
+from hubwatch.domain.remote_data import load_remote_json
+
+__all__ = ["Pin", "ScanReport", "pin_kind", "scan_path", "scan_text"]
+
+SKIP_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox", ".nox",
+     ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "build", "dist", ".eggs"}
+)
+MAX_BYTES = 2_000_000
+_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_FLOATING = frozenset({"main", "master", "head"})
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One use of a hub model in the scanned code: where, which repo, which revision."""
+
+    path: str  # relative to the scanned root, with '/'
+    line: int  # 1-based (within the cell for notebooks)
+    repo: RepoId
+    revision: str | None  # None: no revision given
+    style: str  # python, hf-url, yaml, json, toml, cli
+    cell: int | None = None  # notebook cell number (1-based)
+    dynamic: bool = False  # the revision is computed at run time; we do not evaluate code
+
+    @property
+    def where(self) -> str:
+        cell = f" (cell {self.cell})" if self.cell is not None else ""
+        return f"{self.path}:{self.line}{cell}"
+
+    @property
+    def kind(self) -> str:
+        return pin_kind(self.revision, self.dynamic)
+
+
+def pin_kind(revision: str | None, dynamic: bool = False) -> str:
+    """`commit` (hex, ≥7), `unpinned` (none or main), `ref` (another branch or tag), `dynamic`."""
+    if dynamic:
+        return "dynamic"
+    if revision is None or revision.strip().lower() in _FLOATING:
+        return "unpinned"
+    return "commit" if _HEX.match(revision) else "ref"
+
+
+@dataclass(frozen=True)
+class ScanReport:
+    pins: tuple[Pin, ...]
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (path, why) for files not fully read
+    files_scanned: int = 0
+
+
+def _style_of(name: str) -> str | None:
+    lower = name.lower()
+    if lower.endswith(".py"):
+        return "python"
+    if lower.endswith(".ipynb"):
+        return "notebook"
+    if lower.endswith((".yaml", ".yml")):
+        return "yaml"
+    if lower.endswith(".json"):
+        return "json"
+    if lower.endswith(".toml"):
+        return "toml"
+    if lower.endswith((".sh", ".bash", ".zsh")) or lower == "dockerfile" or lower.startswith("dockerfile.") \
+            or lower.endswith((".dockerfile", ".containerfile")) or lower == "containerfile":
+        return "shell"
+    return None
+
+
+def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[str, str]]]:
+    """Pins in one file's text; `style` as returned for its name (python, yaml, json, …)."""
+    skipped: list[tuple[str, str]] = []
+    found: list[Found]
+    if style == "python":
+        found, problem = scan_python(text)
+    elif style in ("yaml", "json"):
+        found, problem = scan_yaml(text, style)
+    elif style == "toml":
+        found, problem = scan_toml(text)
+    elif style == "shell":
+        found, problem = scan_shell(text), None
+    elif style == "notebook":
+        found, problem = _scan_notebook(text)
+    else:
+        raise ValueError(f"unknown file style {style!r}")
+    if problem:
+        skipped.append((rel, problem))
+    pins = []
+    for f in found:
+        try:
+            repo = RepoId.parse(f.repo)
+        except ValueError:
+            continue
+        pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic))
+    return pins, skipped
+
+
+def _scan_notebook(text: str) -> tuple[list[Found], str | None]:
+    try:
+        notebook = load_remote_json(text)  # a notebook nested past the limit is unreadable, not a crash
+        cells = notebook["cells"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return [], f"not a readable notebook ({exc.__class__.__name__})"
+    found: list[Found] = []
+    problems = []
+    for number, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        code = "".join(source) if isinstance(source, list) else str(source)
+        lines = code.split("\n")
+        # IPython magics and shell escapes are not Python: blank them for ast, scan `!` lines as shell.
+        python = "\n".join("" if ln.lstrip().startswith(("!", "%")) else ln for ln in lines)
+        cell_found, problem = scan_python(python)
+        if problem:
+            problems.append(f"cell {number}: {problem}")
+        cell_found += scan_notebook_shell(lines)
+        found += [Found(f.line, f.repo, f.revision, f.style, f.dynamic, number) for f in cell_found]
+    return found, "; ".join(problems) or None
+
+
+def scan_path(root: Path) -> ScanReport:
+    """Every pin under `root` (a folder or one file), sorted by file and line."""
+    root = Path(root)
+    if not root.exists():
+        raise FileNotFoundError(f"{root}: no such file or folder to scan")
+    if root.is_file():
+        files = [(root, root.name)]
+    else:
+        files = []
+        for folder, dirs, names in os.walk(root, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+            for name in sorted(names):
+                full = Path(folder) / name
+                files.append((full, full.relative_to(root).as_posix()))
+    pins: list[Pin] = []
+    skipped: list[tuple[str, str]] = []
+    scanned = 0
+    for full, rel in files:
+        style = _style_of(full.name)
+        if style is None or full.is_symlink():
+            continue
+        size = full.stat().st_size
+        if size > MAX_BYTES:
+            skipped.append((rel, f"larger than {MAX_BYTES // 1_000_000} MB"))
+            continue
+        text = full.read_bytes().decode("utf-8", errors="replace")
+        scanned += 1
+        found, problems = scan_text(text, rel, style)
+        pins += found
+        skipped += problems
+    pins.sort(key=lambda p: (p.path, p.cell or 0, p.line, str(p.repo)))
+    return ScanReport(tuple(pins), tuple(skipped), scanned)

@@ -1,0 +1,89 @@
+"""Advisories over real histories polled through the emulator: valid, deterministic, reverts linked."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from hubwatch.settings import Settings
+from hubwatch.storage import Store
+from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.tracker.hub import HubClient
+from hubwatch.advisories.osv import validate_osv
+from hubwatch.advisories.osv_export import export_files
+from hubwatch.tracker.poller import poll_repos
+
+REPOS = [RepoId.parse(r) for r in ("meta-llama/Llama-2-7b-hf", "tiiuae/falcon-7b-instruct", "deepseek-ai/DeepSeek-R1")]
+
+
+def poll_into_fresh_store(url: str, sim: Any) -> list[AdvisoryRecord]:
+    settings = Settings(database_url=url, hub_endpoint=sim.url)
+    store = Store.open(url)
+    try:
+        for repo in REPOS:
+            store.watch(repo)
+        poll_repos(REPOS, hub=HubClient.from_settings(settings), store=store, settings=settings)
+        return store.advisories()
+    finally:
+        store.close()
+
+
+def shas(root: Path, repo: RepoId) -> dict[str, str]:
+    text = (root / f"{repo.org}__{repo.name}" / "HISTORY.tsv").read_text(encoding="utf-8")
+    return {r["version"]: r["commit"] for r in csv.DictReader(text.splitlines(), delimiter="\t", quoting=csv.QUOTE_NONE)}
+
+
+def test_polling_the_same_history_twice_gives_identical_advisories(
+    hubsim_factory: Any, histories_root: Path, tmp_path: Path
+) -> None:
+    sim = hubsim_factory(at=None)
+    first = poll_into_fresh_store(f"sqlite:///{tmp_path / 'a.db'}", sim)
+    second = poll_into_fresh_store(f"sqlite:///{tmp_path / 'b.db'}", sim)
+    assert first, "real histories produce advisories"
+    assert [(r.id, r.osv, r.modified) for r in first] == [(r.id, r.osv, r.modified) for r in second]
+    assert export_files(first) == export_files(second)
+    for record in first:
+        validate_osv(record.osv)
+        assert record.osv["affected"][0]["package"]["name"] == f"https://huggingface.co/{record.repo}"
+    # every advisory is raised for a revision after the first one of its repo
+    for repo in REPOS:
+        v1 = shas(histories_root, repo)["v1"]
+        assert all(r.revision_sha != v1 for r in first if r.repo == repo)
+
+
+def _ranges(records: list[AdvisoryRecord], v: dict[str, str]) -> dict[tuple[str, str], list[dict[str, str]]]:
+    """(version, direction) → events with commits written as versions."""
+    name = {sha: version for version, sha in v.items()}
+    out = {}
+    for record in records:
+        events = record.osv["affected"][0]["ranges"][0]["events"]
+        key = (name[record.revision_sha], record.osv["database_specific"]["direction"])
+        assert key not in out, f"two {key} records"
+        out[key] = [{k: name.get(x, x) for k, x in e.items()} for e in events]
+    return out
+
+
+def test_move_revert_and_reapply_are_linked_not_duplicated(
+    hubsim_factory: Any, histories_root: Path, tmp_path: Path
+) -> None:
+    """falcon-7b-instruct: v4 moves the model into the library, v5 reverts it, v6 re-applies it."""
+    sim = hubsim_factory(at=None)
+    records = poll_into_fresh_store(f"sqlite:///{tmp_path / 'c.db'}", sim)
+    falcon = RepoId.parse("tiiuae/falcon-7b-instruct")
+    v = shas(histories_root, falcon)
+    mine = [r for r in records if r.repo == falcon]
+    ranges = _ranges(mine, v)
+    assert ranges[("v4", "risk")] == [{"introduced": "v4"}, {"fixed": "v5"}]  # the move, undone by v5
+    assert ranges[("v4", "fix")] == [{"introduced": "0"}, {"fixed": "v4"}]  # bos/eos ids corrected by v4
+    assert ranges[("v5", "risk")] == [{"introduced": "v5"}, {"fixed": "v6"}]  # v5 undid that fix; v6 redid it
+    assert ranges[("v6", "risk")] == [{"introduced": "v6"}]  # the move again, still open
+    assert ("v5", "fix") not in ranges and ("v6", "fix") not in ranges  # reverts are not advised twice
+    by_key = {(r.revision_sha, r.osv["database_specific"]["direction"]): r for r in mine}
+    fix4, risk5 = by_key[(v["v4"], "fix")], by_key[(v["v5"], "risk")]
+    assert fix4.osv["related"] == [risk5.id] and risk5.osv["related"] == [fix4.id]
+    assert {c["kind"] for c in risk5.osv["database_specific"]["changes"]} == {"special_tokens"}
+
+    deepseek = RepoId.parse("deepseek-ai/DeepSeek-R1")
+    ranges = _ranges([r for r in records if r.repo == deepseek], shas(histories_root, deepseek))
+    assert ranges[("v3", "risk")] == [{"introduced": "v3"}, {"fixed": "v4"}]  # add_bos_token off, then on again

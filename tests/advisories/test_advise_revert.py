@@ -1,0 +1,173 @@
+"""Reverts: undoing a risk closes the earlier advisory; undoing a fix opens a new one; no duplicates."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Sequence
+
+from hubwatch.settings import Settings
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.advisories.advise import plan_advisories
+from hubwatch.advisories.osv import advisory_id, validate_osv
+
+REPO = RepoId("acme", "llama")
+SETTINGS = Settings()
+T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
+
+
+def sha(n: int) -> str:
+    return f"{n:040x}"
+
+
+def rev(n: int, days: float | None = None) -> RevisionRecord:
+    return RevisionRecord(sha(n), sha(n - 1), T0 + timedelta(days=n if days is None else days), f"commit {n}")
+
+
+def ch(kind: Kind, sev: Severity, file: str, key: str | None, old: object, new: object,
+       direction: str = "risk") -> ChangeRecord:
+    path = f"{file}:{key}" if key else file
+    return ChangeRecord(kind, sev, path, f"{path}: {old} → {new}",
+                        {"file": file, "key": key, "old": old, "new": new}, direction)
+
+
+class Upserts:
+    """What the store does with the returned records: upsert by id (the later `modified` wins)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, AdvisoryRecord] = {}
+
+    def apply(self, n: int, changes: Sequence[ChangeRecord], days: float | None = None) -> list[AdvisoryRecord]:
+        out = plan_advisories(REPO, rev(n, days), changes, list(self.records.values()), SETTINGS)
+        assert len({r.id for r in out}) == len(out), "one save must not carry an id twice"
+        for record in out:
+            validate_osv(record.osv)
+            old = self.records.get(record.id)
+            assert old is None or record.modified > old.modified
+            self.records[record.id] = record
+        return out
+
+
+ADD_PICKLE = ch(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", None, None, {"size": 100})
+DROP_PICKLE = ch(Kind.FILES, Severity.INFO, "pytorch_model.bin", None, {"size": 100}, None, "fix")
+
+
+def test_removing_the_risky_file_closes_the_earlier_advisory() -> None:
+    db = Upserts()
+    [opened] = db.apply(2, [ADD_PICKLE])
+    out = db.apply(5, [DROP_PICKLE])
+    assert [r.id for r in out] == [opened.id]  # an update, never a second record
+    closed = out[0]
+    assert closed.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(2)}, {"fixed": sha(5)}]
+    assert closed.osv["modified"] == "2024-05-06T00:00:00Z"
+    assert closed.osv["published"] == opened.osv["published"]
+    assert closed.modified > opened.modified and closed.withdrawn is None
+    assert {"type": "FIX", "url": f"https://huggingface.co/acme/llama/commit/{sha(5)}"} in closed.osv["references"]
+    assert closed.osv["database_specific"]["changes"][0]["reverted_by"] == sha(5)
+    assert "undone by" in closed.osv["details"]
+    assert len(db.records) == 1
+
+
+def test_value_set_back_closes_and_the_revert_is_not_advised_again() -> None:
+    db = Upserts()
+    eos = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json", "eos_token_id", 2, [2, 9])
+    [opened] = db.apply(2, [eos])
+    back = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json", "eos_token_id", [2, 9], 2)
+    out = db.apply(3, [back])
+    assert [r.id for r in out] == [opened.id]
+    assert out[0].osv["database_specific"]["fixed_by"] == sha(3)
+
+
+def test_partial_revert_notes_it_but_keeps_the_advisory_open() -> None:
+    db = Upserts()
+    code = ch(Kind.CUSTOM_CODE, Severity.HIGH, "config.json", "auto_map", None, {"AutoModel": "m.M"})
+    [opened] = db.apply(2, [ADD_PICKLE, code])
+    [partial] = db.apply(3, [DROP_PICKLE])
+    assert partial.id == opened.id
+    assert partial.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(2)}]
+    assert partial.modified > opened.modified
+    undo_code = ch(Kind.CUSTOM_CODE, Severity.MEDIUM, "config.json", "auto_map", {"AutoModel": "m.M"}, None, "fix")
+    [closed] = db.apply(4, [undo_code])
+    assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
+
+
+def test_a_key_renamed_back_is_a_revert() -> None:
+    db = Upserts()
+
+    def rename(old_key: str, new_key: str) -> ChangeRecord:
+        return ChangeRecord(Kind.ARCHITECTURE, Severity.LOW, f"config.json:{new_key}", f"{old_key} renamed",
+                            {"file": "config.json", "key": new_key, "old": {old_key: 71}, "new": {new_key: 71},
+                             "renamed_from": old_key})
+
+    [opened] = db.apply(2, [rename("n_head", "num_attention_heads")])
+    assert [r.id for r in db.apply(3, [rename("n_layer", "num_hidden_layers")])] != [opened.id]  # another key
+    [closed] = db.apply(4, [rename("num_attention_heads", "n_head")])
+    assert closed.id == opened.id and closed.osv["database_specific"]["fixed_by"] == sha(4)
+
+
+def test_a_different_value_is_not_a_revert() -> None:
+    db = Upserts()
+    [opened] = db.apply(2, [ch(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "mit", "llama2")])
+    out = db.apply(3, [ch(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "llama2", "llama3")])
+    assert [r.id for r in out] != [opened.id] and len(db.records) == 2
+    assert db.records[opened.id].osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(2)}]
+
+
+def test_estimate_changes_without_values_never_match_each_other() -> None:
+    db = Upserts()
+    moved = ChangeRecord(Kind.CONFIG, Severity.MEDIUM, "estimate", "memory moved",
+                         {"file": "config.json", "key": None, "old": None, "new": None, "fit_changed": True})
+    db.apply(2, [moved])
+    out = db.apply(3, [moved])
+    assert len(out) == 1 and out[0].revision_sha == sha(3) and len(db.records) == 2
+
+
+def test_reverting_a_fix_opens_a_new_advisory_at_the_revert() -> None:
+    db = Upserts()
+    fixed = ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template", "bad", "good", "fix")
+    [fix_record] = db.apply(2, [fixed])
+    # the classifier may call the revert a "fix" too; undoing a fix is a risk regardless
+    undo = ch(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json", "chat_template", "good", "bad", "fix")
+    out = {r.id: r for r in db.apply(3, [undo])}
+    reopened_id = advisory_id("x_HUBWATCH", REPO, sha(3), 2024, "risk")
+    assert set(out) == {fix_record.id, reopened_id}
+    reopened = out[reopened_id]
+    assert reopened.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(3)}]
+    assert reopened.osv["database_specific"]["max_severity"] == "high"  # as severe as what was fixed
+    assert reopened.osv["related"] == [fix_record.id]
+    old_fix = out[fix_record.id]
+    assert old_fix.osv["related"] == [reopened.id]
+    assert old_fix.osv["affected"] == fix_record.osv["affected"]
+    # fixing it again closes the reopened advisory instead of raising a new one
+    [closed] = db.apply(4, [ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template",
+                                "bad", "good", "fix")])
+    assert closed.id == reopened.id
+    assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
+
+
+def test_modified_strictly_increases_even_with_out_of_order_commit_dates() -> None:
+    db = Upserts()
+    [opened] = db.apply(2, [ADD_PICKLE], days=10)
+    [closed] = db.apply(3, [DROP_PICKLE], days=9)  # upstream commit dates can go backwards
+    assert closed.modified == opened.modified + timedelta(seconds=1)
+
+
+def test_replaying_a_history_gives_the_same_records() -> None:
+    def replay() -> dict[str, AdvisoryRecord]:
+        db = Upserts()
+        db.apply(2, [ADD_PICKLE, ch(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "t.json", "chat_template", "a", "b", "fix")])
+        db.apply(3, [ch(Kind.CONTEXT, Severity.MEDIUM, "config.json", "max_position_embeddings", 2048, 4096)])
+        db.apply(4, [DROP_PICKLE, ch(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "t.json", "chat_template", "b", "a")])
+        return db.records
+
+    first, second = replay(), replay()
+    assert first.keys() == second.keys() and len(first) == 4
+    assert all(first[k].osv == second[k].osv and first[k].modified == second[k].modified for k in first)
+
+
+def test_withdrawn_and_other_repo_records_are_left_alone() -> None:
+    db = Upserts()
+    [opened] = db.apply(2, [ADD_PICKLE])
+    other = AdvisoryRecord(opened.id + "x", RepoId("acme", "other"), sha(2), opened.osv, opened.modified)
+    withdrawn = AdvisoryRecord(opened.id, REPO, sha(2), opened.osv, opened.modified, withdrawn=opened.modified)
+    out = plan_advisories(REPO, rev(3), [DROP_PICKLE], [other, withdrawn], SETTINGS)
+    assert out == []  # nothing open to close; the removal itself is info and not advised

@@ -1,0 +1,93 @@
+"""Tokenizer files, special tokens and JSON config semantics."""
+
+from __future__ import annotations
+
+import json
+
+from diff_histories import make_snapshot
+from hubwatch.domain.records import Kind, Severity
+from hubwatch.diff import diff_snapshots
+
+
+def test_eos_becomes_a_list_is_a_special_token_fix() -> None:
+    old = make_snapshot({"generation_config.json": {"eos_token_id": 128001, "temperature": 0.6}})
+    new = make_snapshot({"generation_config.json": {"eos_token_id": [128001, 128009], "temperature": 0.6}})
+    (change,) = diff_snapshots(old, new)
+    assert (change.kind, change.severity, change.direction) == (Kind.SPECIAL_TOKENS, Severity.HIGH, "fix")
+    assert change.summary == "eos_token_id 128001 → [128001, 128009]"
+    assert change.path == "generation_config.json:eos_token_id"
+    assert change.detail == {"file": "generation_config.json", "key": "eos_token_id", "old": 128001,
+                             "new": [128001, 128009], "direction": "fix", "op": "changed"}  # fmt: skip
+
+
+def test_formatting_never_counts() -> None:
+    doc = {"b": 1e-05, "a": [1, 2], "c": {"z": 1.0}}
+    old = make_snapshot({"config.json": json.dumps(doc)})
+    new = make_snapshot({"config.json": '{\n "c": {"z": 1}, "a": [1,2],\n  "b": 0.00001 }\n'})
+    assert diff_snapshots(old, new) == []
+
+
+def test_invalid_json_is_a_finding() -> None:
+    old = make_snapshot({"config.json": {"model_type": "llama"}})
+    new = make_snapshot({"config.json": '{"model_type": '})
+    (change,) = diff_snapshots(old, new)
+    assert change.severity is Severity.HIGH and "not valid JSON" in change.summary
+
+
+def test_added_token_flags_vs_content() -> None:
+    tok = lambda content, normalized: {"__type": "AddedToken", "content": content, "lstrip": False,  # noqa: E731
+                                       "normalized": normalized, "rstrip": False, "single_word": False}  # fmt: skip
+    base = make_snapshot({"tokenizer_config.json": {"bos_token": "<s>"}})
+    as_dict = make_snapshot({"tokenizer_config.json": {"bos_token": tok("<s>", True)}})
+    flags = make_snapshot({"tokenizer_config.json": {"bos_token": tok("<s>", False)}})
+    content = make_snapshot({"tokenizer_config.json": {"bos_token": tok("<|begin|>", False)}})
+    (rep,) = diff_snapshots(base, as_dict)
+    assert rep.kind is Kind.METADATA
+    (flag,) = diff_snapshots(as_dict, flags)
+    assert (flag.kind, flag.severity) == (Kind.TOKENIZER, Severity.MEDIUM)
+    (changed,) = diff_snapshots(flags, content)
+    assert (changed.kind, changed.summary) == (Kind.SPECIAL_TOKENS, "bos_token <s> → <|begin|>")
+
+
+def test_removed_special_token_is_a_risk() -> None:
+    old = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>", "pad_token": "<unk>"}})
+    new = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>"}})
+    (change,) = diff_snapshots(old, new)
+    assert (change.kind, change.direction, change.summary) == (Kind.SPECIAL_TOKENS, "risk", "pad_token removed (was <unk>)")
+
+
+def tokenizer_json(vocab: int = 5, normalizer: object = None, added: tuple[str, ...] = ("<s>",)) -> dict[str, object]:
+    return {
+        "version": "1.0",
+        "model": {"type": "BPE", "vocab": {f"t{i}": i for i in range(vocab)}, "merges": ["t t"]},
+        "added_tokens": [{"id": 100 + i, "content": c, "special": True, "lstrip": False, "rstrip": False,
+                          "normalized": False, "single_word": False} for i, c in enumerate(added)],  # fmt: skip
+        "normalizer": normalizer,
+        "pre_tokenizer": {"type": "ByteLevel"},
+        "post_processor": {"type": "TemplateProcessing", "single": ["<s>", "$A"]},
+        "decoder": None,
+    }
+
+
+def test_tokenizer_json_salient_parts_only() -> None:
+    old = make_snapshot({"tokenizer.json": tokenizer_json()})
+    new = make_snapshot({"tokenizer.json": tokenizer_json(vocab=50_000, normalizer={"type": "NFC"}, added=("<s>", "<x>"))})
+    changes = diff_snapshots(old, new)
+    found = {(c.kind.value, c.severity.value, c.summary) for c in changes}
+    assert ("tokenizer", "high", "vocabulary changed: 5 → 50000 entries") in found
+    assert ("tokenizer", "high", "normalizer changed: normalizer null → {\"type\": \"NFC\"}") in found
+    assert ("tokenizer", "medium", "1 added token(s) defined: 101 <x>") in found
+    assert all(len(json.dumps(c.detail)) < 5_000 for c in changes)  # never the whole vocabulary
+    post = tokenizer_json()
+    post["post_processor"] = {"type": "TemplateProcessing", "single": ["$A"]}
+    (bos,) = diff_snapshots(old, make_snapshot({"tokenizer.json": post}))
+    assert (bos.kind, bos.severity) == (Kind.SPECIAL_TOKENS, Severity.HIGH)
+
+
+def test_first_revision_is_described_at_info() -> None:
+    new = make_snapshot({"config.json": {"model_type": "llama", "auto_map": {"AutoModel": "m.M"}}},
+                        listed={"pytorch_model.bin": "a" * 64})  # fmt: skip
+    changes = diff_snapshots(None, new)
+    assert changes and all(c.severity is Severity.INFO and c.detail["initial"] for c in changes)
+    assert {c.kind for c in changes} >= {Kind.PICKLE, Kind.CUSTOM_CODE, Kind.ARCHITECTURE}
+    assert next(c for c in changes if c.kind is Kind.PICKLE).detail["severity_if_changed"] == "high"

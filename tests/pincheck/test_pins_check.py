@@ -1,0 +1,71 @@
+"""check_pins against a real SQLite store (filled via Store.save_revision) and the real web app."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from conftest import ADVISED_SHAS
+from fastapi.testclient import TestClient
+
+from hubwatch.settings import Settings
+from hubwatch.storage import Store
+from hubwatch.domain.records import RepoId, RevisionRecord, Severity
+from hubwatch.pincheck.pincheck import PinReport, ServerSource, StoreSource, check_pins, fails
+from hubwatch.pincheck.pins import scan_path
+
+
+@pytest.fixture
+def store(advised_store_url: str) -> Iterator[Store]:
+    opened = Store.open(advised_store_url)
+    yield opened
+    opened.close()
+
+
+def by_where(reports: list[PinReport]) -> dict[str, PinReport]:
+    return {r.pin.where: r for r in reports}
+
+
+def test_statuses_over_the_fixture_code_base(store: Store, data_dir: Path) -> None:
+    reports = by_where(check_pins(scan_path(data_dir / "checkproj").pins, StoreSource(store)))
+    l1, l2, tiny = reports["src/train.py:9"], reports["src/train.py:10"], reports["src/train.py:15"]
+    assert l1.status == "affected" and l1.commit == ADVISED_SHAS["L1"]
+    assert [h.severity for h in l1.hits] == [Severity.MEDIUM]  # the later template fix
+    assert l2.status == "affected" and sorted(h.severity.value for h in l2.hits if h.severity) == ["high", "medium"]
+    assert tiny.status == "clean" and tiny.commit == ADVISED_SHAS["T1"] and tiny.hits == ()  # prefix resolved
+    # a commit the store does not hold is unknown, never clean
+    assert reports["configs/eval.toml:4"].status == "unknown"
+    assert "watch" in reports["configs/eval.toml:4"].note
+    assert reports["src/train.py:25"].status == "unknown"  # dynamic revision
+    assert reports["src/train.py:16"].status == reports["src/train.py:31"].status == "unpinned"
+    statuses = {r.status for r in reports.values()}
+    assert statuses == {"affected", "clean", "unknown", "unpinned"}
+
+
+def test_fail_threshold(store: Store, data_dir: Path) -> None:
+    reports = check_pins(scan_path(data_dir / "checkproj").pins, StoreSource(store))
+    assert fails(reports, Severity.HIGH) and fails(reports, Severity.MEDIUM)
+    assert not fails(reports, Severity.CRITICAL)
+    only_l1 = [r for r in reports if r.commit == ADVISED_SHAS["L1"]]
+    assert fails(only_l1, Severity.MEDIUM) and not fails(only_l1, Severity.HIGH)
+
+
+def test_an_ambiguous_prefix_is_unknown_with_the_reason(store: Store, data_dir: Path) -> None:
+    tiny = RepoId("acme", "tiny")
+    extra = RevisionRecord("fedcba9" + "2" * 33, ADVISED_SHAS["T2"], datetime(2024, 7, 1, tzinfo=timezone.utc), "x")
+    assert store.save_revision(tiny, extra, [], {}, [], None, [])
+    [report] = [r for r in check_pins(scan_path(data_dir / "checkproj").pins, StoreSource(store))
+                if r.pin.where == "src/train.py:15"]
+    assert report.status == "unknown" and "several" in report.note
+
+
+def test_the_server_answers_like_the_store(store: Store, data_dir: Path) -> None:
+    from hubwatch.feeds import create_app
+
+    pins = scan_path(data_dir / "checkproj").pins
+    local = check_pins(pins, StoreSource(store))
+    with TestClient(create_app(Settings(), store)) as client:
+        remote = check_pins(pins, ServerSource(client))
+    assert [(r.pin, r.status, r.commit, r.hits) for r in remote] == [(r.pin, r.status, r.commit, r.hits) for r in local]
