@@ -1,4 +1,4 @@
-"""The app factory: `create_app(settings, store, on_webhook=…)` wires the routers; builds nothing at import."""
+"""The app factory: `create_app(settings, store, on_webhook=…, clock=…)` wires the routers; builds nothing at import."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.routes import admin, api, badges, feeds, ops, osv, pages
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
 
 if TYPE_CHECKING:
@@ -39,12 +40,17 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
 
 
 def create_app(
-    settings: Settings, store: "Store", *, on_webhook: Callable[[RepoId], None] | None = None
+    settings: Settings,
+    store: "Store",
+    *,
+    on_webhook: Callable[[RepoId], None] | None = None,
+    clock: Clock = system_clock,
 ) -> FastAPI:
     """The web app over `store` (read-only, except `POST /admin/watch`).
 
     `on_webhook(repo)` is called when the hub's webhook reports new content for a model repo
-    (the tracker wires it to an immediate poll).
+    (the tracker wires it to an immediate poll). `clock` is "now" for the ages it reports
+    (`/metrics`' last poll age).
     """
     app = FastAPI(
         title="hubwatch",
@@ -54,7 +60,7 @@ def create_app(
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
-    app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url))
+    app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url), clock)
     install_error_handlers(app)
     app.middleware("http")(_security_headers)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -1,4 +1,4 @@
-"""What every route needs (settings, store, webhook callback, templates), held on `app.state`."""
+"""What every route needs (settings, store, webhook callback, templates, clock), held on `app.state`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fastapi.templating import Jinja2Templates
 
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.settings import Settings
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import InvalidRepoId, RepoId
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class AppContext:
     store: "Store"
     on_webhook: Callable[[RepoId], None] | None
     templates: Jinja2Templates
+    clock: Clock = system_clock  # "now" for ages the app reports (the one the tracker and store use)
 
     @property
     def base_url(self) -> str:

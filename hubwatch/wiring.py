@@ -1,6 +1,7 @@
-"""Builds the running pieces from settings: settings → store → hub client → web app, scheduler.
+"""Builds the running pieces from settings: settings → clock → store → hub client → web app, scheduler.
 
-The one place objects are constructed; nothing here runs at import time.
+The one place objects are constructed; nothing here runs at import time. The clock is chosen
+here once (the system clock unless a caller passes another) and handed to every piece.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -25,17 +27,18 @@ __all__ = ["Runtime", "build_app", "build_cycle", "build_hub", "build_scheduler"
 
 @dataclass(frozen=True)
 class Runtime:
-    """What a command works with: the settings, an open store and a hub client."""
+    """What a command works with: the settings, an open store, a hub client and the clock."""
 
     settings: Settings
     store: Store
     hub: HubClient
+    clock: Clock = system_clock
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, clock: Clock = system_clock) -> Store:
     from hubwatch.storage import Store
 
-    return Store.open(settings.database_url)
+    return Store.open(settings.database_url, clock)
 
 
 def build_hub(settings: Settings) -> HubClient:
@@ -44,17 +47,24 @@ def build_hub(settings: Settings) -> HubClient:
     return HubClient.from_settings(settings)
 
 
-def build_app(settings: Settings, store: Store, on_webhook: Callable[[RepoId], None] | None = None) -> FastAPI:
+def build_app(
+    settings: Settings,
+    store: Store,
+    on_webhook: Callable[[RepoId], None] | None = None,
+    clock: Clock = system_clock,
+) -> FastAPI:
     from hubwatch.feeds import create_app
 
-    app: FastAPI = create_app(settings, store, on_webhook=on_webhook)
+    app: FastAPI = create_app(settings, store, on_webhook=on_webhook, clock=clock)
     return app
 
 
 def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
     from hubwatch.tracker.scheduler import PollCycle
 
-    return PollCycle(hub=runtime.hub, store=runtime.store, settings=runtime.settings, worker_id=worker_id)
+    return PollCycle(
+        hub=runtime.hub, store=runtime.store, settings=runtime.settings, worker_id=worker_id, clock=runtime.clock
+    )
 
 
 def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
@@ -64,11 +74,14 @@ def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
 
 
 @contextmanager
-def open_runtime(settings: Settings | None = None) -> Iterator[Runtime]:
-    """Settings (from the environment unless given), an open store and a hub client; closes the store."""
+def open_runtime(settings: Settings | None = None, clock: Clock = system_clock) -> Iterator[Runtime]:
+    """Settings (from the environment unless given), an open store and a hub client; closes the store.
+
+    `clock` (the system clock unless given) is the store's and the runtime's: pass `runtime.clock` on.
+    """
     settings = settings if settings is not None else load_settings()
-    store = open_store(settings)
+    store = open_store(settings, clock)
     try:
-        yield Runtime(settings, store, build_hub(settings))
+        yield Runtime(settings, store, build_hub(settings), clock)
     finally:
         store.close()

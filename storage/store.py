@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
@@ -14,6 +14,7 @@ from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
 from hubwatch.storage.errors import DatabaseUnavailable, StorageError
 from hubwatch.storage.migrate import upgrade_engine
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import (
     AdvisoryRecord,
     ChangeRecord,
@@ -35,12 +36,12 @@ T = TypeVar("T")
 class Store:
     """hubwatch's database. Thread-safe: each call runs in its own connection and transaction."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, engine: Engine, clock: Clock | None = None) -> None:
         self.engine = engine
-        self._clock = clock or (lambda: datetime.now(UTC))
+        self._clock = clock or system_clock
 
     @classmethod
-    def open(cls, url: str, clock: Callable[[], datetime] | None = None) -> Store:
+    def open(cls, url: str, clock: Clock | None = None) -> Store:
         """Connect to `url` (sqlite:///… or postgresql://…) and migrate the schema to head."""
         engine = create_engine(url)
         try:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoNotFound
 from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
@@ -63,10 +64,6 @@ PollOutcome = Unchanged | NewRevisions | Failed
 Progress = Callable[[RepoId, str], None]
 
 
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
 def _state_of(exc: HubError) -> str:
     if isinstance(exc, GatedRepo):
         return "gated"
@@ -90,7 +87,7 @@ def poll_repo(
     store: Store,
     settings: Settings,
     progress: Progress | None = None,
-    now: Callable[[], datetime] = _now,
+    now: Clock = system_clock,
 ) -> PollOutcome:
     """Poll one repo: one request when its head has not moved, else every new commit in order."""
     saved: list[str] = []
@@ -148,16 +145,20 @@ def poll_repos(
     settings: Settings,
     progress: Progress | None = None,
     on_outcome: Callable[[PollOutcome], None] | None = None,
+    clock: Clock = system_clock,
 ) -> list[PollOutcome]:
-    """Poll each repo in turn; one repo's failure never stops the others."""
+    """Poll each repo in turn; one repo's failure never stops the others.
+
+    `clock` is the "now" of every poll time recorded (pass the one the store was opened with).
+    """
     outcomes: list[PollOutcome] = []
     for repo in repos:
         try:
-            outcome = poll_repo(repo, hub=hub, store=store, settings=settings, progress=progress)
+            outcome = poll_repo(repo, hub=hub, store=store, settings=settings, progress=progress, now=clock)
         except Exception as exc:  # the loop must survive a bug on one repo's content; record it
             log.exception("polling %s failed", repo)
             reason = f"{repo}: internal error while processing: {exc!r}"
-            store.record_poll(repo, "error", reason, _now())
+            store.record_poll(repo, "error", reason, clock())
             outcome = Failed(repo, reason, "error", "report this with `hubwatch --debug poll " + str(repo) + "`")
         outcomes.append(outcome)
         if on_outcome is not None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import HubError
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
@@ -63,7 +64,7 @@ class PollCycle:
         worker_id: str | None = None,
         batch: int = 10,
         lease_s: int = 900,
-        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        clock: Clock = system_clock,
     ) -> None:
         self._hub, self._store, self._settings = hub, store, settings
         self.worker_id = worker_id or default_worker_id()
@@ -111,7 +112,7 @@ class PollCycle:
         state = self._store.repo_state(repo)  # one indexed lookup, not the whole watch list
         if state is None or not state.watched:
             return None
-        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock)
         return outcome
 
     def _listing(self, since: datetime) -> dict[RepoId, RecentModel] | None:
@@ -130,7 +131,7 @@ class PollCycle:
 
     def _poll_one(self, repo: RepoId, prior_failures: int, *, listing_ok: bool) -> PollOutcome:
         """Poll a due repo by its own head request; the next is the re-check while the listing works."""
-        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings)
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock)
         # Consecutive failures live in the store, so backoff holds whichever worker polls next.
         failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
@@ -168,7 +169,8 @@ class Scheduler:
         if self._scheduler is not None:
             return
         scheduler = BackgroundScheduler(timezone=timezone.utc)
-        kwargs = {"next_run_time": datetime.now(timezone.utc)} if self._run_at_start else {}
+        # The timer sleeps on wall time (APScheduler's), so its first run is at wall "now", not an injected clock's.
+        kwargs = {"next_run_time": system_clock()} if self._run_at_start else {}
         scheduler.add_job(
             self._run,
             "interval",

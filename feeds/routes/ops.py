@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends
@@ -39,6 +38,6 @@ def metrics(ctx: Ctx) -> PlainTextResponse:
         repos_by_state=stats.repos_by_state,
         revisions=stats.revisions,
         advisories=stats.advisories,
-        last_poll_age_s=(datetime.now(UTC) - as_utc(last)).total_seconds() if last is not None else None,
+        last_poll_age_s=(ctx.clock() - as_utc(last)).total_seconds() if last is not None else None,
     )
     return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 import click
 
 from hubwatch import __version__
+from hubwatch.domain.clock import Clock, system_clock
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "command_clock", "main"]
 
 
 @click.group()
@@ -19,6 +21,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """Watch Hugging Face model repos; publish what changed as OSV advisories, feeds and pages."""
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
+    ctx.obj.setdefault("clock", system_clock)  # the one clock of this run; a test passes obj={"clock": …}
+
+
+def command_clock() -> Clock:
+    """The clock of the running command (chosen once, on the group's context); pass it to the runtime."""
+    obj = click.get_current_context().find_object(dict)
+    found = obj.get("clock") if obj is not None else None
+    return cast(Clock, found) if callable(found) else system_clock
 
 
 def _register() -> None:

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
-from hubwatch.cli import cli
+from hubwatch.cli import cli, command_clock
 from hubwatch.cli.errors import EXIT_FAILED
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import ChangeRecord, RepoId
@@ -59,7 +59,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
     from hubwatch.tracker.poller import failed, poll_repos
 
     out, err = Console(), Console(stderr=True)
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         watched = [s.repo for s in rt.store.watched()]
         targets = list(repos) or watched
         unknown = [str(r) for r in targets if r not in set(watched)]
@@ -79,7 +79,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
                 out.print(_outcome_line(outcome), highlight=False, soft_wrap=True)
 
             outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
-                                  progress=progress, on_outcome=done)
+                                  progress=progress, on_outcome=done, clock=rt.clock)
     if failed(outcomes):
         click.get_current_context().exit(EXIT_FAILED)
 
@@ -89,7 +89,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (revisions oldest first).")
 def history(repo: RepoId, as_json: bool) -> None:
     """Every stored revision of ORG/NAME with what changed in it."""
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         entries = rt.store.history(repo)
         state = rt.store.repo_state(repo)
         rewrites = rt.store.rewrites(repo)
@@ -145,7 +145,7 @@ def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
     from hubwatch.diff import diff_snapshots
     from hubwatch.tracker.pipeline import load_baseline
 
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         shas = []
         for ref in (old, new):
             entry = rt.store.revision(repo, ref) if len(ref) >= 7 else None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from hubwatch.cli import cli
+from hubwatch.cli import cli, command_clock
 from hubwatch.settings import load_settings
 from hubwatch.domain.records import RepoId
 from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime, open_store
@@ -45,7 +45,7 @@ def _check_port(host: str, port: int) -> None:
 def _serve(runtime: Runtime, host: str, port: int, on_webhook: Callable[[RepoId], None] | None = None) -> None:
     import uvicorn
 
-    app = build_app(runtime.settings, runtime.store, on_webhook)
+    app = build_app(runtime.settings, runtime.store, on_webhook, runtime.clock)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start: not hubwatch's "hub" code
@@ -70,7 +70,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("apscheduler", "alembic", "httpx", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         cycle = build_cycle(rt, worker_id)
         scheduler = build_scheduler(rt, cycle)
         scheduler.start()
@@ -97,7 +97,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
 @cli.command()
 def serve() -> None:
     """Serve the web app only (pages, feeds, OSV API) from the store."""
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         _check_port(rt.settings.host, rt.settings.port)
         Console(stderr=True).print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
         _serve(rt, rt.settings.host, rt.settings.port)
@@ -142,7 +142,7 @@ def demo(port: int | None, every: float) -> None:
     base = load_settings()
     _check_port(base.host, port or base.port)
     repo = RepoId.parse(DEMO_REPO)
-    store = open_store(base)
+    store = open_store(base, command_clock())
     try:  # a second demo in the same folder carries on where the first one stopped
         at = max(1, len(store.history(repo)))
     finally:
@@ -154,10 +154,10 @@ def demo(port: int | None, every: float) -> None:
             "hub_endpoint": sim.url, "port": web_port, "hf_token": None,
             "public_url": f"http://{base.host}:{web_port}",
         })
-        with open_runtime(settings) as rt:
+        with open_runtime(settings, command_clock()) as rt:
             rt.store.watch(repo)
             out.print(f"emulated hub at {sim.url} (upstream history of {repo}, from commit {at} of it)")
-            _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
+            _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings, clock=rt.clock))
             stop = threading.Event()
 
             total = len(sim.state.repos[str(repo)].commits)
@@ -168,7 +168,7 @@ def demo(port: int | None, every: float) -> None:
                         sim.advance(str(repo))
                     except SimError:
                         break
-                    _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings))
+                    _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings, clock=rt.clock))
                 if sim.state.visible_count(str(repo)) >= total:
                     out.print(f"[dim]demo history fully replayed ({total} commits); the web app stays up[/dim]")
 

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hubwatch.cli import cli
+from hubwatch.cli import cli, command_clock
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import RepoId
 from hubwatch.wiring import open_runtime
@@ -26,7 +26,7 @@ def watch() -> None:
 def add(repos: tuple[RepoId, ...]) -> None:
     """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
     out = Console()
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         for repo in repos:
             added = rt.store.watch(repo)
             out.print(f"{'watching' if added else 'already watching'} {repo}")
@@ -38,7 +38,7 @@ def remove(repos: tuple[RepoId, ...]) -> None:
     """Stop tracking ORG/NAME repos (their stored history is kept)."""
     out = Console()
     missing = []
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         for repo in repos:
             if rt.store.unwatch(repo):
                 out.print(f"stopped watching {repo}")
@@ -52,7 +52,7 @@ def remove(repos: tuple[RepoId, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_(as_json: bool) -> None:
     """List tracked repos with their poll state."""
-    with open_runtime() as rt:
+    with open_runtime(clock=command_clock()) as rt:
         states = rt.store.watched()
     if as_json:
         rows = [
