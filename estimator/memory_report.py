@@ -1,21 +1,31 @@
-"""The memory/cards/cost part of an estimate as JSON, per revision, and the summary of how it moved.
+"""Builds the typed `Estimate` of a model: memory per method, batch per card and cost, with the analysis.
 
-`estimate_revision` is what the tracker stores per revision; `memory_delta_summary` turns two of
-those into the lines a change summary or advisory shows ("LoRA r=16 at 2048 tokens: 18.2 → 21.7
-GB; no longer fits L4 24 GB").
+`estimate_revision` is what the tracker stores per revision (its `to_json()`); `memory_report` is
+the memory part alone, for the CLI's own cards, prices and run shape. How two estimates differ is
+`estimate_delta.estimate_delta`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from hubwatch.estimator.cards import DEFAULT_CARDS, Card, cards_needed, max_batch
-from hubwatch.estimator.cost import RunShape, training_cost
+from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, training_cost
+from hubwatch.estimator.estimate import Estimate, Memory
+from hubwatch.estimator.estimate_delta import memory_delta_summary
+from hubwatch.estimator.estimate_parts import (
+    CARD_METHODS, CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary,
+)
 from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["ASSUMPTIONS", "estimate_revision", "memory_delta_summary", "memory_report"]
+if TYPE_CHECKING:
+    from hubwatch.estimator.api import Analysis
+    from hubwatch.estimator.manifest import Manifest
+
+__all__ = ["ASSUMPTIONS", "estimate_revision", "memory_delta_summary", "memory_report", "with_analysis"]
 
 ASSUMPTIONS: tuple[str, ...] = (
     "GB are decimal (1e9 bytes); peak_gb is peak allocated memory (torch.cuda.max_memory_allocated), "
@@ -37,8 +47,6 @@ ASSUMPTIONS: tuple[str, ...] = (
     "checkpointing) at the stated utilisation; prices are indicative",
 )
 
-_METHOD_KEYS = (("full", "full_finetune"), ("lora", "lora"), ("qlora", "qlora"), ("serve", "serve"))
-
 
 def _gb(value: float) -> float:
     return round(value / 1e9, 3)
@@ -46,7 +54,7 @@ def _gb(value: float) -> float:
 
 def _estimates(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryEstimate | str]:
     out: dict[str, MemoryEstimate | str] = {}
-    for method, _ in _METHOD_KEYS:
+    for method, _ in CARD_METHODS:
         try:
             out[method] = estimate_memory(spec, settings, method)
         except MemorySettingsError as exc:
@@ -56,33 +64,34 @@ def _estimates(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[
     return out
 
 
-def _card_rows(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...],
-               estimates: dict[str, MemoryEstimate | str]) -> list[dict[str, Any]]:
-    rows = []
+def _card_fits(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...],
+               estimates: dict[str, MemoryEstimate | str]) -> tuple[CardFit, ...]:
     at_one = settings.with_(batch=1)
     ones = {m: estimate_memory(spec, at_one, m) for m, e in estimates.items() if not isinstance(e, str)}
+    fits = []
     for card in cards:
-        row: dict[str, Any] = {"name": card.name, "memory_gb": card.memory_gb}
-        needed: dict[str, int | None] = {}
-        for method, key in _METHOD_KEYS:
-            est = estimates[method]
-            if isinstance(est, str):
-                row[f"{key}_batch"] = None
+        batches: list[tuple[str, int | None]] = []
+        needed: list[tuple[str, int | None]] = []
+        for method, _ in CARD_METHODS:
+            if isinstance(estimates[method], str):
+                batches.append((method, None))
                 continue
-            row[f"{key}_batch"] = max_batch(spec, settings, method, card)
-            needed[key] = cards_needed(ones[method], card)
-        row["cards_needed_at_batch_1"] = needed
-        rows.append(row)
-    return rows
+            batches.append((method, max_batch(spec, settings, method, card)))
+            needed.append((method, cards_needed(ones[method], card)))
+        fits.append(CardFit(card.name, card.memory_gb, tuple(batches), tuple(needed)))
+    return tuple(fits)
 
 
 def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, cards: tuple[Card, ...] = DEFAULT_CARDS,
-                  run: RunShape | None = None, cost_card: Card | None = None, strict: bool = True) -> dict[str, Any]:
-    """Memory per method, the selected method's terms, batch per card and the cost, as JSON.
+                  run: RunShape | None = None, cost_card: Card | None = None, strict: bool = True) -> Estimate:
+    """Memory per method, each method's terms, batch per card and the cost, as an Estimate without
+    the analysis parts.
 
     With `strict`, a selected method the model cannot run (a LoRA target it lacks) raises
-    MemorySettingsError; otherwise that method is reported as `{"method", "error"}`.
+    MemorySettingsError; otherwise that method is reported as a `MethodError`.
     """
+    from hubwatch.estimator.api import ESTIMATOR_VERSION
+
     settings = settings or MemorySettings()
     run = run or RunShape()
     estimates = _estimates(spec, settings, strict)
@@ -93,121 +102,85 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
         est = estimates[method]
         return None if isinstance(est, str) else _gb(est.peak_bytes)
 
-    memory_gb = {
-        "full_finetune": peak("full"),
-        "lora": peak("lora"),
-        "qlora": peak("qlora"),
-        "serve_weights": None if isinstance(serve, str) else _gb(serve.term("weights")),
-        "kv_cache": None if isinstance(serve, str) else _gb(serve.term("kv_cache")),
-    }
+    peaks = PeakMemory(
+        full_finetune=peak("full"), lora=peak("lora"), qlora=peak("qlora"),
+        serve_weights=None if isinstance(serve, str) else _gb(serve.term("weights")),
+        kv_cache=None if isinstance(serve, str) else _gb(serve.term("kv_cache")),
+    )
+    methods = tuple(MethodError(m, e) if isinstance(e, str) else MethodMemory.of(e) for m, e in estimates.items())
     selected = estimates[settings.method]
-    report: dict[str, Any] = {
-        "settings": {**settings.to_json(), "seq_len": seq_len},
-        "memory_gb": memory_gb,
-        "selected": ({"method": settings.method, "error": selected} if isinstance(selected, str)
-                     else selected.to_json()),
-        "methods": {m: ({"error": e} if isinstance(e, str) else e.to_json()) for m, e in estimates.items()},
-        "cards": _card_rows(spec, settings, cards, estimates),
-        "cost": None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
-        "assumptions": list(ASSUMPTIONS),
-    }
-    return report
+    return Estimate(
+        ESTIMATOR_VERSION,
+        memory=Memory(_resolved(settings, seq_len), peaks, methods),
+        cards=_card_fits(spec, settings, cards, estimates),
+        cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
+        assumptions=ASSUMPTIONS,
+    )
+
+
+def _resolved(settings: MemorySettings, seq_len: int) -> MemorySettings:
+    """The settings as reported: the sequence length resolved (the model's context caps the default)."""
+    from dataclasses import replace
+
+    return replace(settings, seq_len=seq_len)
 
 
 def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards: tuple[Card, ...],
-          run: RunShape, cost_card: Card | None) -> dict[str, Any] | None:
+          run: RunShape, cost_card: Card | None) -> Cost | None:
     if est.method == "serve":
         return None
     options = [cost_card] if cost_card is not None else [c for c in cards if c.bf16_tflops > 0]
-    best: dict[str, Any] | None = None
+    best: tuple[tuple[bool, float, float], Cost] | None = None
     for card in options:
         n = cards_needed(est, card)
         if n is None:
             continue
-        cost = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=settings.grad_checkpointing,
-                             card=card, cards=n, run=run).to_json()
-        rank = (cost["usd"] is None, cost["usd"] or 0.0, cost["hours"])
-        if best is None or rank < best["_rank"]:
-            best = {**cost, "_rank": rank}
-    if best is None:
-        return None
-    best.pop("_rank")
-    best["epochs"], best["samples"] = run.epochs, run.samples
-    return best
+        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=settings.grad_checkpointing,
+                          card=card, cards=n, run=run)
+        usd = None if c.usd is None else round(c.usd, 2)
+        cost = Cost(c.method, c.card, c.cards, c.tokens, c.flops, round(c.hours, 3), usd, c.usd_per_card_hour,
+                    PRICE_TABLE_DATE, c.utilisation, run.epochs, run.samples)
+        rank = (cost.usd is None, cost.usd or 0.0, cost.hours)
+        if best is None or rank < best[0]:
+            best = (rank, cost)
+    return None if best is None else best[1]
 
 
-def estimate_revision(analysis_or_config: Any, settings: MemorySettings | None = None, *,
-                      manifest: Any = None, cards: tuple[Card, ...] = DEFAULT_CARDS) -> dict[str, Any]:
-    """The JSON-able memory estimate of one revision: memory per method at `settings`, card fits, cost.
+def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, Any],
+                      settings: MemorySettings | None = None, *, manifest: Manifest | None = None,
+                      cards: tuple[Card, ...] = DEFAULT_CARDS) -> Estimate:
+    """The Estimate of one revision: memory per method at `settings`, card fits, cost and (from an
+    Analysis or a config) parameters, findings and structure.
 
-    Accepts an `Analysis` (anything with `.spec`), a `ModelSpec`, or a config dict (analysed with
+    Accepts an `Analysis`, a `ModelSpec` (memory parts only), or a config dict (analysed with
     `hubwatch.estimator.analyze`, with the weight `manifest` when given). A method the model cannot
     run (e.g. LoRA targets it lacks) is reported as an error inside the result, not raised.
     """
+    from hubwatch.estimator.api import Analysis, analyze
+
     settings = settings or MemorySettings()
     if isinstance(analysis_or_config, ModelSpec):
+        analysis = None
         spec = analysis_or_config
-    elif hasattr(analysis_or_config, "spec"):
-        spec = analysis_or_config.spec
     else:
-        from hubwatch.estimator import analyze  # config → Analysis
-
-        spec = analyze(analysis_or_config, manifest=manifest).spec
+        analysis = analysis_or_config if isinstance(analysis_or_config, Analysis) else \
+            analyze(analysis_or_config, manifest=manifest)
+        spec = analysis.spec
     # Per revision nothing may stop the record: a method the model cannot run is reported, not raised.
-    return memory_report(spec, settings, cards=cards, strict=False)
+    report = memory_report(spec, settings, cards=cards, strict=False)
+    return report if analysis is None else with_analysis(report, analysis)
 
 
-_LABELS = {
-    "full_finetune": "Full fine-tune ({precision}, {optimizer})",
-    "lora": "LoRA r={lora_rank}",
-    "qlora": "QLoRA r={lora_rank}",
-    "serve_weights": "Serving weights ({serve_dtype})",
-    "kv_cache": "KV cache (batch {batch})",
-}
-_BATCH_KEY = {"full_finetune": "full_finetune_batch", "lora": "lora_batch", "qlora": "qlora_batch",
-              "serve_weights": "serve_batch"}
+def with_analysis(report: Estimate, analysis: Analysis) -> Estimate:
+    """`report` with the analysis parts: model, revision, family, parameters, findings, structure."""
+    from dataclasses import replace
 
-
-def _card_label(row: dict[str, Any]) -> str:
-    return f"{row.get('name')} {float(row.get('memory_gb', 0)):g} GB"
-
-
-def memory_delta_summary(old: dict[str, Any], new: dict[str, Any], threshold_pct: float = 5) -> str | None:
-    """Lines saying how memory moved between two `estimate_revision` results, or None when it did not.
-
-    A method gets a line when its memory moved by at least `threshold_pct` percent or when a card
-    it fitted (at batch 1) no longer fits, or the other way round.
-    """
-    old_mem, new_mem = old.get("memory_gb"), new.get("memory_gb")
-    if not isinstance(old_mem, dict) or not isinstance(new_mem, dict):
-        return None
-    settings = new.get("settings") or {}
-    values = {k: settings.get(k, "?") for k in ("precision", "optimizer", "lora_rank", "serve_dtype", "batch")}
-    seq = settings.get("seq_len", "?")
-    old_cards = {row.get("name"): row for row in old.get("cards") or [] if isinstance(row, dict)}
-    lines = []
-    for key, template in _LABELS.items():
-        a, b = old_mem.get(key), new_mem.get(key)
-        if not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
-            continue
-        moved = (abs(b - a) / a * 100 >= threshold_pct) if a > 0 else b > 0
-        lost, gained = [], []
-        batch_key = _BATCH_KEY.get(key)
-        for row in new.get("cards") or []:
-            if not isinstance(row, dict) or batch_key is None or row.get("name") not in old_cards:
-                continue
-            before, after = old_cards[row["name"]].get(batch_key), row.get(batch_key)
-            if isinstance(before, int) and isinstance(after, int):
-                if before >= 1 and after == 0:
-                    lost.append(_card_label(row))
-                elif before == 0 and after >= 1:
-                    gained.append(_card_label(row))
-        if not (moved or lost or gained):
-            continue
-        line = f"{template.format(**values)} at {seq} tokens: {a:.1f} → {b:.1f} GB"
-        if lost:
-            line += f"; no longer fits {', '.join(lost)}"
-        if gained:
-            line += f"; now fits {', '.join(gained)}"
-        lines.append(line)
-    return "\n".join(lines) or None
+    p = analysis.params
+    s = analysis.structure
+    return replace(
+        report, model=analysis.model, revision=analysis.revision, family=analysis.family,
+        custom_code=analysis.custom_code,
+        params=Params(p.derived, p.checkpoint, p.delta_pct, p.active, tuple(p.by_component.items()), p.explanation),
+        findings=analysis.findings, notes=analysis.notes,
+        structure=StructureSummary(s.layers, s.forward_pass_ok, tuple(s.failures)),
+    )

@@ -3,113 +3,63 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
-from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
+from hubwatch.tracker.estimate_inputs import estimator_inputs, snapshot_manifest
 
 if TYPE_CHECKING:
-    from hubwatch.estimator import Manifest
+    from hubwatch.estimator import Estimate
 
 __all__ = ["estimate_change", "estimate_snapshot", "snapshot_manifest"]
 
 log = logging.getLogger(__name__)
 
 
-def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
-    raw = snapshot.contents.get(path)
-    if raw is None:
-        return None
-    try:
-        value = load_remote_json(raw)
-    except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
-        return None
-    return value if isinstance(value, dict) else None
+def estimate_snapshot(snapshot: Snapshot) -> Estimate | None:
+    """The Estimate of the revision, or None when it has no config.json.
 
-
-def snapshot_manifest(snapshot: Snapshot, config: Mapping[str, Any]) -> Manifest | None:
-    """The checkpoint as the estimator reads it: safetensors headers, else the index's total size."""
-    from hubwatch.estimator import Manifest
-
-    if snapshot.safetensors:
-        return Manifest.from_safetensors_headers(snapshot.safetensors)
-    for path in sorted(snapshot.contents):
-        if path.endswith(".safetensors.index.json") and "/" not in path:
-            index = _json_object(snapshot, path)
-            if index is not None:
-                dtype = config.get("torch_dtype") or config.get("dtype")
-                return Manifest.from_index(index, dtype=dtype if isinstance(dtype, str) else None)
-    return None
-
-
-def estimate_snapshot(snapshot: Snapshot) -> tuple[str, dict[str, Any]] | None:
-    """(estimator version, JSON estimate) of the revision, or None when it has no config.json.
-
-    The JSON holds the analysis (parameters, findings, layer count) and the memory report
-    (memory per method, batch per card, cost). A config the estimator cannot read gives
-    `{"error": …}`: recorded, never fatal to the poll.
+    It holds the analysis (parameters, findings, layer count) and the memory report (memory per
+    method, batch per card, cost). A config the estimator cannot read gives an Estimate with
+    `error` set: recorded, never fatal to the poll.
     """
-    from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, analyze, merge_special_tokens
-    from hubwatch.estimator.memory_report import estimate_revision
+    from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, Estimate, analyze, estimate_revision
 
-    config = _json_object(snapshot, "config.json")
-    if config is None:
+    inputs = estimator_inputs(snapshot)
+    if inputs is None:
         return None
     try:
-        analysis = analyze(
-            config,
-            manifest=snapshot_manifest(snapshot, config),
-            tokenizer_config=merge_special_tokens(
-                _json_object(snapshot, "tokenizer_config.json"), _json_object(snapshot, "special_tokens_map.json")
-            ),
-            generation_config=_json_object(snapshot, "generation_config.json"),
-            revision=snapshot.sha,
-        )
-        report = estimate_revision(analysis)
+        analysis = analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
+                           generation_config=inputs.generation_config, revision=snapshot.sha)
+        return estimate_revision(analysis)
     except ConfigError as exc:
-        return ESTIMATOR_VERSION, {"error": str(exc)}
+        return Estimate.failed(ESTIMATOR_VERSION, str(exc))
     except Exception as exc:  # an estimator bug must not stop the revision from being tracked
         log.exception("estimator failed on %s", snapshot.sha)
-        return ESTIMATOR_VERSION, {"error": f"estimator failed: {exc!r}"}
-    body = analysis.to_json()
-    structure = body.pop("structure", {}) or {}
-    body["structure"] = {k: structure.get(k) for k in ("layers", "forward_pass_ok", "failures")}
-    return ESTIMATOR_VERSION, {**body, **report}
+        return Estimate.failed(ESTIMATOR_VERSION, f"estimator failed: {exc!r}")
 
 
-def _params(estimate: Mapping[str, Any], key: str) -> int | None:
-    params = estimate.get("params")
-    value = params.get(key) if isinstance(params, Mapping) else None
-    return value if isinstance(value, int) else None
+def estimate_change(old: Estimate | None, new: Estimate | None) -> ChangeRecord | None:
+    """A change when parameters, memory or card fit moved between two estimates.
 
+    The severity is medium when a card stopped (or started) fitting a method at batch 1, else low.
+    """
+    from hubwatch.estimator import estimate_delta
 
-def estimate_change(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> ChangeRecord | None:
-    """A change when parameters, memory or card fit moved between two stored estimates."""
-    from hubwatch.estimator.memory_report import memory_delta_summary
-
-    if not old or not new or "error" in old or "error" in new:
+    if old is None or new is None:
         return None
-    delta: dict[str, Any] = {}
-    lines: list[str] = []
-    for key in ("derived", "checkpoint"):
-        a, b = _params(old, key), _params(new, key)
-        if a is not None and b is not None and a != b:
-            delta[f"params_{key}"] = {"old": a, "new": b}
-            lines.append(f"{key} parameters {a:,} → {b:,}")
-    memory = memory_delta_summary(dict(old), dict(new))
-    if memory:
-        delta["memory"] = memory
-        lines.extend(memory.splitlines())
-    if not lines:
+    delta = estimate_delta(old, new)
+    if not delta:
         return None
-    fit = bool(memory and ("no longer fits" in memory or "now fits" in memory))
+    detail: dict[str, object] = {f"params_{p.kind}": {"old": p.old, "new": p.new} for p in delta.params}
+    if delta.memory_text:
+        detail["memory"] = delta.memory_text
     return ChangeRecord(
-        kind=Kind.ARCHITECTURE if any(k.startswith("params_") for k in delta) else Kind.CONFIG,
-        severity=Severity.MEDIUM if fit or "no longer fits" in (memory or "") else Severity.LOW,
+        kind=Kind.ARCHITECTURE if delta.params else Kind.CONFIG,
+        severity=Severity.MEDIUM if delta.lost_cards or delta.gained_cards else Severity.LOW,
         path="estimate",
-        summary="estimate moved: " + "; ".join(lines),
-        detail={"file": "config.json", "key": None, "old": None, "new": None, **delta},
+        summary="estimate moved: " + "; ".join(delta.lines),
+        detail={"file": "config.json", "key": None, "old": None, "new": None, **detail},
         direction="risk",
     )

@@ -24,27 +24,10 @@ if TYPE_CHECKING:
 
     from hubwatch.settings import Settings
 
-__all__ = ["EstimateInputs", "HubClient", "RecentModel"]
+__all__ = ["HubClient", "RecentModel"]
 
 T = TypeVar("T")
 _PARALLEL = 8  # concurrent file/header fetches within one snapshot
-Manifest = Mapping[str, Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class EstimateInputs:
-    """What the estimator needs of one revision: config, weight manifest and tokenizer files.
-
-    `manifest`: tensor name → {"dtype": str, "shape": [int, …]} over every safetensors file of
-    the revision (from their headers), or None when the revision has no safetensors weights.
-    """
-
-    repo: RepoId
-    sha: str
-    config: Mapping[str, Any]
-    manifest: Manifest | None
-    tokenizer_config: Mapping[str, Any] | None
-    generation_config: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -269,32 +252,31 @@ class HubClient:
                     future.cancel()
                 raise
 
-    def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> EstimateInputs:
-        """Config, weight manifest and tokenizer/generation configs of one revision (default: main)."""
+    def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> Snapshot:
+        """What the estimator reads of one revision (default: main), as a Snapshot for
+        `tracker.estimate_inputs.estimator_inputs`: the listing, the config and tokenizer/generation
+        configs and the root safetensors index (each checked), and every safetensors header."""
+        from hubwatch.tracker.estimate_inputs import is_estimator_file
+
         repo = repo_id if isinstance(repo_id, RepoId) else RepoId.parse(repo_id)
         sha = self.head(repo, revision)
         files = self.listing(repo, sha)
         if "config.json" not in files:
             raise InvalidContent("config.json: the revision has no config.json", repo_id=str(repo), revision=sha)
-
-        def load(path: str) -> dict[str, Any] | None:
-            if path not in files:
-                return None
-            record = files[path]
-            value = load_remote_json(self.download(repo, sha, path, expected_size=record.size))
-            if not isinstance(value, dict):
-                raise InvalidContent(f"{path}: expected a JSON object", repo_id=str(repo), revision=sha)
-            return value
-
-        config = load("config.json") or {}
-        manifest: dict[str, Any] = {}
-        for path in sorted(p for p in files if p.endswith(".safetensors")):
-            manifest.update(self.safetensors_header(repo, sha, path))
-        return EstimateInputs(
-            repo=repo,
-            sha=sha,
-            config=config,
-            manifest=manifest or None,
-            tokenizer_config=load("tokenizer_config.json"),
-            generation_config=load("generation_config.json"),
-        )
+        fetch: dict[str, Callable[[], object]] = {}
+        for path, record in sorted(files.items()):
+            if path.endswith(".safetensors"):
+                fetch[path] = partial(self.safetensors_header, repo, sha, path)
+            elif is_estimator_file(path):
+                fetch[path] = partial(self.download, repo, sha, path, expected_size=record.size)
+        contents: dict[str, bytes] = {}
+        headers: dict[str, Mapping[str, Any]] = {}
+        for path, value in self._fetch_all(fetch).items():
+            if isinstance(value, bytes):
+                if path in ("config.json", "tokenizer_config.json", "generation_config.json") and \
+                        not isinstance(load_remote_json(value), dict):
+                    raise InvalidContent(f"{path}: expected a JSON object", repo_id=str(repo), revision=sha)
+                contents[path] = value
+            elif isinstance(value, dict):
+                headers[path] = value
+        return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)

@@ -12,6 +12,7 @@ from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
 from hubwatch.domain.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from hubwatch.estimator import Estimate
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient
@@ -33,7 +34,7 @@ class Baseline:
     """What a new revision is compared with: its parent's snapshot and estimate."""
 
     snapshot: Snapshot
-    estimate: Mapping[str, Any] | None
+    estimate: Estimate | None
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,9 @@ def load_baseline(store: Store, repo: RepoId, sha: str | None) -> Baseline:
         else:
             tracked[path] = raw
     snapshot = Snapshot(sha=sha, files={f.path: f for f in files}, contents=tracked, safetensors=headers)
-    return Baseline(snapshot, entry.estimate)
+    from hubwatch.estimator import Estimate
+
+    return Baseline(snapshot, Estimate.from_json(entry.estimate))  # the stored JSON, parsed once here
 
 
 def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
@@ -132,7 +135,7 @@ def process_revision(
     snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
     changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
     estimate = estimate_snapshot(snapshot)
-    moved = estimate_change(baseline.estimate, estimate[1] if estimate else None)
+    moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
     advisories = [] if initial else plan_advisories(repo, revision, changes, store.advisories(repo), settings)
@@ -143,8 +146,8 @@ def process_revision(
         _with_content_keys(snapshot, contents),
         contents,
         changes,
-        estimate,
+        None if estimate is None else (estimate.estimator_version or "", estimate.to_json()),
         advisories,
     )
-    next_baseline = Baseline(snapshot, estimate[1] if estimate else None)
+    next_baseline = Baseline(snapshot, estimate)
     return ProcessedRevision(revision, next_baseline, tuple(changes), saved)

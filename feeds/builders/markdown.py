@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view
+from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view, stored_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import RepoId
 
@@ -26,7 +26,7 @@ def md_escape(text: str) -> str:
 
 
 def _estimate_line(entry: HistoryEntryLike) -> str | None:
-    view = estimate_view(entry.estimate)
+    view = estimate_view(stored_estimate(entry))
     if view is None:
         return None
     if view.error:
@@ -38,7 +38,7 @@ def _estimate_line(entry: HistoryEntryLike) -> str | None:
 
 def _cards_table(entry: HistoryEntryLike) -> list[str]:
     """Largest batch per card and method at `entry` (a Markdown table), or nothing."""
-    view = estimate_view(entry.estimate)
+    view = estimate_view(stored_estimate(entry))
     if view is None or not view.cards:
         return []
     labels = [label for label, _ in view.cards[0].batches]

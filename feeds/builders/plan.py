@@ -12,7 +12,7 @@ _KEYS = ("config", "settings")
 
 
 def plan_estimate(body: Any) -> dict[str, Any]:
-    """`analyze(config).to_json()` plus `"memory"`: the memory report (per method, batch per card,
+    """`analyze(config).to_json()` plus `"memory"`: the Estimate's memory report (per method, batch per card,
     cost) at the given settings. A config or setting the estimator rejects is a 400 naming the key."""
     from hubwatch.estimator import ConfigError, analyze
     from hubwatch.estimator.memory_report import estimate_revision
@@ -37,7 +37,7 @@ def plan_estimate(body: Any) -> dict[str, Any]:
     try:
         analysis = analyze(config, seq_len=settings.resolved_seq_len(None))
         result = analysis.to_json()
-        result["memory"] = estimate_revision(analysis, settings)
+        result["memory"] = estimate_revision(analysis.spec, settings).memory_json()
     except ConfigError as exc:
         raise bad_request(f"config.{exc}" if exc.key and exc.key != "config" else f"config: {exc.problem}") from exc
     except MemorySettingsError as exc:

@@ -1,17 +1,19 @@
 """What the pages and the JSON API show of stored history: estimate summaries and JSON shapes.
 
-The stored estimate JSON belongs to the estimator and changes with its version, so it is read
-tolerantly: every figure is optional and a missing or odd key shows as '—', never an error.
+The stored estimate JSON belongs to the estimator: it is parsed once, by `Estimate.from_json`
+(tolerant of older versions: a missing or odd figure reads as None and shows as '—', never an
+error), and the views read the typed Estimate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hubwatch.feeds.text import as_utc, rfc3339
 from hubwatch.domain.records import ChangeRecord, RevisionRecord
+from hubwatch.estimator.estimate import Estimate
 
 __all__ = [
     "CardFit",
@@ -21,15 +23,13 @@ __all__ = [
     "estimate_view",
     "history_json",
     "revision_json",
+    "stored_estimate",
 ]
 
-_PARAM_PATHS = (("params", "derived"), ("params", "total"), ("parameters", "total"), ("total_params",),
-                ("params",), ("parameters",))
-_CHECKPOINT_PATHS = (("params", "checkpoint"), ("parameters", "checkpoint"))
-# The estimator's method keys (memory_gb and `<key>_batch` in card rows), in display order.
-_METHODS = (("full_finetune", "full fine-tune"), ("lora", "LoRA"), ("qlora", "QLoRA"), ("serve", "serve"),
-            ("serve_weights", "serve weights"), ("kv_cache", "KV cache"))
-_LABELS = dict(_METHODS)
+# Labels of the estimate's headline memory figures and of its card-fit methods, in display order.
+_PEAK_LABELS = {"full_finetune": "full fine-tune", "lora": "LoRA", "qlora": "QLoRA", "serve_weights": "serve weights",
+                "kv_cache": "KV cache"}
+_METHOD_LABELS = {"full": "full fine-tune", "lora": "LoRA", "qlora": "QLoRA", "serve": "serve"}
 
 
 class HistoryEntryLike(Protocol):
@@ -66,79 +66,33 @@ class EstimateView:
     error: str | None = None
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def stored_estimate(entry: HistoryEntryLike) -> Estimate | None:
+    """The entry's stored estimate JSON, parsed once (tolerantly) into the estimator's Estimate."""
+    return Estimate.from_json(entry.estimate)
+
+
+def _settings_line(estimate: Estimate) -> str | None:
+    settings = estimate.memory.settings if estimate.memory else None
+    if settings is None:
         return None
-    return float(value)
-
-
-def _lookup(data: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    current: Any = data
-    for key in path:
-        if not isinstance(current, Mapping) or key not in current:
-            return None
-        current = current[key]
-    return current
-
-
-def _first_int(data: Mapping[str, Any], paths: tuple[tuple[str, ...], ...]) -> int | None:
-    for path in paths:
-        found = _number(_lookup(data, path))
-        if found is not None:
-            return int(found)
-    return None
-
-
-def _memory(data: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """Peak memory per method in bytes: the estimator's `memory_gb` (decimal GB) or a `memory`
-    mapping of method → bytes."""
-    gb = data.get("memory_gb")
-    if isinstance(gb, Mapping):
-        return [(_LABELS.get(str(k), str(k)), int(v * 1e9)) for k, raw in gb.items() if (v := _number(raw)) is not None]
-    raw_bytes = data.get("memory")
-    if isinstance(raw_bytes, Mapping):
-        return [(_LABELS.get(str(k), str(k)), int(v)) for k, raw in raw_bytes.items() if (v := _number(raw)) is not None]
-    return []
-
-
-def _cards(data: Mapping[str, Any]) -> list[CardFit]:
-    rows = data.get("cards")
-    if not isinstance(rows, list):
-        return []
-    fits = []
-    for row in rows:
-        if not isinstance(row, Mapping) or not isinstance(row.get("name"), str):
-            continue
-        batches = tuple(
-            (label, None if (n := _number(row.get(f"{key}_batch"))) is None else int(n))
-            for key, label in _METHODS
-            if f"{key}_batch" in row
-        )
-        fits.append(CardFit(row["name"], _number(row.get("memory_gb")), batches))
-    return fits
-
-
-def _settings_line(data: Mapping[str, Any]) -> str | None:
-    settings = data.get("settings")
-    if not isinstance(settings, Mapping):
-        return None
-    parts = [f"{k} {settings[k]}" for k in ("method", "seq_len", "batch", "lora_rank", "precision", "optimizer")
-             if isinstance(settings.get(k), (str, int, float))]
+    parts = [f"{k} {getattr(settings, k)}" for k in ("method", "seq_len", "batch", "lora_rank", "precision", "optimizer")
+             if getattr(settings, k) is not None]
     return ", ".join(parts) or None
 
 
-def estimate_view(estimate: Mapping[str, Any] | None) -> EstimateView | None:
-    """The headline figures of a stored estimate (None when the revision has none)."""
-    if not isinstance(estimate, Mapping):
+def estimate_view(estimate: Estimate | None) -> EstimateView | None:
+    """The headline figures of an estimate (None when the revision has none)."""
+    if estimate is None:
         return None
-    error = estimate.get("error")
+    peaks = estimate.memory.peaks.items() if estimate.memory else ()
     return EstimateView(
-        params=_first_int(estimate, _PARAM_PATHS),
-        checkpoint_params=_first_int(estimate, _CHECKPOINT_PATHS),
-        memory=tuple(_memory(estimate)),
-        cards=tuple(_cards(estimate)),
+        params=estimate.params.derived if estimate.params else None,
+        checkpoint_params=estimate.params.checkpoint if estimate.params else None,
+        memory=tuple((_PEAK_LABELS[k], int(gb * 1e9)) for k, gb in peaks if gb is not None),
+        cards=tuple(CardFit(c.name, c.memory_gb, tuple((_METHOD_LABELS.get(m, m), n) for m, n in c.batches))
+                    for c in estimate.cards),
         settings=_settings_line(estimate),
-        error=str(error) if error is not None else None,
+        error=estimate.error,
     )
 
 

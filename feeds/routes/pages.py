@@ -13,7 +13,7 @@ from markupsafe import Markup
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.plots import Series, line_chart
-from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view
+from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
@@ -95,7 +95,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     state = repo_state(ctx.store, repo)
     if not entries and state is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
-    revisions = [RevisionView(e, estimate_view(e.estimate)) for e in sorted(entries, key=lambda e: -e.position)]
+    revisions = [RevisionView(e, estimate_view(stored_estimate(e))) for e in sorted(entries, key=lambda e: -e.position)]
     rewrites = ctx.store.rewrites(repo)
     context: dict[str, Any] = {
         "rewrites": rewrites,
@@ -131,7 +131,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
     context: dict[str, Any] = {
         "repo": repo,
         "entry": entry,
-        "estimate": estimate_view(entry.estimate),
+        "estimate": estimate_view(stored_estimate(entry)),
         "raised": raised,
         "affecting": ctx.store.advisories_affecting(repo, entry.revision.sha),
         "resolved": [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, entry.revision.sha)],

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import click
 from rich.console import Console
 
 from hubwatch.cli import cli
 from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
-from hubwatch.cli.estimate_inputs import TargetError, TargetInputs, load_target
+from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry, estimate_entry
+from hubwatch.cli.estimate_inputs import TargetError, load_target
 from hubwatch.cli.estimate_render import render
 from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name, parse_cards
 from hubwatch.estimator.cost import RunShape
-from hubwatch.estimator.memory_report import memory_report
 from hubwatch.estimator.memory_settings import (
     ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
     MemorySettings, MemorySettingsError,
@@ -23,31 +22,8 @@ from hubwatch.tracker.errors import HubError, RevisionNotFound
 
 __all__ = ["estimate", "estimate_entry"]
 
-DEFAULT_SEQ_LEN = 2048
 # Where the tracker's advice does not fit a one-off estimate.
 _ESTIMATE_FIX = {"InvalidContent": "the file is missing or broken at that revision upstream; try another --revision"}
-
-
-def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
-                   cost_card: Card | None) -> dict[str, Any]:
-    """One JSON entry: the analysis (structure, parameters, findings) plus memory, cards and cost."""
-    from hubwatch.estimator import analyze
-
-    def run_analysis(seq_len: int) -> Any:
-        return analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
-                       generation_config=inputs.generation_config, seq_len=seq_len,
-                       model=inputs.target if inputs.source == "hub" else None, revision=inputs.revision)
-
-    analysis = run_analysis(settings.seq_len or DEFAULT_SEQ_LEN)
-    context = analysis.spec.max_position_embeddings
-    if settings.seq_len is None and context and context < DEFAULT_SEQ_LEN:
-        analysis = run_analysis(context)  # the default length is capped at the model's context, as for memory
-    entry: dict[str, Any] = {"target": inputs.target, "source": inputs.source}
-    entry.update(analysis.to_json())
-    entry.update(memory_report(analysis.spec, settings, cards=cards, run=run, cost_card=cost_card))
-    entry["model_type"] = analysis.spec.model_type
-    entry["total_params"] = analysis.spec.total_params
-    return entry
 
 
 def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...]:
@@ -137,7 +113,7 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     if cost_on is not None:
         cost_on = card_by_name(cost_on.name, cards)
     hub = None
-    entries: list[dict[str, Any]] = []
+    entries: list[EstimateEntry | FailedEntry] = []
     for target in targets:
         try:
             if hub is None and not _is_local(target):
@@ -152,17 +128,17 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
             if isinstance(exc, RevisionNotFound) and revision and revision not in message:
                 message = f"{target}: revision {revision} not found"
             fix = _ESTIMATE_FIX.get(type(exc).__name__, exc.fix)
-            entries.append({"target": target, "error": f"{message} (fix: {fix})"})
+            entries.append(FailedEntry(target, f"{message} (fix: {fix})"))
         except (TargetError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
-            entries.append({"target": target, "error": str(exc)})
+            entries.append(FailedEntry(target, str(exc)))
         except RecursionError:  # a hub file nested beyond reason (local files are checked when read)
-            entries.append({"target": target, "error": f"{target}: a JSON file is nested too deeply to be a config"})
+            entries.append(FailedEntry(target, f"{target}: a JSON file is nested too deeply to be a config"))
     if as_json:
-        click.echo(json.dumps(entries, indent=2, ensure_ascii=False))
+        click.echo(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
     else:
         render(Console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
                lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes)
-    return EXIT_FAILED if any("error" in e for e in entries) else EXIT_OK
+    return EXIT_FAILED if any(isinstance(e, FailedEntry) for e in entries) else EXIT_OK
 
 
 def _is_local(target: str) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memory_spec_builders import llama_like
 
-from hubwatch.estimator import analyze
+from hubwatch.estimator import Estimate, analyze
 from hubwatch.estimator.memory_report import estimate_revision, memory_delta_summary
 
 KEYS = {"full_finetune", "lora", "qlora", "serve_weights", "kv_cache"}
@@ -15,7 +15,7 @@ KEYS = {"full_finetune", "lora", "qlora", "serve_weights", "kv_cache"}
 
 def test_estimate_revision_from_a_config_is_json_and_complete(data_dir: Path) -> None:
     config = json.loads((data_dir / "configs" / "meta-llama__Llama-3.2-1B-Instruct" / "config.json").read_text())
-    result = estimate_revision(config)
+    result = estimate_revision(config).memory_json()
     assert json.loads(json.dumps(result)) == result
     assert set(result["memory_gb"]) == KEYS
     assert result["settings"]["seq_len"] == 2048 and result["settings"]["lora_rank"] == 16
@@ -24,15 +24,17 @@ def test_estimate_revision_from_a_config_is_json_and_complete(data_dir: Path) ->
     for row in result["cards"]:
         assert {"full_finetune_batch", "lora_batch", "qlora_batch", "serve_batch"} <= set(row)
     # The same from an Analysis and from its spec.
-    assert estimate_revision(analyze(config)) == result == estimate_revision(analyze(config).spec)
+    assert estimate_revision(analyze(config)).memory_json() == result == estimate_revision(analyze(config).spec).memory_json()
+    assert estimate_revision(analyze(config)) == estimate_revision(config)
     selected = result["selected"]
     assert abs(sum(selected["terms"].values()) - selected["peak_gb"]) < 0.01
 
 
 def test_delta_summary_says_what_moved_and_which_card_no_longer_fits() -> None:
-    old = estimate_revision(llama_like(layers=32, hidden=4096, inter=11008, vocab=32000))
-    new = estimate_revision(llama_like(layers=32, hidden=4096, inter=14336, vocab=128256, kv_heads=8))
-    text = memory_delta_summary(old, new)
+    old_estimate = estimate_revision(llama_like(layers=32, hidden=4096, inter=11008, vocab=32000))
+    new_estimate = estimate_revision(llama_like(layers=32, hidden=4096, inter=14336, vocab=128256, kv_heads=8))
+    old, new = old_estimate.to_json(), new_estimate.to_json()
+    text = memory_delta_summary(old_estimate, new_estimate)
     assert text is not None
     lines = text.splitlines()
     lora = next(line for line in lines if line.startswith("LoRA r=16 at 2048 tokens: "))
@@ -48,7 +50,7 @@ def test_delta_summary_says_what_moved_and_which_card_no_longer_fits() -> None:
         found += 1
         line = next(line for line in lines if line.startswith(label + " "))
         assert line.endswith(f"no longer fits {', '.join(lost)}")
-        back = memory_delta_summary(new, old)
+        back = memory_delta_summary(new_estimate, old_estimate)
         assert back is not None and f"now fits {', '.join(lost)}" in back
     assert found  # the bigger vocabulary and MLP push some method off some card
 
@@ -59,13 +61,13 @@ def test_delta_summary_is_none_when_nothing_moved() -> None:
     b = estimate_revision(llama_like(layers=8, vocab=32001))  # far below 5 %
     assert memory_delta_summary(a, b) is None
     assert memory_delta_summary(a, b, threshold_pct=0) is not None
-    assert memory_delta_summary({"error": "bad config"}, a) is None
+    assert memory_delta_summary(Estimate.failed("1.1.0", "bad config"), a) is None
 
 
 def test_estimate_revision_reports_a_method_the_model_cannot_run() -> None:
     from hubwatch.estimator.memory_settings import MemorySettings
 
-    result = estimate_revision(llama_like(layers=2), MemorySettings(lora_targets=("wpe",)))
+    result = estimate_revision(llama_like(layers=2), MemorySettings(lora_targets=("wpe",))).to_json()
     assert "wpe matches no linear layer" in result["selected"]["error"]
     assert result["memory_gb"]["lora"] is None and result["memory_gb"]["full_finetune"] > 0
     assert all(row["lora_batch"] is None for row in result["cards"]) and result["cost"] is None

@@ -61,7 +61,7 @@ class Seeded:
 
 def estimate(config: dict[str, Any]) -> dict[str, Any]:
     """What the tracker stores for a revision: the estimator's real output on `config`."""
-    return {"params": analyze(config).params.to_json(), **estimate_revision(config)}
+    return estimate_revision(config).to_json()
 
 
 def advisory(repo: RepoId, commit: str, date: datetime, kind: Kind, severity: Severity,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 from hubwatch.feeds.builders.markdown import md_escape
 from hubwatch.feeds.builders.osv import QueryError, decode_page_token, page, parse_query
 from hubwatch.feeds.builders.plots import Series, line_chart
-from hubwatch.feeds.builders.views import estimate_view
+from hubwatch.estimator import Estimate
+from hubwatch.feeds.builders.views import EstimateView, estimate_view
 from hubwatch.feeds.text import fmt_bytes, fmt_count, xml_safe
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 
@@ -77,17 +79,24 @@ def test_line_chart_escapes_labels_and_skips_unknown_values() -> None:
 
 
 def test_estimate_view_tolerates_missing_and_odd_keys() -> None:
-    assert estimate_view(None) is None
-    empty = estimate_view({})
+    def view(data: dict[str, Any] | None) -> EstimateView | None:
+        return estimate_view(Estimate.from_json(data))
+
+    assert view(None) is None
+    empty = view({})
     assert empty is not None and empty.params is None and empty.memory == () and empty.cards == ()
-    odd = estimate_view({"params": "many", "memory_gb": {"full_finetune": "big", "lora": 1.5, "qlora": None},
-                         "cards": [{"name": "L4", "lora_batch": 2, "qlora_batch": "x"}, "junk", {"memory_gb": 3}]})
+    odd = view({"params": "many", "memory_gb": {"full_finetune": "big", "lora": 1.5, "qlora": None},
+                "cards": [{"name": "L4", "lora_batch": 2, "qlora_batch": "x"}, "junk", {"memory_gb": 3}]})
     assert odd is not None and odd.params is None and odd.memory == (("LoRA", 1_500_000_000),)
     assert [(c.name, c.batches) for c in odd.cards] == [("L4", (("LoRA", 2), ("QLoRA", None)))]
-    plain = estimate_view({"parameters": 7, "memory": {"serve": 5}, "settings": {"method": "lora", "batch": 1}})
-    assert plain is not None and plain.params == 7 and plain.memory == (("serve", 5),)
-    assert plain.settings == "method lora, batch 1"
-    assert estimate_view({"error": "bad config"}).error == "bad config"  # type: ignore[union-attr]
+    # Only the estimator's own keys are read: guessed paths ("parameters", "memory") show nothing.
+    guessed = view({"parameters": 7, "memory": {"serve": 5}})
+    assert guessed is not None and guessed.params is None and guessed.memory == ()
+    plain = view({"params": {"derived": 7}, "memory_gb": {"serve_weights": 5},
+                  "settings": {"method": "lora", "batch": 1, "seq_len": 512}})
+    assert plain is not None and plain.params == 7 and plain.memory == (("serve weights", 5_000_000_000),)
+    assert plain.settings == "method lora, seq_len 512, batch 1, lora_rank 16, precision amp-bf16, optimizer adamw"
+    assert view({"error": "bad config"}).error == "bad config"  # type: ignore[union-attr]
 
 
 def test_human_units() -> None:
@@ -174,3 +183,20 @@ def test_chart_scales_to_its_container_and_text_stays_full_size_on_a_desktop() -
     column = float(re.search(r"max-width: (\d+)px", main).group(1)) - 2 * float(
         re.search(r"padding: \d+px (\d+)px", main).group(1))
     assert column < 1280 and column / view_w >= 1.0
+
+
+def test_estimate_view_reads_the_typed_estimate() -> None:
+    from hubwatch.estimator import MemorySettings
+    from hubwatch.estimator.estimate import Memory
+    from hubwatch.estimator.estimate_parts import CardFit, Params, PeakMemory
+
+    estimate = Estimate("1.1.0", params=Params(7_000, checkpoint=7_010),
+                        memory=Memory(MemorySettings(seq_len=1024), PeakMemory(full_finetune=2.5, kv_cache=0.25)),
+                        cards=(CardFit("T4", 16, (("full", 0), ("lora", 3), ("serve", None))),))
+    view = estimate_view(estimate)
+    assert view is not None and view.params == 7_000 and view.checkpoint_params == 7_010
+    assert view.memory == (("full fine-tune", 2_500_000_000), ("KV cache", 250_000_000))
+    assert [(c.name, c.memory_gb, c.batches) for c in view.cards] == [
+        ("T4", 16, (("full fine-tune", 0), ("LoRA", 3), ("serve", None)))]
+    assert view.settings is not None and view.settings.startswith("method lora, seq_len 1024, batch 1")
+    assert estimate_view(Estimate.from_json(estimate.to_json())) == view  # the same through the store's JSON

@@ -13,7 +13,7 @@ from hubwatch.feeds.text import fmt_bytes
 
 def _peaks() -> dict[str, str]:
     """Peak memory per method as the pages show it, from the estimator itself."""
-    memory_gb = estimate_revision(llama2_config())["memory_gb"]
+    memory_gb = estimate_revision(llama2_config()).to_json()["memory_gb"]
     return {method: fmt_bytes(gb * 1e9) for method, gb in memory_gb.items() if gb is not None}
 
 

@@ -82,10 +82,18 @@ def test_a_snapshot_reuses_unchanged_files_of_the_previous_one(hubsim_factory: A
 
 def test_estimate_inputs_for_the_cli(hubsim_factory: Any, data_dir: Path) -> None:
     sim = hubsim_factory(root=data_dir / "hubsim", at="v1")
-    inputs = client(sim).fetch_estimate_inputs("hubsim-test/tiny-llama")
-    assert inputs.sha == "1" * 40
+    from hubwatch.tracker.estimate_inputs import estimator_inputs
+
+    snapshot = client(sim).fetch_estimate_inputs("hubsim-test/tiny-llama")
+    assert snapshot.sha == "1" * 40
+    assert snapshot.safetensors and all({"dtype", "shape"} <= set(v) for header in snapshot.safetensors.values()
+                                        for k, v in header.items() if k != "__metadata__")
+    assert set(snapshot.contents) <= {"config.json", "tokenizer_config.json", "special_tokens_map.json",
+                                      "generation_config.json"}  # only what the estimator reads
+    inputs = estimator_inputs(snapshot)
+    assert inputs is not None and inputs.revision == "1" * 40
     assert inputs.config["model_type"] == "llama"
-    assert inputs.manifest and all({"dtype", "shape"} <= set(v) for v in inputs.manifest.values())
+    assert inputs.manifest is not None and inputs.manifest.tensors
     assert inputs.tokenizer_config is None
 
 
