@@ -3,6 +3,8 @@
 if __name__ != "hubwatch.storage":  # this folder is on sys.path as the repo root; one name only
     raise ImportError(f"import hubwatch.storage, not {__name__}: the folder storage/ is installed as hubwatch.storage")
 
+from typing import TYPE_CHECKING, Any
+
 from hubwatch.storage.errors import (
     AmbiguousRevision,
     DatabaseUnavailable,
@@ -11,10 +13,34 @@ from hubwatch.storage.errors import (
     MigrationFailed,
     StorageError,
 )
-from hubwatch.storage.migrate import migrate
-from hubwatch.storage.stats import StoreStats
-from hubwatch.storage.store import Store
-from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
+
+if TYPE_CHECKING:
+    from hubwatch.storage.migrate import migrate
+    from hubwatch.storage.stats import StoreStats
+    from hubwatch.storage.store import Store
+    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
+
+# The errors are plain Python; the rest loads SQLAlchemy and Alembic, so it is imported on first
+# use: `hubwatch --help` or code that only catches a StorageError never pays for a database layer.
+_LAZY = {
+    "migrate": "hubwatch.storage.migrate",
+    "StoreStats": "hubwatch.storage.stats",
+    "Store": "hubwatch.storage.store",
+    "FeedItem": "hubwatch.storage.values",
+    "HistoryEntry": "hubwatch.storage.values",
+    "HistoryRewrite": "hubwatch.storage.values",
+    "RepoState": "hubwatch.storage.values",
+}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "AmbiguousRevision",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 
 from hubwatch.cli import cli
+from hubwatch.cli.console import out_console
 from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
 from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry, estimate_entry
 from hubwatch.cli.estimate_inputs import TargetError, load_target
@@ -136,7 +136,7 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     if as_json:
         click.echo(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
     else:
-        render(Console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
+        render(out_console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
                lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes)
     return EXIT_FAILED if any(isinstance(e, FailedEntry) for e in entries) else EXIT_OK
 

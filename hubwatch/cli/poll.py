@@ -6,15 +6,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn
-from rich.table import Table
 
 from hubwatch.cli import cli, command_clock
+from hubwatch.cli.console import err_console, escape, out_console
 from hubwatch.cli.errors import EXIT_FAILED
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import ChangeRecord, RepoId
-from hubwatch.wiring import open_runtime
 
 if TYPE_CHECKING:
     from hubwatch.tracker.poller import PollOutcome
@@ -39,26 +36,29 @@ def _outcome_line(outcome: PollOutcome) -> str:
 
     if isinstance(outcome, NewRevisions):
         n = len(outcome.shas)
-        return f"[green]new[/green]       {outcome.repo}: {n} new revision{'s' if n != 1 else ''} stored"
+        return f"[green]new[/green]       {escape(outcome.repo)}: {n} new revision{'s' if n != 1 else ''} stored"
     if isinstance(outcome, Failed):
         kept = f" ({len(outcome.saved)} revisions stored before it)" if outcome.saved else ""
-        return f"[red]failed[/red]    {outcome.reason}{kept} [dim]— fix: {outcome.fix}[/dim]"
+        return f"[red]failed[/red]    {escape(outcome.reason)}{kept} [dim]— fix: {escape(outcome.fix)}[/dim]"
     if outcome.rewritten:
         n = len(outcome.rewritten)
         return (
-            f"[yellow]rewritten[/yellow] {outcome.repo}: force-push back to {outcome.head[:12]}; "
+            f"[yellow]rewritten[/yellow] {escape(outcome.repo)}: force-push back to {escape(outcome.head[:12])}; "
             f"{n} stored revision{'s' if n != 1 else ''} no longer on the main branch"
         )
-    return f"[dim]unchanged[/dim] {outcome.repo}"
+    return f"[dim]unchanged[/dim] {escape(outcome.repo)}"
 
 
 @cli.command()
 @click.argument("repos", nargs=-1, type=REPO_ID, metavar="[ORG/NAME]...")
 def poll(repos: tuple[RepoId, ...]) -> None:
     """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed."""
-    from hubwatch.tracker.poller import failed, poll_repos
+    from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    out, err = Console(), Console(stderr=True)
+    from hubwatch.tracker.poller import failed, poll_repos
+    from hubwatch.wiring import open_runtime
+
+    out, err = out_console(), err_console()
     with open_runtime(clock=command_clock()) as rt:
         watched = [s.repo for s in rt.store.watched()]
         targets = list(repos) or watched
@@ -72,7 +72,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
             task = bar.add_task("polling", total=len(targets))
 
             def progress(repo: RepoId, text: str) -> None:
-                bar.update(task, description=f"{repo} {text}")
+                bar.update(task, description=escape(f"{repo} {text}"))  # the text holds a commit title
 
             def done(outcome: PollOutcome) -> None:
                 bar.advance(task)
@@ -89,6 +89,10 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (revisions oldest first).")
 def history(repo: RepoId, as_json: bool) -> None:
     """Every stored revision of ORG/NAME with what changed in it."""
+    from rich.table import Table
+
+    from hubwatch.wiring import open_runtime
+
     with open_runtime(clock=command_clock()) as rt:
         entries = rt.store.history(repo)
         state = rt.store.repo_state(repo)
@@ -112,26 +116,27 @@ def history(repo: RepoId, as_json: bool) -> None:
         ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{repo}: {len(entries)} revisions, oldest first", show_lines=True)
+    table = Table(title=f"{escape(repo)}: {len(entries)} revisions, oldest first", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("commit", no_wrap=True)
     table.add_column("date", no_wrap=True)
     table.add_column("what changed", overflow="fold")
     for e in entries:
-        lines = [f"[bold]{e.revision.title}[/bold]"]
+        lines = [f"[bold]{escape(e.revision.title)}[/bold]"]
         if e.revision.sha in gone:
             lines.append("[yellow]no longer on the main branch (force-push)[/yellow]")
         lines += [
-            f"[{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.summary}" for c in e.changes
+            f"[{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {escape(c.summary)}"
+            for c in e.changes
         ] or ["[dim]no change[/dim]"]
-        lines += [f"[dim]advisory {a}[/dim]" for a in e.advisory_ids]
-        table.add_row(str(e.position), e.revision.sha[:12], e.revision.date.strftime("%Y-%m-%d"), "\n".join(lines))
-    out = Console()
+        lines += [f"[dim]advisory {escape(a)}[/dim]" for a in e.advisory_ids]
+        table.add_row(str(e.position), escape(e.revision.sha[:12]), e.revision.date.strftime("%Y-%m-%d"), "\n".join(lines))
+    out = out_console()
     out.print(table)
     for r in rewrites:
         out.print(
             f"[yellow]history rewritten[/yellow] (seen {r.detected_at:%Y-%m-%d %H:%M} UTC): "
-            f"{r.old_head[:12]} → {r.new_head[:12]}, dropped {', '.join(s[:12] for s in r.dropped)}"
+            + escape(f"{r.old_head[:12]} → {r.new_head[:12]}, dropped {', '.join(s[:12] for s in r.dropped)}")
         )
 
 
@@ -144,6 +149,7 @@ def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
     """What changed in ORG/NAME between two stored revisions OLD and NEW (commit shas or prefixes)."""
     from hubwatch.diff import diff_snapshots
     from hubwatch.tracker.pipeline import load_baseline
+    from hubwatch.wiring import open_runtime
 
     with open_runtime(clock=command_clock()) as rt:
         shas = []
@@ -159,7 +165,8 @@ def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
         payload = {"repo": str(repo), "old": shas[0], "new": shas[1], "changes": [_change_json(c) for c in changes]}
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
-    out = Console()
-    out.print(f"{repo} {shas[0][:12]} → {shas[1][:12]}: {len(changes)} change(s)")
+    out = out_console()
+    out.print(escape(f"{repo} {shas[0][:12]} → {shas[1][:12]}: {len(changes)} change(s)"))
     for c in changes:
-        out.print(f"  [{_SEVERITY_STYLE[c.severity.value]}]{c.kind.value}/{c.severity.value}[/] {c.path}: {c.summary}")
+        style = _SEVERITY_STYLE[c.severity.value]
+        out.print(f"  [{style}]{c.kind.value}/{c.severity.value}[/] {escape(c.path)}: {escape(c.summary)}")

@@ -9,15 +9,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
 
 from hubwatch.cli import cli, command_clock
-from hubwatch.settings import load_settings
+from hubwatch.cli.console import err_console, escape
 from hubwatch.domain.records import RepoId
-from hubwatch.wiring import Runtime, build_app, build_cycle, build_scheduler, open_runtime, open_store
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from hubwatch.tracker.poller import PollOutcome
+    from hubwatch.wiring import Runtime
 
 __all__ = ["demo", "run", "serve"]
 
@@ -45,6 +46,8 @@ def _check_port(host: str, port: int) -> None:
 def _serve(runtime: Runtime, host: str, port: int, on_webhook: Callable[[RepoId], None] | None = None) -> None:
     import uvicorn
 
+    from hubwatch.wiring import build_app
+
     app = build_app(runtime.settings, runtime.store, on_webhook, runtime.clock)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
@@ -63,7 +66,10 @@ def run(no_web: bool, worker_id: str | None) -> None:
     Several `run` processes on one PostgreSQL database share the repos (leases); a hub webhook
     (POST /webhooks/hub, HUBWATCH_WEBHOOK_SECRET) triggers an immediate poll of its repo.
     """
-    out = Console(stderr=True)
+    from hubwatch.settings import load_settings
+    from hubwatch.wiring import build_cycle, build_scheduler, open_runtime
+
+    out = err_console()
     if not no_web:
         settings = load_settings()
         _check_port(settings.host, settings.port)
@@ -74,8 +80,8 @@ def run(no_web: bool, worker_id: str | None) -> None:
         cycle = build_cycle(rt, worker_id)
         scheduler = build_scheduler(rt, cycle)
         scheduler.start()
-        out.print(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
-                  f"against {rt.settings.hub_endpoint}")
+        out.print(escape(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
+                         f"against {rt.settings.hub_endpoint}"))
 
         def on_webhook(repo: RepoId) -> None:
             scheduler.submit(lambda: cycle.poll_now(repo))
@@ -86,7 +92,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
                 signal.signal(signal.SIGTERM, lambda *_: stop.set())  # `docker stop`, systemd
                 stop.wait()
             else:
-                out.print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
+                out.print(escape(f"web app on http://{rt.settings.host}:{rt.settings.port}/"))
                 _serve(rt, rt.settings.host, rt.settings.port, on_webhook)
         except KeyboardInterrupt:
             pass
@@ -97,9 +103,11 @@ def run(no_web: bool, worker_id: str | None) -> None:
 @cli.command()
 def serve() -> None:
     """Serve the web app only (pages, feeds, OSV API) from the store."""
+    from hubwatch.wiring import open_runtime
+
     with open_runtime(clock=command_clock()) as rt:
         _check_port(rt.settings.host, rt.settings.port)
-        Console(stderr=True).print(f"web app on http://{rt.settings.host}:{rt.settings.port}/")
+        err_console().print(escape(f"web app on http://{rt.settings.host}:{rt.settings.port}/"))
         _serve(rt, rt.settings.host, rt.settings.port)
 
 
@@ -109,7 +117,7 @@ def _report(out: Console, rt: Runtime, outcomes: Sequence[PollOutcome]) -> None:
 
     for outcome in outcomes:
         if isinstance(outcome, Failed):
-            out.print(f"[red]poll failed[/red] {outcome.reason}")
+            out.print(f"[red]poll failed[/red] {escape(outcome.reason)}")
         if not isinstance(outcome, NewRevisions):
             continue
         for sha in outcome.shas:
@@ -117,12 +125,13 @@ def _report(out: Console, rt: Runtime, outcomes: Sequence[PollOutcome]) -> None:
             if entry is None:
                 continue
             if entry.revision.parent is None:
-                out.print(f"first commit {sha[:12]} “{entry.revision.title}” stored as the starting state")
+                out.print(escape(f"first commit {sha[:12]} “{entry.revision.title}” stored as the starting state"))
                 continue
             ranked = sorted(entry.changes, key=lambda c: -c.severity.rank)
             what = f"{ranked[0].kind.value}/{ranked[0].severity.value} {ranked[0].summary[:80]}" if ranked else "no change"
             more = f" (+{len(ranked) - 1} more)" if len(ranked) > 1 else ""
-            out.print(f"new commit {sha[:12]} “{entry.revision.title}”: {what}{more}", highlight=False, soft_wrap=True)
+            out.print(escape(f"new commit {sha[:12]} “{entry.revision.title}”: {what}{more}"), highlight=False,
+                      soft_wrap=True)
 
 
 @cli.command()
@@ -136,9 +145,11 @@ def demo(port: int | None, every: float) -> None:
     """
     from hubwatch.hubsim import HubSim, demo_root
     from hubwatch.hubsim import SimError
+    from hubwatch.settings import load_settings
     from hubwatch.tracker.poller import poll_repos
+    from hubwatch.wiring import open_runtime, open_store
 
-    out = Console(stderr=True)
+    out = err_console()
     base = load_settings()
     _check_port(base.host, port or base.port)
     repo = RepoId.parse(DEMO_REPO)
@@ -156,7 +167,7 @@ def demo(port: int | None, every: float) -> None:
         })
         with open_runtime(settings, command_clock()) as rt:
             rt.store.watch(repo)
-            out.print(f"emulated hub at {sim.url} (upstream history of {repo}, from commit {at} of it)")
+            out.print(escape(f"emulated hub at {sim.url} (upstream history of {repo}, from commit {at} of it)"))
             _report(out, rt, poll_repos([repo], hub=rt.hub, store=rt.store, settings=settings, clock=rt.clock))
             stop = threading.Event()
 
@@ -175,12 +186,12 @@ def demo(port: int | None, every: float) -> None:
             worker = threading.Thread(target=replay, name="hubwatch-demo", daemon=True)
             worker.start()
             web = f"http://{settings.host}:{settings.port}"
-            out.print(
+            out.print(escape(
                 f"\nopen:\n  model page   {web}/models/{repo}\n  model feed   {web}/models/{repo}/feed.atom\n"
                 f"  org page     {web}/orgs/{repo.org}\n"
                 f"  all changes  {web}/feed.atom\n  history API  {web}/api/v1/models/{repo}/history\n"
                 f"  OSV API      curl -s {web}/v1/query -d '{{\"package\": {{\"ecosystem\": \"GIT\", "
-                f"\"name\": \"{repo.url()}\"}}}}'\n",
+                f"\"name\": \"{repo.url()}\"}}}}'\n"),
                 highlight=False, soft_wrap=True,
             )
             try:

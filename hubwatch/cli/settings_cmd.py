@@ -4,14 +4,15 @@ of docs/settings.md, generated from the Settings model's field descriptions."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined
 
 from hubwatch.cli import cli
-from hubwatch.settings import Settings
+from hubwatch.cli.console import escape, out_console
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 __all__ = ["SECRET_FIELDS", "env_name", "settings", "settings_markdown"]
 
@@ -30,6 +31,8 @@ This file is generated from the `Settings` model (`hubwatch/settings.py`):
 
 
 def env_name(field: str) -> str:
+    from hubwatch.settings import Settings
+
     prefix = str(Settings.model_config.get("env_prefix", ""))
     return f"{prefix}{field}".upper()
 
@@ -52,6 +55,8 @@ def _type_name(info: FieldInfo) -> str:
 
 
 def _default(info: FieldInfo) -> str:
+    from pydantic_core import PydanticUndefined
+
     if info.default_factory is not None:
         value: Any = info.default_factory()  # type: ignore[call-arg]
         # Defaults computed from the working folder are shown relative to it.
@@ -77,6 +82,8 @@ def _cell(text: str) -> str:
 
 def settings_markdown() -> str:
     """docs/settings.md: one table row per Settings field (name, type, default, meaning)."""
+    from hubwatch.settings import Settings
+
     rows = ["| Variable | Type | Default | Meaning |", "|---|---|---|---|"]
     for name, info in Settings.model_fields.items():
         kind = _type_name(info)
@@ -96,10 +103,9 @@ def settings(markdown: bool) -> None:
     if markdown:
         click.echo(settings_markdown(), nl=False)
         return
-    from rich.console import Console
     from rich.table import Table
 
-    from hubwatch.settings import load_settings
+    from hubwatch.settings import Settings, load_settings
 
     current = load_settings()
     table = Table(title="hubwatch settings (environment variable = value in effect)")
@@ -111,5 +117,5 @@ def settings(markdown: bool) -> None:
         shown = "(set)" if name in SECRET_FIELDS and value else ("unset" if value is None else str(value))
         if name == "database_url":
             shown = _hide_password(shown)
-        table.add_row(env_name(name), shown, info.description or "")
-    Console().print(table)
+        table.add_row(env_name(name), escape(shown), escape(info.description or ""))
+    out_console().print(table)

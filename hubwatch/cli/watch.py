@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from hubwatch.cli import cli, command_clock
+from hubwatch.cli.console import escape, out_console
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import RepoId
-from hubwatch.wiring import open_runtime
 
 __all__ = ["watch"]
 
@@ -25,23 +23,27 @@ def watch() -> None:
 @click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
 def add(repos: tuple[RepoId, ...]) -> None:
     """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
-    out = Console()
+    from hubwatch.wiring import open_runtime
+
+    out = out_console()
     with open_runtime(clock=command_clock()) as rt:
         for repo in repos:
             added = rt.store.watch(repo)
-            out.print(f"{'watching' if added else 'already watching'} {repo}")
+            out.print(f"{'watching' if added else 'already watching'} {escape(repo)}")
 
 
 @watch.command("remove")
 @click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
 def remove(repos: tuple[RepoId, ...]) -> None:
     """Stop tracking ORG/NAME repos (their stored history is kept)."""
-    out = Console()
+    from hubwatch.wiring import open_runtime
+
+    out = out_console()
     missing = []
     with open_runtime(clock=command_clock()) as rt:
         for repo in repos:
             if rt.store.unwatch(repo):
-                out.print(f"stopped watching {repo}")
+                out.print(f"stopped watching {escape(repo)}")
             else:
                 missing.append(str(repo))
     if missing:
@@ -52,6 +54,10 @@ def remove(repos: tuple[RepoId, ...]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def list_(as_json: bool) -> None:
     """List tracked repos with their poll state."""
+    from rich.table import Table
+
+    from hubwatch.wiring import open_runtime
+
     with open_runtime(clock=command_clock()) as rt:
         states = rt.store.watched()
     if as_json:
@@ -79,15 +85,15 @@ def list_(as_json: bool) -> None:
     for s in states:
         style = {"ok": "green", "new": "cyan"}.get(s.state, "red")
         table.add_row(
-            str(s.repo),
-            f"[{style}]{s.state}[/{style}]",
+            escape(s.repo),
+            f"[{style}]{escape(s.state)}[/{style}]",
             str(s.revision_count),
-            (s.head_sha or "")[:12],
+            escape((s.head_sha or "")[:12]),
             s.last_polled_at.strftime("%Y-%m-%d %H:%M") if s.last_polled_at else "never",
         )
-    out = Console()
+    out = out_console()
     out.print(table if states else "no repos watched: `hubwatch watch add ORG/NAME`")
     # Errors are whole sentences: one line each under the table, not squeezed into a column.
     for s in states:
         if s.last_error:
-            out.print(f"[red]last error[/red] {s.repo}: {s.last_error.removeprefix(f'{s.repo}: ')}")
+            out.print(f"[red]last error[/red] {escape(s.repo)}: {escape(s.last_error.removeprefix(f'{s.repo}: '))}")
