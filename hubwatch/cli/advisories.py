@@ -7,14 +7,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from hubwatch.cli import cli
+from hubwatch.cli.console import err_console, escape, out_console
 from hubwatch.cli.errors import EXIT_FAILED
 from hubwatch.cli.params import REPO_ID
-from hubwatch.settings import load_settings
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 
 __all__ = ["advisories", "check", "export"]
@@ -45,7 +42,10 @@ def _range_text(record: AdvisoryRecord) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of OSV records.")
 def advisories(repo: RepoId | None, as_json: bool) -> None:
     """List the OSV advisories hubwatch has published (all repos, or one)."""
+    from rich.table import Table
+
     from hubwatch.advisories.osv_export import published_osv
+    from hubwatch.settings import load_settings
     from hubwatch.wiring import open_store
 
     store = open_store(load_settings())
@@ -57,20 +57,20 @@ def advisories(repo: RepoId | None, as_json: bool) -> None:
         click.echo(json.dumps([published_osv(r) for r in records], indent=2, ensure_ascii=False))
         return
     if not records:
-        Console().print("no advisories" + (f" for {repo}" if repo else "") + " yet (`hubwatch poll` first)")
+        out_console().print(escape("no advisories" + (f" for {repo}" if repo else "") + " yet (`hubwatch poll` first)"))
         return
-    table = Table(title="advisories" + (f" for {repo}" if repo else ""))
+    table = Table(title=escape("advisories" + (f" for {repo}" if repo else "")))
     table.add_column("id / affected commits", no_wrap=True)
     table.add_column("severity", no_wrap=True)
     table.add_column("summary", overflow="fold")
     for record in records:
         ds = record.osv.get("database_specific") or {}
-        summary = escape(str(record.osv.get("summary", "")))
+        summary = escape(record.osv.get("summary", ""))
         if record.withdrawn is not None:
             summary = f"[dim](withdrawn)[/dim] {summary}"
-        ident = f"{record.id}\n[dim]{_range_text(record)}[/dim]"
+        ident = f"{escape(record.id)}\n[dim]{escape(_range_text(record))}[/dim]"
         table.add_row(ident, _styled(ds.get("max_severity")), summary)
-    Console().print(table)
+    out_console().print(table)
 
 
 @cli.group()
@@ -83,6 +83,7 @@ def export() -> None:
 def export_osv(path: Path) -> None:
     """Write every advisory to PATH laid out like OSV's data dumps (all.zip, GIT/, modified_id.csv)."""
     from hubwatch.advisories.osv_export import export_files, write_export
+    from hubwatch.settings import load_settings
     from hubwatch.wiring import open_store
 
     store = open_store(load_settings())
@@ -95,7 +96,9 @@ def export_osv(path: Path) -> None:
         write_export(files, path)
     except OSError as exc:
         raise click.UsageError(f"cannot write the export to {path}: {exc}") from exc
-    Console().print(f"wrote {len(records)} advisories to {path} (all.zip, GIT/all.zip, GIT/<id>.json, modified_id.csv)")
+    out_console().print(
+        escape(f"wrote {len(records)} advisories to {path} (all.zip, GIT/all.zip, GIT/<id>.json, modified_id.csv)")
+    )
 
 
 def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str) -> str:
@@ -124,7 +127,7 @@ def _report_json(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], fai
 
 
 def _report_table(reports: Sequence[Any], skipped: Sequence[tuple[str, str]], threshold: Severity) -> None:
-    out = Console()
+    out = out_console()
     if not reports:
         out.print("no model pins found")
     # One block per pin: where, pin and status on one line, then one line per advisory, so that
@@ -169,8 +172,9 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None) -> None:
     """
     import httpx
 
-    from hubwatch.pincheck.pincheck import ServerError, ServerSource, StoreSource, check_pins, fails
+    from hubwatch.pincheck.pincheck import ServerSource, StoreSource, check_pins, fails
     from hubwatch.pincheck.pins import scan_path
+    from hubwatch.settings import load_settings
     from hubwatch.wiring import open_store
 
     settings = load_settings()
@@ -180,15 +184,13 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None) -> None:
         if not server.startswith(("http://", "https://")):
             raise click.BadParameter(f"{server!r} is not an http(s) URL", param_hint="--server")
         with httpx.Client(base_url=server.rstrip("/"), timeout=settings.hub_timeout_s) as client:
-            try:
-                reports = check_pins(scan.pins, ServerSource(client))
-            except ServerError as exc:
-                raise click.ClickException(f"{exc} (is `hubwatch serve` running at {server}?)") from exc
+            # A server that does not answer raises ServerUnreachable: exit 3 with a fix (cli/errors.py).
+            reports = check_pins(scan.pins, ServerSource(client))
     else:
         store = open_store(settings)
         try:
             if not store.watched():
-                Console(stderr=True).print(
+                err_console().print(
                     "[yellow]warning:[/yellow] the local store watches no repos, so every pin is unknown: "
                     "`hubwatch watch add ORG/NAME` then `hubwatch poll`, or use --server URL"
                 )

@@ -3,26 +3,69 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, TypeGuard
 
 import click
-from pydantic import ValidationError
-from rich.console import Console
 
-from hubwatch.storage.errors import StorageError
+from hubwatch.cli.console import err_console, escape
 from hubwatch.domain.records import InvalidRepoId
+from hubwatch.pincheck.errors import ServerError, ServerUnreachable
+from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
 from hubwatch.tracker.errors import HubError
 
-__all__ = ["EXIT_FAILED", "EXIT_HUB", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "run_cli", "settings_problem"]
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
-# Fixed exit codes: scripts rely on them.
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_HUB",
+    "EXIT_OK",
+    "EXIT_STORE",
+    "EXIT_USAGE",
+    "MEANINGS",
+    "exit_code_for",
+    "run_cli",
+    "settings_problem",
+]
+
+# Fixed exit codes: scripts rely on them (README, "Exit codes").
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command ran and found failures (a repo failed to poll, a check failed)
 EXIT_USAGE = 2  # bad arguments or input
-EXIT_HUB = 3  # the hub refused or did not answer
+EXIT_HUB = 3  # the hub (or the hubwatch server `check --server` asks) refused or did not answer
 EXIT_STORE = 4  # the database could not be opened, migrated or written
 
-_err = Console(stderr=True)
+# What each known error means, by class, most specific first: an error gets the exit code of the
+# first class it is an instance of (a test checks that no entry is shadowed by an earlier one).
+MEANINGS: tuple[tuple[type[Exception], int], ...] = (
+    (InvalidRepoId, EXIT_USAGE),  # an org/name that is not a repo id
+    (AmbiguousRevision, EXIT_USAGE),  # a sha prefix that matches several stored commits: give more of it
+    (DatabaseUnavailable, EXIT_STORE),
+    (MigrationFailed, EXIT_STORE),
+    (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)
+    (ServerUnreachable, EXIT_HUB),  # `check --server`: nothing answered at that URL
+    (ServerError, EXIT_HUB),  # `check --server`: it answered, but not as a hubwatch server does
+    (HubError, EXIT_HUB),  # the hub refused (not found, gated, rate-limited) or did not answer
+)
+
 _SETTINGS_FIX = "correct or unset those variables (`hubwatch settings --markdown` lists every setting)"
+
+
+def exit_code_for(exc: BaseException) -> int | None:
+    """The exit code `exc` means (see MEANINGS), or None for an error hubwatch does not know (a bug)."""
+    for kind, code in MEANINGS:
+        if isinstance(exc, kind):
+            return code
+    if _is_settings_error(exc):
+        return EXIT_USAGE
+    return None
+
+
+def _is_settings_error(exc: BaseException) -> TypeGuard[ValidationError]:
+    pydantic = sys.modules.get("pydantic")  # not imported yet: no settings were read, none can be bad
+    if pydantic is None or not isinstance(exc, pydantic.ValidationError):
+        return False
+    return getattr(exc, "title", None) == "Settings"
 
 
 def settings_problem(exc: ValidationError) -> str:
@@ -39,6 +82,19 @@ def settings_problem(exc: ValidationError) -> str:
     return "bad setting: " + "; ".join(parts)
 
 
+def _report(exc: BaseException) -> None:
+    """`error: …` and, where the error knows one, `fix: …` on stderr; upstream text printed literally."""
+    fix: object
+    if _is_settings_error(exc):
+        message, fix = settings_problem(exc), _SETTINGS_FIX
+    else:
+        message, fix = str(exc), getattr(exc, "fix", None)
+    text = f"[red]error:[/red] {escape(message)}"
+    if isinstance(fix, str) and fix:
+        text += f"\n[dim]fix:[/dim] {escape(fix)}"
+    err_console().print(text, highlight=False, soft_wrap=True)
+
+
 def run_cli(group: click.Group, argv: list[str] | None) -> int:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -51,28 +107,14 @@ def run_cli(group: click.Group, argv: list[str] | None) -> int:
         exc.show()
         return EXIT_USAGE
     except click.Abort:
-        _err.print("aborted")
+        err_console().print("aborted")
         return EXIT_FAILED
-    except InvalidRepoId as exc:
-        if debug:
-            raise
-        _err.print(f"[red]error:[/red] {exc}")
-        return EXIT_USAGE
-    except HubError as exc:
-        if debug:
-            raise
-        _err.print(f"[red]error:[/red] {exc}\n[dim]fix:[/dim] {exc.fix}")
-        return EXIT_HUB
-    except StorageError as exc:
-        if debug:
-            raise
-        _err.print(f"[red]error:[/red] {exc}\n[dim]fix:[/dim] {exc.fix}")
-        return EXIT_STORE
-    except ValidationError as exc:
-        if debug or exc.title != "Settings":
-            raise
-        _err.print(f"[red]error:[/red] {settings_problem(exc)}\n[dim]fix:[/dim] {_SETTINGS_FIX}")
-        return EXIT_USAGE
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else EXIT_FAILED
+    except Exception as exc:
+        code = exit_code_for(exc)
+        if code is None or debug:
+            raise  # a bug (or --debug): the traceback is the message
+        _report(exc)
+        return code
     return EXIT_OK

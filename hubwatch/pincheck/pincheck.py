@@ -9,6 +9,7 @@ from urllib.parse import quote
 import httpx
 
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
+from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.pincheck.pins import Pin
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ __all__ = [
     "PinReport",
     "ServerError",
     "ServerSource",
+    "ServerUnreachable",
     "StoreSource",
     "check_pins",
     "fails",
@@ -28,10 +30,6 @@ __all__ = [
 ]
 
 BATCH = 500
-
-
-class ServerError(Exception):
-    """The hubwatch server did not answer a check query usefully."""
 
 
 @dataclass(frozen=True)
@@ -119,11 +117,15 @@ class ServerSource:
         self._client = client
         self._hub = hub_url.rstrip("/")
 
+    def _unreachable(self, exc: httpx.HTTPError) -> ServerUnreachable:
+        where = str(self._client.base_url).rstrip("/")
+        return ServerUnreachable(f"cannot reach the hubwatch server at {where} ({exc.__class__.__name__}: {exc})")
+
     def _get(self, path: str) -> httpx.Response:
         try:
             return self._client.get(path)
         except httpx.HTTPError as exc:
-            raise ServerError(f"cannot reach the hubwatch server ({exc.__class__.__name__}: {exc})") from exc
+            raise self._unreachable(exc) from exc
 
     def _json(self, response: httpx.Response, what: str) -> Any:
         if response.status_code != 200:
@@ -151,7 +153,7 @@ class ServerSource:
             try:
                 response = self._client.post("/v1/querybatch", json=body)
             except httpx.HTTPError as exc:
-                raise ServerError(f"cannot reach the hubwatch server ({exc.__class__.__name__}: {exc})") from exc
+                raise self._unreachable(exc) from exc
             results = self._json(response, "querybatch").get("results")
             if not isinstance(results, list) or len(results) != len(pending):
                 raise ServerError("querybatch: the server returned a different number of results than queries")

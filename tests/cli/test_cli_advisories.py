@@ -147,14 +147,9 @@ def test_check_against_a_server(server_url: str, tmp_path: Path) -> None:
     assert {a["severity"] for a in pins[0]["advisories"]} == {"high", "medium"}
 
 
-def test_check_with_an_unreachable_server(tmp_path: Path) -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there now
+def test_check_without_a_server_or_with_a_bad_url(tmp_path: Path) -> None:
+    # An unreachable --server exits 3 (the server did not answer): tests/cli/test_cli_exit_codes.py.
     folder = project(tmp_path, 'AutoModel.from_pretrained("acme/x", revision="abcdef1234")')
-    result = invoke(f"sqlite:///{tmp_path / 'e.db'}", "check", str(folder), "--server", f"http://127.0.0.1:{port}")
     local = invoke(f"sqlite:///{tmp_path / 'e.db'}", "check", str(folder))
     assert local.exit_code == 0 and "watches no repos" in local.output
-    assert result.exit_code != 0 and "cannot reach the hubwatch server" in result.output
     assert invoke("sqlite://", "check", str(folder), "--server", "ftp://x").exit_code == 2
