@@ -75,3 +75,17 @@ def test_the_cli_clock_reaches_the_store(tmp_path: Path, data_dir: Path, hubsim_
     assert invoke(db, sim, "poll", obj=clock).exit_code == 0
     (row,) = json.loads(invoke(db, sim, "watch", "list", "--json").stdout)
     assert datetime.fromisoformat(row["last_polled_at"]) == AT
+
+
+def test_consoles_are_made_in_the_console_module_only() -> None:
+    import ast
+
+    cli_dir = Path(__file__).resolve().parents[2] / "hubwatch" / "cli"
+    makers = []
+    for path in sorted(cli_dir.glob("*.py")):
+        if path.name == "console.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "Console":
+                makers.append(f"{path.name}:{node.lineno}")
+    assert makers == [], f"use hubwatch.cli.console (out_console/err_console) instead: {makers}"
