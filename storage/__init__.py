@@ -13,9 +13,9 @@ from hubwatch.storage.errors import (
     MigrationFailed,
     StorageError,
 )
+from hubwatch.storage.migrate import migrate  # light: Alembic loads when it runs
 
 if TYPE_CHECKING:
-    from hubwatch.storage.migrate import migrate
     from hubwatch.storage.stats import StoreStats
     from hubwatch.storage.store import Store
     from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 # The errors are plain Python; the rest loads SQLAlchemy and Alembic, so it is imported on first
 # use: `hubwatch --help` or code that only catches a StorageError never pays for a database layer.
 _LAZY = {
-    "migrate": "hubwatch.storage.migrate",
     "StoreStats": "hubwatch.storage.stats",
     "Store": "hubwatch.storage.store",
     "FeedItem": "hubwatch.storage.values",
