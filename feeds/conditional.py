@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 
 from fastapi import Request, Response
@@ -32,6 +32,8 @@ def _not_modified_since(header: str, last_modified: datetime) -> bool:
         return False
     if since is None:
         return False
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # RFC 5322's "-0000": a UTC time with no zone named
     return as_utc(last_modified).replace(microsecond=0) <= as_utc(since)
 
 

@@ -18,6 +18,7 @@ from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
 from hubwatch.feeds.builders.richtext import render_markdown
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
+from hubwatch.domain.urls import is_safe_url
 
 __all__ = ["TEMPLATES", "make_templates"]
 
@@ -130,11 +131,6 @@ def _advisory_lines(advisories: Sequence[AdvisoryRecord]) -> list[tuple[Advisory
     return sorted(rows, key=lambda row: -(row[1].rank if row[1] is not None else -1))
 
 
-def _safe_url(url: Any) -> bool:
-    """Only http(s) links are rendered as links (never javascript: or data:)."""
-    return isinstance(url, str) and urlsplit(url).scheme in ("http", "https")
-
-
 def make_templates(public_url: str) -> Jinja2Templates:
     env = Environment(
         loader=FileSystemLoader(TEMPLATES),
@@ -158,7 +154,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         text_diffs=_text_diffs,
         extra_detail=_extra_detail,
         worst=_worst,
-        safe_url=_safe_url,
+        safe_url=is_safe_url,
         advisory_lines=_advisory_lines,
         markdown=render_markdown,
     )

@@ -1,9 +1,14 @@
-"""Text helpers for hostile remote content: XML-illegal characters, dates and human-readable numbers."""
+"""Text helpers for hostile remote content: XML-illegal characters, dates and human-readable numbers.
+
+`as_utc` and `rfc3339` are the domain's (hubwatch.domain.times), offered here beside the other
+text helpers the feed modules use; a naive datetime is refused there, never guessed.
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+
+from hubwatch.domain.times import as_utc, rfc3339
 
 __all__ = ["as_utc", "fmt_bytes", "fmt_count", "rfc3339", "short_sha", "xml_safe"]
 
@@ -15,18 +20,6 @@ _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udff
 def xml_safe(text: str) -> str:
     """`text` without the characters XML 1.0 forbids (they would make a feed unparseable)."""
     return _ILLEGAL.sub("", text)
-
-
-def as_utc(moment: datetime) -> datetime:
-    """A timezone-aware UTC datetime (stored naive datetimes are UTC)."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
-def rfc3339(moment: datetime) -> str:
-    """RFC 3339 in UTC with a `Z`, seconds precision: `2024-07-23T15:44:01Z`."""
-    return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def short_sha(sha: str) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha, stored_revisions
 from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
@@ -32,10 +32,10 @@ def _published(record: AdvisoryRecord) -> datetime:
     text = record.osv.get("published")
     if isinstance(text, str):
         try:
-            return as_utc(datetime.fromisoformat(text), f"{record.id} published")
+            return checked_utc(datetime.fromisoformat(text), f"{record.id} published")
         except ValueError as exc:
             raise InvalidRecord(f"advisory {record.id}: 'published' {text!r} is not an RFC 3339 time") from exc
-    return as_utc(record.modified, f"{record.id} modified")
+    return checked_utc(record.modified, f"{record.id} modified")
 
 
 def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: datetime) -> None:
@@ -61,8 +61,8 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
     if not isinstance(record.osv, dict):
         raise InvalidRecord(f"advisory {record.id}: osv must be a JSON object")
     check_json(record.osv, f"advisory {record.id}")
-    modified = as_utc(record.modified, f"advisory {record.id} modified")
-    withdrawn = as_utc(record.withdrawn, f"advisory {record.id} withdrawn") if record.withdrawn else None
+    modified = checked_utc(record.modified, f"advisory {record.id} modified")
+    withdrawn = checked_utc(record.withdrawn, f"advisory {record.id} withdrawn") if record.withdrawn else None
     repo_id = find_repo(conn, record.repo)
     revision_id = find_revision(conn, record.repo, record.revision_sha)
     if repo_id is None or revision_id is None:

@@ -1,4 +1,4 @@
-"""Column types that behave the same on SQLite and PostgreSQL (UTC timestamps)."""
+"""Column types that behave the same on SQLite and PostgreSQL (UTC timestamps), and the UTC check."""
 
 from __future__ import annotations
 
@@ -6,21 +6,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.domain.times import NaiveDatetime, as_utc
 from hubwatch.storage.errors import InvalidRecord
 from sqlalchemy.engine import Dialect
 
-__all__ = ["UTCDateTime", "as_utc"]
+__all__ = ["UTCDateTime", "checked_utc"]
 
 
-def as_utc(value: datetime, what: str = "timestamp") -> datetime:
-    """Return `value` in UTC; a naive datetime is refused (we never guess a time zone)."""
-    if not isinstance(value, datetime):
-        raise InvalidRecord(f"{what} must be a datetime, got {type(value).__name__}: {value!r}")
-    if value.tzinfo is None or value.tzinfo.utcoffset(value) is None:
-        raise InvalidRecord(
-            f"{what} {value.isoformat()} has no time zone: pass a tz-aware datetime (e.g. datetime.now(UTC))"
-        )
-    return value.astimezone(UTC)
+def checked_utc(value: datetime, what: str = "timestamp") -> datetime:
+    """`value` in UTC by the domain's one rule (`as_utc`: naive refused), as the store's InvalidRecord."""
+    try:
+        return as_utc(value, what)
+    except NaiveDatetime as exc:
+        raise InvalidRecord(str(exc)) from exc
 
 
 class UTCDateTime(sa.types.TypeDecorator[datetime]):
@@ -36,7 +34,7 @@ class UTCDateTime(sa.types.TypeDecorator[datetime]):
     def process_bind_param(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        utc = as_utc(value)
+        utc = checked_utc(value)
         return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:

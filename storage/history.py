@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.storage.blobs import get_blobs
 from hubwatch.storage.lookup import resolve_sha
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryEntry
@@ -45,7 +45,7 @@ def change_record(row: Any) -> ChangeRecord:
         path=row.path,
         summary=row.summary,
         detail=row.detail if row.detail is not None else {},
-        direction=row.direction,
+        direction=Direction(row.direction),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId
 from hubwatch.storage.tables import REPOS
@@ -31,7 +31,7 @@ def claim_due(conn: Connection, worker_id: str, now: datetime, limit: int, lease
     writer at a time. Either way the lease is set before the transaction commits.
     """
     _check(worker_id, lease_s)
-    now = as_utc(now, "claim time")
+    now = checked_utc(now, "claim time")
     if limit <= 0:
         return []
     query = (
@@ -64,7 +64,7 @@ def _owned(worker_id: str, repo: RepoId) -> sa.ColumnElement[bool]:
 def renew(conn: Connection, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
     """Extend a live lease held by `worker_id` (heartbeat); False when it was lost or expired."""
     _check(worker_id, lease_s)
-    now = as_utc(now, "renew time")
+    now = checked_utc(now, "renew time")
     result = conn.execute(
         sa.update(REPOS)
         .where(_owned(worker_id, repo), REPOS.c.lease_expires_at > now)
@@ -80,7 +80,7 @@ def release(conn: Connection, repo: RepoId, worker_id: str, next_poll_at: dateti
     expired and another worker claimed the repo.
     """
     _check(worker_id)
-    when = as_utc(next_poll_at, "next poll time") if next_poll_at is not None else None
+    when = checked_utc(next_poll_at, "next poll time") if next_poll_at is not None else None
     result = conn.execute(
         sa.update(REPOS)
         .where(_owned(worker_id, repo))

@@ -7,12 +7,12 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import PollState, RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text
-from hubwatch.storage.values import POLL_STATES, RepoState
+from hubwatch.storage.values import RepoState
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
@@ -73,7 +73,7 @@ def ensure_repo(conn: Connection, repo: RepoId, now: datetime, *, watched: bool 
     dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
     conn.execute(
         dialect.insert(REPOS)
-        .values(org=repo.org, name=repo.name, watched=watched, state="new", failures=0, created_at=now)
+        .values(org=repo.org, name=repo.name, watched=watched, state=PollState.NEW.value, failures=0, created_at=now)
         .on_conflict_do_nothing(index_elements=["org", "name"])
     )
     found = find_repo(conn, repo)
@@ -130,7 +130,7 @@ def _revision_count() -> sa.ScalarSelect[int]:
 def _state(r: sa.Row[Any]) -> RepoState:
     return RepoState(
         repo=RepoId(r.org, r.name),
-        state=r.state,
+        state=PollState(r.state),
         last_error=r.last_error,
         head_sha=r.head_sha,
         last_polled_at=r.last_polled_at,
@@ -165,7 +165,7 @@ def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
 
 def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:
     """Make those of `repos` that are watched due at `now` (unless due already); how many changed."""
-    now = as_utc(now, "due time")
+    now = checked_utc(now, "due time")
     changed = 0
     for batch in _batches(repos):
         result = conn.execute(
@@ -184,7 +184,7 @@ def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:
 def record_poll(
     conn: Connection,
     repo: RepoId,
-    state: str,
+    state: PollState | str,
     error: str | None,
     at: datetime,
     *,
@@ -192,24 +192,26 @@ def record_poll(
     new_revisions: int = 0,
 ) -> None:
     """Record a poll's outcome on the repo (state, error, time, failure count) and as a poll run."""
-    if state not in POLL_STATES:
-        raise InvalidRecord(f"poll state {state!r} is not one of {', '.join(POLL_STATES)}")
-    at = as_utc(at, "poll time")
-    started = as_utc(started, "poll start") if started is not None else at
+    try:
+        state = PollState.parse(state)
+    except ValueError as exc:
+        raise InvalidRecord(str(exc)) from exc
+    at = checked_utc(at, "poll time")
+    started = checked_utc(started, "poll start") if started is not None else at
     repo_id = ensure_repo(conn, repo, at)
-    failures = REPOS.c.failures + 1 if state == "error" else 0
+    failures = REPOS.c.failures + 1 if state is PollState.ERROR else 0
     error = clean_text(error) if error is not None else None
     conn.execute(
         sa.update(REPOS)
         .where(REPOS.c.id == repo_id)
-        .values(state=state, last_error=error, last_polled_at=at, failures=failures)
+        .values(state=state.value, last_error=error, last_polled_at=at, failures=failures)
     )
     conn.execute(
         sa.insert(POLL_RUNS).values(
             repo_id=repo_id,
             started_at=started,
             finished_at=at,
-            outcome=state,
+            outcome=state.value,
             new_revisions=int(new_revisions),
             error=error,
         )

@@ -9,7 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blob
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_revision
@@ -78,7 +78,7 @@ def save_revision(
                 sha=revision.sha,
                 parent_sha=revision.parent,
                 position=position,
-                date=as_utc(revision.date, f"date of revision {revision.sha}"),
+                date=checked_utc(revision.date, f"date of revision {revision.sha}"),
                 title=clean_text(revision.title),
                 message=clean_text(revision.message),
                 authors=[clean_text(a) for a in revision.authors],

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 import sqlalchemy as sa
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
@@ -34,7 +34,7 @@ def record_rewrite(
             raise InvalidRecord(f"{repo}: {what} {sha!r} is not a 40-hex lowercase commit sha")
     if not dropped:
         raise InvalidRecord(f"{repo}: a history rewrite drops at least one revision")
-    at = as_utc(at, "rewrite time")
+    at = checked_utc(at, "rewrite time")
     repo_id = ensure_repo(conn, repo, at)
     latest = conn.execute(
         sa.select(HISTORY_REWRITES.c.old_head, HISTORY_REWRITES.c.new_head)

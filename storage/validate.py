@@ -8,12 +8,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hubwatch.storage.coltypes import as_utc
+from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
+from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
 
 __all__ = [
-    "DIRECTIONS",
     "as_prefix",
     "check_change",
     "check_files",
@@ -23,7 +22,6 @@ __all__ = [
     "is_storable",
 ]
 
-DIRECTIONS = ("risk", "fix")
 _HEX = re.compile(r"^[0-9a-f]+$")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MIN_PREFIX = 7
@@ -56,7 +54,7 @@ def check_revision(rev: RevisionRecord) -> None:
         raise InvalidRecord(f"revision sha {rev.sha!r} is not a 40-hex lowercase commit sha")
     if rev.parent is not None and not is_commit_sha(rev.parent):
         raise InvalidRecord(f"parent {rev.parent!r} of revision {rev.sha} is not a 40-hex commit sha")
-    as_utc(rev.date, f"date of revision {rev.sha}")
+    checked_utc(rev.date, f"date of revision {rev.sha}")
     if not all(isinstance(a, str) for a in rev.authors):
         raise InvalidRecord(f"authors of revision {rev.sha} must be strings, got {rev.authors!r}")
 
@@ -72,12 +70,14 @@ def check_change(change: ChangeRecord, index: int) -> tuple[str, str, str]:
         severity = Severity(change.severity).value
     except ValueError as exc:
         raise InvalidRecord(f"{where} has unknown severity {change.severity!r}") from exc
-    if change.direction not in DIRECTIONS:
-        raise InvalidRecord(f"{where} has direction {change.direction!r}; expected 'risk' or 'fix'")
+    try:
+        direction = Direction.parse(change.direction, where).value
+    except ValueError as exc:
+        raise InvalidRecord(str(exc)) from exc
     if not isinstance(change.detail, dict):
         raise InvalidRecord(f"{where}: detail must be a JSON object, got {type(change.detail).__name__}")
     check_json(change.detail, f"{where} detail")
-    return kind, severity, change.direction
+    return kind, severity, direction
 
 
 def check_files(files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> None:

@@ -6,11 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import ChangeRecord, PollState, RepoId, RevisionRecord
 
-__all__ = ["POLL_STATES", "FeedItem", "HistoryEntry", "HistoryRewrite", "RepoState"]
-
-POLL_STATES = ("new", "ok", "gated", "not_found", "error")
+__all__ = ["FeedItem", "HistoryEntry", "HistoryRewrite", "RepoState"]
 
 
 @dataclass(frozen=True)
@@ -18,13 +16,13 @@ class RepoState:
     """A tracked repo and how its polling stands."""
 
     repo: RepoId
-    state: str  # one of POLL_STATES
+    state: PollState
     last_error: str | None
     head_sha: str | None
     last_polled_at: datetime | None
     revision_count: int
     next_poll_at: datetime | None
-    failures: int = 0  # consecutive polls that ended in "error" (reset by any other state)
+    failures: int = 0  # consecutive polls that ended in PollState.ERROR (reset by any other state)
     lease_owner: str | None = None
     lease_expires_at: datetime | None = None
     watched: bool = True

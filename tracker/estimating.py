@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from hubwatch.domain.records import ChangeRecord, Kind, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.tracker.estimate_inputs import estimator_inputs, snapshot_manifest
 
@@ -61,5 +61,5 @@ def estimate_change(old: Estimate | None, new: Estimate | None) -> ChangeRecord 
         path="estimate",
         summary="estimate moved: " + "; ".join(delta.lines),
         detail={"file": "config.json", "key": None, "old": None, "new": None, **detail},
-        direction="risk",
+        direction=Direction.RISK,
     )

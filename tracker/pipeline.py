@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
 from hubwatch.domain.snapshot import Snapshot
 
@@ -91,7 +91,7 @@ def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
         path="",
         summary=f"history rewritten: {len(dropped)} earlier revision(s) no longer on the main branch ({short})",
         detail={"file": "", "key": None, "old": list(dropped), "new": None, "history_rewrite": True},
-        direction="risk",
+        direction=Direction.RISK,
     )
 
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import PollState, RepoId
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoNotFound
 from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
 
@@ -54,7 +54,7 @@ class NewRevisions:
 class Failed:
     repo: RepoId
     reason: str  # one line naming the repo (and revision/file where known)
-    state: str  # the recorded state: "gated", "not_found" or "error"
+    state: PollState  # the recorded state: GATED, NOT_FOUND or ERROR
     fix: str
     saved: tuple[str, ...] = ()  # revisions stored before the failure
     retry_after: float | None = None
@@ -64,12 +64,12 @@ PollOutcome = Unchanged | NewRevisions | Failed
 Progress = Callable[[RepoId, str], None]
 
 
-def _state_of(exc: HubError) -> str:
+def _state_of(exc: HubError) -> PollState:
     if isinstance(exc, GatedRepo):
-        return "gated"
+        return PollState.GATED
     if isinstance(exc, RepoNotFound):
-        return "not_found"
-    return "error"
+        return PollState.NOT_FOUND
+    return PollState.ERROR
 
 
 def backoff_delay(failures: int, settings: Settings, retry_after: float | None = None) -> float:
@@ -96,7 +96,7 @@ def poll_repo(
         stored_head = store.head(repo)
         head = hub.head(repo)
         if stored_head is not None and stored_head.sha == head:
-            store.record_poll(repo, "ok", None, now())
+            store.record_poll(repo, PollState.OK, None, now())
             return Unchanged(repo, head)
         known = store.known_shas(repo)
         first_time = not known
@@ -126,7 +126,7 @@ def poll_repo(
             if result.saved:
                 saved.append(revision.sha)
             baseline = result.baseline
-        store.record_poll(repo, "ok", None, now())
+        store.record_poll(repo, PollState.OK, None, now())
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head, tuple(dropped))
     except HubError as exc:
@@ -158,8 +158,8 @@ def poll_repos(
         except Exception as exc:  # the loop must survive a bug on one repo's content; record it
             log.exception("polling %s failed", repo)
             reason = f"{repo}: internal error while processing: {exc!r}"
-            store.record_poll(repo, "error", reason, clock())
-            outcome = Failed(repo, reason, "error", "report this with `hubwatch --debug poll " + str(repo) + "`")
+            store.record_poll(repo, PollState.ERROR, reason, clock())
+            outcome = Failed(repo, reason, PollState.ERROR, "report this with `hubwatch --debug poll " + str(repo) + "`")
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)

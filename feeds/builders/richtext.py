@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
@@ -17,22 +16,15 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 from markupsafe import Markup
 
-__all__ = ["MARKDOWN_MAX", "render_markdown", "safe_link"]
+from hubwatch.domain.urls import is_safe_url
+
+__all__ = ["MARKDOWN_MAX", "render_markdown"]
 
 MARKDOWN_MAX = 100_000  # characters of Markdown rendered; the JSON record has the rest
 
 
-def safe_link(url: str) -> bool:
-    """True for an absolute http(s) URL with a host (the only links rendered as links)."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
-
-
 class _SafeMarkdown(MarkdownIt):
-    """CommonMark, raw HTML escaped, links checked by `safe_link`, images off."""
+    """CommonMark, raw HTML escaped, links checked by `is_safe_url`, images off."""
 
     def __init__(self) -> None:
         super().__init__("commonmark", {"html": False})
@@ -40,7 +32,7 @@ class _SafeMarkdown(MarkdownIt):
         self.add_render_rule("link_open", _link_open)
 
     def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
-        return safe_link(url)
+        return is_safe_url(url)
 
 
 def _link_open(

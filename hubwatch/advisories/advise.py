@@ -9,21 +9,20 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Sequence
 
 from hubwatch.settings import DEFAULT_HUB, Settings
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.times import rfc3339
 from hubwatch.advisories.advise_match import direction_of, file_key, is_fixed, jsonable, mark_undone, undoes
 from hubwatch.advisories.advise_text import render_details, render_summary
 from hubwatch.advisories.osv import (
     OSV_SCHEMA_VERSION,
     advisory_id,
     check_prefix,
-    osv_timestamp,
     parse_osv_timestamp,
     validate_osv,
 )
 
-__all__ = ["DIRECTIONS", "plan_advisories", "threshold_rank"]
+__all__ = ["plan_advisories", "threshold_rank"]
 
-DIRECTIONS = ("risk", "fix")
 _KIND_ORDER = {kind.value: i for i, kind in enumerate(Kind)}
 
 
@@ -32,7 +31,7 @@ class _Entry:
     """One change as it goes into an advisory (direction may differ from the classifier's)."""
 
     change: ChangeRecord
-    direction: str
+    direction: Direction
     severity: Severity
     reverts: str | None = None  # id of the fix advisory this change undoes
 
@@ -71,10 +70,7 @@ def plan_advisories(
     minimum = threshold_rank(settings)
     web = (web_url if web_url is not None else settings.public_url).rstrip("/")
     for change in changes:
-        if change.direction not in DIRECTIONS:
-            raise ValueError(
-                f"change {change.path!r} has direction {change.direction!r}: expected 'risk' or 'fix'"
-            )
+        Direction.parse(change.direction, f"change {change.path!r}")
     ordered = sorted(changes, key=_change_key)
     earlier = sorted(
         (a for a in prior if a.repo == repo and a.withdrawn is None and a.revision_sha != revision.sha),
@@ -82,8 +78,8 @@ def plan_advisories(
     )
     updated: dict[str, dict[str, Any]] = {}
     entries: list[_Entry] = []
-    open_risks = [r for r in earlier if direction_of(r.osv) == "risk" and not is_fixed(r.osv)]
-    fixes = [r for r in earlier if direction_of(r.osv) == "fix"]
+    open_risks = [r for r in earlier if direction_of(r.osv) == Direction.RISK and not is_fixed(r.osv)]
+    fixes = [r for r in earlier if direction_of(r.osv) == Direction.FIX]
     for change in ordered:
         closed_any, reopened = False, None
         for record in open_risks:
@@ -99,10 +95,10 @@ def plan_advisories(
         if reopened is not None:
             entries.append(reopened)
         elif not closed_any:
-            entries.append(_Entry(change, change.direction, change.severity))
+            entries.append(_Entry(change, Direction.parse(change.direction), change.severity))
     results: list[AdvisoryRecord] = []
-    new_ids: dict[str, str] = {}
-    for direction in DIRECTIONS:
+    new_ids: dict[Direction, str] = {}
+    for direction in Direction:
         chosen = [e for e in entries if e.direction == direction and e.severity.rank >= minimum]
         if chosen:
             record = _build(repo, revision, direction, chosen, prefix, hub_url, web)
@@ -111,8 +107,8 @@ def plan_advisories(
     for record in earlier:
         if record.id in updated:
             results.append(_finish_update(record, updated[record.id], revision, hub_url, web, new_ids))
-    for reopen in (e for e in entries if e.reverts and "risk" in new_ids and e.severity.rank >= minimum):
-        _link_related(results, earlier, reopen.reverts or "", new_ids["risk"], revision, hub_url, web)
+    for reopen in (e for e in entries if e.reverts and Direction.RISK in new_ids and e.severity.rank >= minimum):
+        _link_related(results, earlier, reopen.reverts or "", new_ids[Direction.RISK], revision, hub_url, web)
     for record in results:
         validate_osv(record.osv)
     return results
@@ -124,7 +120,7 @@ def _change_key(change: ChangeRecord) -> tuple[Any, ...]:
         _KIND_ORDER.get(change.kind.value, 99),
         change.path,
         change.summary,
-        change.direction,
+        Direction.parse(change.direction).value,
         json.dumps(jsonable(change.detail), sort_keys=True),
     )
 
@@ -137,7 +133,7 @@ def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _En
             except ValueError:
                 fixed = change.severity  # a record not written by us: keep the change's own severity
             severity = max(change.severity, fixed, key=lambda s: s.rank)
-            return _Entry(change, "risk", severity, reverts=record_id)
+            return _Entry(change, Direction.RISK, severity, reverts=record_id)
     return None
 
 
@@ -148,7 +144,7 @@ def _entry_json(entry: _Entry) -> dict[str, Any]:
         "severity": entry.severity.value,
         "path": change.path,
         "summary": change.summary,
-        "direction": entry.direction,
+        "direction": entry.direction.value,
         "detail": jsonable(change.detail),
     }
     file, key = file_key(change)
@@ -160,9 +156,9 @@ def _entry_json(entry: _Entry) -> dict[str, Any]:
 
 
 def _build(
-    repo: RepoId, revision: RevisionRecord, direction: str, chosen: list[_Entry], prefix: str, hub: str, web: str
+    repo: RepoId, revision: RevisionRecord, direction: Direction, chosen: list[_Entry], prefix: str, hub: str, web: str
 ) -> AdvisoryRecord:
-    stamp = osv_timestamp(revision.date)
+    stamp = rfc3339(revision.date, f"date of revision {revision.sha}")
     repo_url = repo.url(hub)
     items = [_entry_json(e) for e in chosen]
     kinds = sorted({i["kind"] for i in items}, key=lambda k: _KIND_ORDER.get(k, 99))
@@ -174,14 +170,14 @@ def _build(
         "commit": revision.sha,
         "parent": revision.parent,
         "commit_title": revision.title,
-        "direction": direction,
+        "direction": direction.value,
         "kinds": kinds,
         "max_severity": top.value,
         "changes": items,
     }
     if deltas:
         ds["estimate_deltas"] = deltas
-    if direction == "risk":
+    if direction is Direction.RISK:
         events: list[dict[str, str]] = [{"introduced": revision.sha}]
     else:
         events = [{"introduced": "0"}, {"fixed": revision.sha}]
@@ -191,7 +187,7 @@ def _build(
         "id": advisory_id(prefix, repo, revision.sha, _utc_year(revision.date), direction),
         "modified": stamp,
         "published": stamp,
-        "summary": render_summary(repo, direction, items),
+        "summary": render_summary(repo, direction.value, items),
         "details": render_details(repo, ds, repo_url, web),
         "affected": [
             {
@@ -200,7 +196,7 @@ def _build(
             }
         ],
         "references": [
-            {"type": "INTRODUCED" if direction == "risk" else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
+            {"type": "INTRODUCED" if direction is Direction.RISK else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
             {"type": "WEB", "url": f"{web}/models/{repo.org}/{repo.name}/revisions/{revision.sha}"},
         ],
         "database_specific": ds,
@@ -221,17 +217,17 @@ def _estimate_delta(item: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _utc_year(moment: datetime) -> int:
-    utc: datetime = parse_osv_timestamp(osv_timestamp(moment))
+    utc: datetime = parse_osv_timestamp(rfc3339(moment))
     return utc.year
 
 
 def _bump(osv: dict[str, Any], revision: RevisionRecord) -> datetime:
     """Set `modified` to this commit's date, strictly later than before (later modified wins)."""
     before: datetime = parse_osv_timestamp(osv["modified"])
-    moment: datetime = parse_osv_timestamp(osv_timestamp(revision.date))
+    moment: datetime = parse_osv_timestamp(rfc3339(revision.date, f"date of revision {revision.sha}"))
     if moment <= before:
         moment = before + timedelta(seconds=1)
-    osv["modified"] = osv_timestamp(moment)
+    osv["modified"] = rfc3339(moment)
     return moment
 
 
@@ -241,12 +237,12 @@ def _finish_update(
     revision: RevisionRecord,
     hub: str,
     web: str,
-    new_ids: dict[str, str],
+    new_ids: dict[Direction, str],
 ) -> AdvisoryRecord:
     ds = osv["database_specific"]
     repo_url = record.repo.url(hub)
     undoable = [c for c in ds.get("changes", []) if c.get("path") != "estimate"]
-    if ds.get("direction") == "risk" and undoable and all(c.get("reverted_by") for c in undoable):
+    if ds.get("direction") == Direction.RISK and undoable and all(c.get("reverted_by") for c in undoable):
         for affected in osv["affected"]:
             for rng in affected["ranges"]:
                 if not any("fixed" in ev for ev in rng["events"]):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hubwatch.domain.records import ChangeRecord
+from hubwatch.domain.records import ChangeRecord, Direction
 
 __all__ = ["direction_of", "file_key", "is_fixed", "jsonable", "mark_undone", "undoes"]
 
@@ -21,9 +21,15 @@ def file_key(change: ChangeRecord) -> tuple[str, str | None]:
     return str(detail.get("file") or file), (detail.get("key") if "key" in detail else (key or None))
 
 
-def direction_of(osv: dict[str, Any]) -> str | None:
+def direction_of(osv: dict[str, Any]) -> Direction | None:
+    """The direction a record written by hubwatch declares; None for a record of another shape."""
     ds = osv.get("database_specific")
-    return ds.get("direction") if isinstance(ds, dict) and isinstance(ds.get("changes"), list) else None
+    if not isinstance(ds, dict) or not isinstance(ds.get("changes"), list):
+        return None
+    try:
+        return Direction(ds.get("direction"))
+    except ValueError:
+        return None
 
 
 def is_fixed(osv: dict[str, Any]) -> bool:
@@ -52,7 +58,7 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
     detail = entry.get("detail", {})
     file, key = file_key(change)
     if key is None:
-        opposite = "fix" if entry.get("direction") == "risk" else "risk"
+        opposite = Direction.FIX if entry.get("direction") == Direction.RISK else Direction.RISK
         theirs = _files(detail)
         return detail.get("key") is None and change.direction == opposite and bool(theirs) and (
             theirs <= _files({**change.detail, "file": file})

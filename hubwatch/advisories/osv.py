@@ -8,19 +8,18 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import Direction, RepoId
+from hubwatch.domain.urls import is_safe_url
 
 __all__ = [
     "OSV_SCHEMA_VERSION",
     "InvalidAdvisory",
     "advisory_id",
     "check_prefix",
-    "osv_timestamp",
     "parse_osv_timestamp",
     "schema",
     "validate_osv",
@@ -58,8 +57,7 @@ def _bad_urls(record: Mapping[str, Any]) -> list[str]:
     references = record.get("references")
     for i, ref in enumerate(references if isinstance(references, list) else []):
         url = ref.get("url") if isinstance(ref, Mapping) else None
-        parts = urlsplit(url) if isinstance(url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        if not is_safe_url(url):
             bad.append(f"  at /references/{i}/url: {url!r} is not an absolute http(s) URL")
     return bad
 
@@ -86,25 +84,17 @@ def check_prefix(prefix: str) -> str:
     return prefix
 
 
-def advisory_id(prefix: str, repo: RepoId, commit: str, year: int, direction: str) -> str:
+def advisory_id(prefix: str, repo: RepoId, commit: str, year: int, direction: Direction) -> str:
     """The deterministic id of the advisory raised for `commit` of `repo` in `direction`.
 
     `<prefix>-<YYYY>-<first 12 hex of sha256("org/name@commit")>`; the record for changes that
     fix something (older revisions affected) carries the suffix `-fix`, so a commit with both
     kinds of changes yields two distinct, stable ids.
     """
-    if direction not in ("risk", "fix"):
-        raise ValueError(f"direction must be 'risk' or 'fix', not {direction!r}")
+    direction = Direction.parse(direction, f"advisory for {repo}@{commit}")
     digest = hashlib.sha256(f"{repo}@{commit}".encode()).hexdigest()[:12]
     base = f"{check_prefix(prefix)}-{year:04d}-{digest}"
-    return base if direction == "risk" else f"{base}-fix"
-
-
-def osv_timestamp(moment: datetime) -> str:
-    """RFC 3339 UTC with a trailing Z, whole seconds (a naive datetime is taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return base if direction is Direction.RISK else f"{base}-fix"
 
 
 def parse_osv_timestamp(text: str) -> datetime:

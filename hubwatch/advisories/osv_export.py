@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from hubwatch.domain.records import AdvisoryRecord
-from hubwatch.advisories.osv import osv_timestamp, validate_osv
+from hubwatch.domain.times import rfc3339
+from hubwatch.advisories.osv import validate_osv
 
 __all__ = ["ECOSYSTEM", "export_files", "published_osv", "write_export"]
 
@@ -21,7 +22,7 @@ def published_osv(record: AdvisoryRecord) -> dict[str, Any]:
     """The OSV JSON as published: the stored record, with `withdrawn` set when the store says so."""
     osv = dict(record.osv)
     if record.withdrawn is not None and "withdrawn" not in osv:
-        osv["withdrawn"] = osv_timestamp(record.withdrawn)
+        osv["withdrawn"] = rfc3339(record.withdrawn, f"advisory {record.id} withdrawn")
     return osv
 
 
@@ -55,7 +56,7 @@ def export_files(records: Sequence[AdvisoryRecord]) -> dict[str, bytes]:
         if record.id in documents:
             raise ValueError(f"advisory {record.id!r} appears twice in the export")
         documents[record.id] = _json_bytes(osv)
-        modified[record.id] = str(osv.get("modified") or osv_timestamp(record.modified))
+        modified[record.id] = str(osv.get("modified") or rfc3339(record.modified, f"advisory {record.id} modified"))
     files = {f"{ECOSYSTEM}/{ident}.json": body for ident, body in documents.items()}
     by_name = {f"{ident}.json": body for ident, body in documents.items()}
     files[f"{ECOSYSTEM}/all.zip"] = _zip(by_name)

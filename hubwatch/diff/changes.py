@@ -6,12 +6,12 @@ import json
 import unicodedata
 from typing import Any
 
-from hubwatch.domain.records import ChangeRecord, Kind, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 
 __all__ = ["FIX", "RISK", "make_change", "show", "summarise_value"]
 
-RISK = "risk"  # the new revision onward is affected
-FIX = "fix"  # revisions before this one are affected
+RISK = Direction.RISK  # the new revision onward is affected
+FIX = Direction.FIX  # revisions before this one are affected
 
 _MAX_SHOWN = 60  # characters of a value shown in a one-line summary
 _MAX_DETAIL = 2000  # characters of a value kept verbatim in `detail`
@@ -63,12 +63,11 @@ def make_change(
     old: Any,
     new: Any,
     summary: str,
-    direction: str = RISK,
+    direction: Direction = RISK,
     **extra: Any,
 ) -> ChangeRecord:
     """One change; `detail` always carries file/key/old/new (summarised when large) and direction."""
-    if direction not in (RISK, FIX):
-        raise ValueError(f"direction must be 'risk' or 'fix', not {direction!r}")
+    direction = Direction.parse(direction, f"change of {file}")
     if kind is Kind.METADATA and severity is not Severity.INFO:
         severity = Severity.INFO  # metadata is never above info
     detail: dict[str, Any] = {
@@ -76,7 +75,7 @@ def make_change(
         "key": key,
         "old": summarise_value(old),
         "new": summarise_value(new),
-        "direction": direction,
+        "direction": direction.value,
     }
     detail.update(extra)
     path = f"{file}:{key}" if key else file

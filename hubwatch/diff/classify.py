@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hubwatch.domain.records import Kind, Severity
+from hubwatch.domain.records import Direction, Kind, Severity
 
 from .changes import FIX, RISK
 from .jsondiff import MISSING, KeyChange
@@ -139,7 +139,7 @@ def _ids(value: Any) -> set[Any] | None:
     return None
 
 
-def direction_for(kind: Kind, change: KeyChange) -> str:
+def direction_for(kind: Kind, change: KeyChange) -> Direction:
     """Whether older revisions ("fix") or this revision onward ("risk") are affected."""
     if kind is Kind.SPECIAL_TOKENS:
         if isinstance(change.new, bool):  # add_bos_token / add_eos_token

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from typing import Callable
 
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot, is_tracked
 
 from .changes import FIX, RISK, make_change
@@ -50,7 +50,7 @@ def _names(paths: list[str]) -> str:
     return paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more files"
 
 
-def _group(records: list[ChangeRecord], kind: Kind, severity: Severity, direction: str, paths: list[str],
+def _group(records: list[ChangeRecord], kind: Kind, severity: Severity, direction: Direction, paths: list[str],
            verb: str, label: Callable[[str], str] = _same_label) -> None:  # fmt: skip
     if paths:
         records.append(make_change(

@@ -11,9 +11,11 @@ from typing import Any
 __all__ = [
     "AdvisoryRecord",
     "ChangeRecord",
+    "Direction",
     "FileRecord",
     "InvalidRepoId",
     "Kind",
+    "PollState",
     "RepoId",
     "RevisionRecord",
     "Severity",
@@ -89,6 +91,49 @@ class Severity(str, Enum):
         return ["info", "low", "medium", "high", "critical"].index(self.value)
 
 
+class Direction(str, Enum):
+    """Which revisions a change (and the advisory raised for it) affects: the one rule, checked here.
+
+    RISK: the new revision onward is affected. FIX: the revisions before it are affected.
+    """
+
+    RISK = "risk"
+    FIX = "fix"
+
+    def __str__(self) -> str:
+        return str(self.value)  # prints as stored: "risk", not "Direction.RISK"
+
+    @classmethod
+    def parse(cls, value: object, where: str = "change") -> "Direction":
+        """`value` (a Direction or its text) as a Direction; a ValueError naming `where` otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"{where} has direction {value!r}: expected 'risk' or 'fix'") from None
+
+
+class PollState(str, Enum):
+    """How a watched repo's polling stands, as recorded after each poll."""
+
+    NEW = "new"  # watched, never polled
+    OK = "ok"
+    GATED = "gated"
+    NOT_FOUND = "not_found"
+    ERROR = "error"  # counted in the repo's consecutive failures (any other state resets them)
+
+    def __str__(self) -> str:
+        return str(self.value)  # prints as stored (CLI tables, pages): "ok", not "PollState.OK"
+
+    @classmethod
+    def parse(cls, value: object) -> "PollState":
+        """`value` (a PollState or its text) as a PollState; a ValueError listing the states otherwise."""
+        try:
+            return cls(value)
+        except ValueError:
+            states = ", ".join(s.value for s in cls)
+            raise ValueError(f"poll state {value!r} is not one of {states}") from None
+
+
 @dataclass(frozen=True)
 class FileRecord:
     """One file of a revision: its path, size, LFS sha256 and (for tracked files) content blob."""
@@ -109,8 +154,7 @@ class ChangeRecord:
     path: str
     summary: str
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    # "risk": the new revision onward is affected; "fix": revisions before it are affected.
-    direction: str = "risk"
+    direction: Direction = Direction.RISK
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import pytest
 
 from hubwatch.settings import Settings
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.times import NaiveDatetime
 from hubwatch.advisories.advise import plan_advisories
 from hubwatch.advisories.osv import InvalidAdvisory, validate_osv
 
@@ -126,13 +127,21 @@ def test_ids_are_deterministic_and_depend_on_repo_and_commit() -> None:
 
 
 def test_timestamps_come_from_the_commit_not_the_clock() -> None:
-    naive = datetime(2023, 12, 31, 23, 59, 59)
+    utc = datetime(2023, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
     local = datetime(2024, 1, 1, 1, 0, 0, tzinfo=timezone(timedelta(hours=2)))
     c = [change(Kind.DTYPE, Severity.MEDIUM, key="torch_dtype", old="float32", new="bfloat16")]
-    [a] = plan_advisories(REPO, rev(2, date=naive), c, [], SETTINGS)
+    [a] = plan_advisories(REPO, rev(2, date=utc), c, [], SETTINGS)
     [b] = plan_advisories(REPO, rev(2, date=local), c, [], SETTINGS)
     assert a.osv["published"] == "2023-12-31T23:59:59Z"
     assert b.osv["published"] == "2023-12-31T23:00:00Z" and b.id.split("-")[1] == "2023"
+
+
+def test_a_naive_commit_date_is_refused_naming_the_revision() -> None:
+    """One rule for naive datetimes everywhere (hubwatch.domain.times): refused, never taken as UTC."""
+    naive = datetime(2023, 12, 31, 23, 59, 59)
+    c = [change(Kind.DTYPE, Severity.MEDIUM, key="torch_dtype", old="float32", new="bfloat16")]
+    with pytest.raises(NaiveDatetime, match=f"date of revision {sha(2)} 2023-12-31T23:59:59 has no time zone"):
+        plan_advisories(REPO, rev(2, date=naive), c, [], SETTINGS)
 
 
 def test_estimate_deltas_are_carried() -> None:

@@ -9,7 +9,8 @@ import re
 from fastapi.testclient import TestClient
 from feeds_seed import HOSTILE, Seeded, advisory, client, feeds_store, seeded, sha, when  # noqa: F401
 
-from hubwatch.feeds.builders.richtext import MARKDOWN_MAX, render_markdown, safe_link
+from hubwatch.feeds.builders.richtext import MARKDOWN_MAX, render_markdown
+from hubwatch.domain.urls import is_safe_url
 from hubwatch.storage import Store
 from hubwatch.domain.records import FileRecord, Kind, RevisionRecord, Severity
 from hubwatch.advisories.advise_text import render_details
@@ -42,8 +43,8 @@ def test_reference_links_images_and_odd_schemes_are_not_links() -> None:
     ))
     assert "<img" not in html and re.findall(r'href="([^"]*)"', html) == ["https://evil.example/p.png"]
     for scheme in ("safe", "ftp://x/y", "http:/nohost", "//host/p", " javascript:x"):
-        assert not safe_link(scheme), scheme
-    assert safe_link("http://h/p") and safe_link("HTTPS://h")
+        assert not is_safe_url(scheme), scheme
+    assert is_safe_url("http://h/p") and is_safe_url("HTTPS://h")
 
 
 def test_normal_markdown_renders_as_html() -> None:
