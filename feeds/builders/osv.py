@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from hubwatch.feeds.text import rfc3339
+from hubwatch.advisories.osv_export import published_osv
 from hubwatch.domain.records import AdvisoryRecord, InvalidRepoId, RepoId
+from hubwatch.domain.times import rfc3339
+from hubwatch.domain.urls import is_safe_url
 
 __all__ = [
     "OsvQuery",
@@ -28,7 +30,6 @@ __all__ = [
     "parse_batch",
     "parse_query",
     "query_response",
-    "vuln_record",
 ]
 
 _HEX = re.compile(r"^[0-9a-f]+$")
@@ -58,10 +59,9 @@ def _repo_from_package(package: Any, where: str) -> RepoId:
         raise QueryError(f"{where}package.ecosystem must be 'GIT' (got {ecosystem!r})")
     if not isinstance(name, str) or not name:
         raise QueryError(f"{where}package.name must be the repo URL, e.g. 'https://huggingface.co/org/name'")
-    parts = urlsplit(name)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if not is_safe_url(name):
         raise QueryError(f"{where}package.name {name!r} is not a repo URL like 'https://huggingface.co/org/name'")
-    path = parts.path.strip("/").removesuffix(".git")
+    path = urlsplit(name).path.strip("/").removesuffix(".git")
     try:
         return RepoId.parse(path)
     except InvalidRepoId as exc:
@@ -134,18 +134,8 @@ def page(
     return chunk, (_encode_page_token(start + size) if more else None)
 
 
-def vuln_record(advisory: AdvisoryRecord) -> dict[str, Any]:
-    """The full OSV record as published (`modified`/`withdrawn` filled from the stored state if absent)."""
-    record = dict(advisory.osv)
-    record.setdefault("id", advisory.id)
-    record.setdefault("modified", rfc3339(advisory.modified))
-    if advisory.withdrawn is not None:
-        record.setdefault("withdrawn", rfc3339(advisory.withdrawn))
-    return record
-
-
 def query_response(chunk: Sequence[AdvisoryRecord], next_token: str | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"vulns": [vuln_record(a) for a in chunk]}
+    body: dict[str, Any] = {"vulns": [published_osv(a) for a in chunk]}
     if next_token:
         body["next_page_token"] = next_token
     return body

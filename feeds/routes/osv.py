@@ -14,10 +14,10 @@ from hubwatch.feeds.builders.osv import (
     parse_batch,
     parse_query,
     query_response,
-    vuln_record,
 )
 from hubwatch.feeds.context import AppContext, get_ctx, read_json
 from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.advisories.osv_export import published_osv
 from hubwatch.domain.records import AdvisoryRecord
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def get_vuln(vuln_id: str, ctx: Ctx) -> dict[str, Any]:
     advisory = ctx.store.advisory(vuln_id)
     if advisory is None:
         raise not_found(f"no advisory with id {vuln_id!r}")
-    return vuln_record(advisory)
+    return published_osv(advisory)
 
 
 @router.post("/query")

@@ -19,10 +19,14 @@ _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed entry times: the same records give by
 
 
 def published_osv(record: AdvisoryRecord) -> dict[str, Any]:
-    """The OSV JSON as published: the stored record, with `withdrawn` set when the store says so."""
+    """The OSV JSON as published, the same in the export, the CLI and the web API: the stored
+    record, with `id`, `modified` and (when the store says it is withdrawn) `withdrawn` filled in
+    from the stored state where the record lacks them."""
     osv = dict(record.osv)
-    if record.withdrawn is not None and "withdrawn" not in osv:
-        osv["withdrawn"] = rfc3339(record.withdrawn, f"advisory {record.id} withdrawn")
+    osv.setdefault("id", record.id)
+    osv.setdefault("modified", rfc3339(record.modified, f"advisory {record.id} modified"))
+    if record.withdrawn is not None:
+        osv.setdefault("withdrawn", rfc3339(record.withdrawn, f"advisory {record.id} withdrawn"))
     return osv
 
 
@@ -56,7 +60,7 @@ def export_files(records: Sequence[AdvisoryRecord]) -> dict[str, bytes]:
         if record.id in documents:
             raise ValueError(f"advisory {record.id!r} appears twice in the export")
         documents[record.id] = _json_bytes(osv)
-        modified[record.id] = str(osv.get("modified") or rfc3339(record.modified, f"advisory {record.id} modified"))
+        modified[record.id] = str(osv["modified"])
     files = {f"{ECOSYSTEM}/{ident}.json": body for ident, body in documents.items()}
     by_name = {f"{ident}.json": body for ident, body in documents.items()}
     files[f"{ECOSYSTEM}/all.zip"] = _zip(by_name)

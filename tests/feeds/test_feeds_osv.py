@@ -3,10 +3,17 @@ paging with page_token, querybatch order, and the one error shape."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi.testclient import TestClient
 from feeds_seed import LLAMA2, LLAMA3, Seeded, client, feeds_store, seeded  # noqa: F401
+
+from hubwatch.advisories.osv_export import export_files
+from hubwatch.feeds.builders.osv import query_response
+from hubwatch.storage import Store
 
 PKG = {"ecosystem": "GIT", "name": f"https://huggingface.co/{LLAMA2}"}
 
@@ -88,6 +95,7 @@ def test_invalid_queries_are_400_naming_the_problem(client: TestClient, seeded: 
         ({"commit": seeded.shas[LLAMA2][0], "version": "v1"}, "mutually exclusive"),
         ({"package": {"ecosystem": "PyPI", "name": "x"}, "version": "1"}, "ecosystem"),
         ({"package": {"ecosystem": "GIT", "name": "not a url"}}, "package.name"),
+        ({"package": {"ecosystem": "GIT", "name": "http://[::1/org/name"}}, "package.name"),  # malformed
         ({"package": PKG, "page_token": "!!bogus"}, "page_token"),
         ({"colour": "red"}, "colour"),
     ]
@@ -101,3 +109,29 @@ def test_invalid_queries_are_400_naming_the_problem(client: TestClient, seeded: 
     batch = client.post("/v1/querybatch", json={"queries": [{"commit": seeded.shas[LLAMA2][0]}, {}]})
     assert batch.status_code == 400 and "queries[1]" in batch.json()["error"]["message"]
     assert client.post("/v1/querybatch", json={"q": []}).status_code == 400
+
+
+def test_the_api_serves_the_record_the_export_writes(client: TestClient, feeds_store: Store, seeded: Seeded) -> None:
+    """One "as published" function (advisories.osv_export.published_osv) behind the API and the export."""
+    stored = feeds_store.advisories()
+    assert stored
+    files = export_files(stored)
+    for advisory in stored:
+        exported = json.loads(files[f"GIT/{advisory.id}.json"])
+        assert client.get(f"/v1/vulns/{advisory.id}").json() == exported, advisory.id
+    page = client.post("/v1/query", json={"package": PKG}).json()["vulns"]
+    assert page and all(v == json.loads(files[f"GIT/{v['id']}.json"]) for v in page)
+
+
+def test_withdrawn_and_sparse_records_are_published_alike(seeded: Seeded) -> None:
+    """The two former versions differed here: the API filled `id`/`modified`, the export only `withdrawn`."""
+    base = next(iter(seeded.advisories.values()))
+    withdrawn = dataclasses.replace(base, withdrawn=datetime(2024, 2, 1, 8, 30, tzinfo=UTC))
+    sparse_osv = {k: v for k, v in base.osv.items() if k not in ("id", "modified")}
+    sparse = dataclasses.replace(base, osv=sparse_osv, modified=datetime(2024, 3, 1, tzinfo=UTC))
+    for record in (withdrawn, sparse):
+        [served] = query_response([record], None)["vulns"]
+        assert served == json.loads(export_files([record])[f"GIT/{record.id}.json"])
+    assert query_response([withdrawn], None)["vulns"][0]["withdrawn"] == "2024-02-01T08:30:00Z"
+    [served] = query_response([sparse], None)["vulns"]
+    assert (served["id"], served["modified"]) == (base.id, "2024-03-01T00:00:00Z")
