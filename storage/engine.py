@@ -97,6 +97,25 @@ def _unreachable_fix(url: URL) -> str:
     )
 
 
+def _enable_wal(cursor: Any) -> None:
+    """Switch a new database file to WAL. SQLite answers "database is locked" at once, without its
+    busy handler, when several connections make that switch together (workers starting on one new
+    file), so the switch is retried within the busy timeout; a database already in WAL skips it."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + _SQLITE_BUSY_TIMEOUT_S
+    while True:
+        try:
+            if str(cursor.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def _sqlite_engine(url: URL) -> Engine:
     memory = url.database in (None, "", ":memory:")
     kwargs: dict[str, Any] = {"connect_args": {"timeout": _SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False}}
@@ -113,7 +132,7 @@ def _sqlite_engine(url: URL) -> Engine:
         try:
             cursor.execute("PRAGMA foreign_keys=ON")
             if not memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                _enable_wal(cursor)
                 cursor.execute("PRAGMA synchronous=NORMAL")
         finally:
             cursor.close()
