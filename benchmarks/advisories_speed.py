@@ -33,7 +33,7 @@ def _changes(n: int) -> list[ChangeRecord]:
         key = f"key_{(n + i) % 9}"
         out.append(ChangeRecord(kind, list(Severity)[(n + i) % 5], f"config.json:{key}", f"{key} changed",
                                 {"file": "config.json", "key": key, "old": n % 3, "new": (n + 1) % 3},
-                                "risk" if (n + i) % 3 else "fix"))
+                                "hazard" if (n + i) % 3 else "update"))
     return out
 
 

@@ -85,7 +85,7 @@ def replay(store: Store) -> tuple[list[float], int, list[tuple[RepoId, str]]]:
                         "new": "t",
                         "rendered_diff": "-a\n+b\n" * 50,
                     },
-                    "fix",
+                    "update",
                 ),
             ]
             osv = {

@@ -45,7 +45,7 @@ def change_record(row: Any) -> ChangeRecord:
         path=row.path,
         summary=row.summary,
         detail=row.detail if row.detail is not None else {},
-        direction=Direction(row.direction),
+        direction=Direction.parse(row.direction),
     )
 
 

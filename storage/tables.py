@@ -122,7 +122,7 @@ class ChangeRow(SQLModel, table=True):
     __tablename__ = "changes"
     __table_args__ = (
         sa.UniqueConstraint("revision_id", "ordinal", name="uq_changes_revision_ordinal"),
-        sa.CheckConstraint("direction IN ('risk', 'fix')", name="ck_changes_direction"),
+        sa.CheckConstraint("direction IN ('hazard', 'update')", name="ck_changes_direction"),
         sa.CheckConstraint("severity IN ('critical', 'high', 'medium', 'low', 'info')", name="ck_changes_severity"),
         sa.Index("ix_changes_kind", "kind"),
     )
@@ -135,7 +135,7 @@ class ChangeRow(SQLModel, table=True):
     path: str = Field(sa_type=sa.Text)
     summary: str = Field(sa_type=sa.Text)
     detail: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
-    direction: str = Field(default="risk", sa_type=sa.String(8))
+    direction: str = Field(default="hazard", sa_type=sa.String(8))
 
 
 class EstimateRow(SQLModel, table=True):

@@ -199,14 +199,14 @@ def fill_advised_store(url: str) -> None:
     histories = {
         RepoId("acme", "llama-small"): [
             (s["L1"], None, []),
-            (s["L2"], s["L1"], [change(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", None, None, 1, "risk")]),
+            (s["L2"], s["L1"], [change(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", None, None, 1, "hazard")]),
             (s["L3"], s["L2"], [change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "tokenizer_config.json",
-                                       "chat_template", "bad", "good", "fix")]),
+                                       "chat_template", "bad", "good", "update")]),
         ],
         RepoId("acme", "tiny"): [
             (s["T1"], None, []),
             (s["T2"], s["T1"], [change(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "mit", "other",
-                                       "risk")]),
+                                       "hazard")]),
         ],
     }
     settings = Settings()

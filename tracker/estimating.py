@@ -61,5 +61,5 @@ def estimate_change(old: Estimate | None, new: Estimate | None) -> ChangeRecord 
         path="estimate",
         summary="estimate moved: " + "; ".join(delta.lines),
         detail={"file": "config.json", "key": None, "old": None, "new": None, **detail},
-        direction=Direction.RISK,
+        direction=Direction.HAZARD,
     )

@@ -91,7 +91,7 @@ def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
         path="",
         summary=f"history rewritten: {len(dropped)} earlier revision(s) no longer on the main branch ({short})",
         detail={"file": "", "key": None, "old": list(dropped), "new": None, "history_rewrite": True},
-        direction=Direction.RISK,
+        direction=Direction.HAZARD,
     )
 
 

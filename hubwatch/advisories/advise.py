@@ -78,8 +78,8 @@ def plan_advisories(
     )
     updated: dict[str, dict[str, Any]] = {}
     entries: list[_Entry] = []
-    open_risks = [r for r in earlier if direction_of(r.osv) == Direction.RISK and not is_fixed(r.osv)]
-    fixes = [r for r in earlier if direction_of(r.osv) == Direction.FIX]
+    open_risks = [r for r in earlier if direction_of(r.osv) == Direction.HAZARD and not is_fixed(r.osv)]
+    fixes = [r for r in earlier if direction_of(r.osv) == Direction.UPDATE]
     for change in ordered:
         closed_any, reopened = False, None
         for record in open_risks:
@@ -107,8 +107,8 @@ def plan_advisories(
     for record in earlier:
         if record.id in updated:
             results.append(_finish_update(record, updated[record.id], revision, hub_url, web, new_ids))
-    for reopen in (e for e in entries if e.reverts and Direction.RISK in new_ids and e.severity.rank >= minimum):
-        _link_related(results, earlier, reopen.reverts or "", new_ids[Direction.RISK], revision, hub_url, web)
+    for reopen in (e for e in entries if e.reverts and Direction.HAZARD in new_ids and e.severity.rank >= minimum):
+        _link_related(results, earlier, reopen.reverts or "", new_ids[Direction.HAZARD], revision, hub_url, web)
     for record in results:
         validate_osv(record.osv)
     return results
@@ -133,7 +133,7 @@ def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _En
             except ValueError:
                 fixed = change.severity  # a record not written by us: keep the change's own severity
             severity = max(change.severity, fixed, key=lambda s: s.rank)
-            return _Entry(change, Direction.RISK, severity, reverts=record_id)
+            return _Entry(change, Direction.HAZARD, severity, reverts=record_id)
     return None
 
 
@@ -177,7 +177,7 @@ def _build(
     }
     if deltas:
         ds["estimate_deltas"] = deltas
-    if direction is Direction.RISK:
+    if direction is Direction.HAZARD:
         events: list[dict[str, str]] = [{"introduced": revision.sha}]
     else:
         events = [{"introduced": "0"}, {"fixed": revision.sha}]
@@ -196,7 +196,7 @@ def _build(
             }
         ],
         "references": [
-            {"type": "INTRODUCED" if direction is Direction.RISK else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
+            {"type": "INTRODUCED" if direction is Direction.HAZARD else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
             {"type": "WEB", "url": f"{web}/models/{repo.org}/{repo.name}/revisions/{revision.sha}"},
         ],
         "database_specific": ds,
@@ -242,7 +242,7 @@ def _finish_update(
     ds = osv["database_specific"]
     repo_url = record.repo.url(hub)
     undoable = [c for c in ds.get("changes", []) if c.get("path") != "estimate"]
-    if ds.get("direction") == Direction.RISK and undoable and all(c.get("reverted_by") for c in undoable):
+    if direction_of(osv) is Direction.HAZARD and undoable and all(c.get("reverted_by") for c in undoable):
         for affected in osv["affected"]:
             for rng in affected["ranges"]:
                 if not any("fixed" in ev for ev in rng["events"]):

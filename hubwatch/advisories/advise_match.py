@@ -27,7 +27,14 @@ def direction_of(osv: dict[str, Any]) -> Direction | None:
     if not isinstance(ds, dict) or not isinstance(ds.get("changes"), list):
         return None
     try:
-        return Direction(ds.get("direction"))
+        return _direction(ds)
+    except ValueError:
+        return None
+
+
+def _direction(entry: dict[str, Any]) -> Direction | None:
+    try:
+        return Direction.parse(entry.get("direction"))
     except ValueError:
         return None
 
@@ -58,7 +65,7 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
     detail = entry.get("detail", {})
     file, key = file_key(change)
     if key is None:
-        opposite = Direction.FIX if entry.get("direction") == Direction.RISK else Direction.RISK
+        opposite = Direction.UPDATE if _direction(entry) is Direction.HAZARD else Direction.HAZARD
         theirs = _files(detail)
         return detail.get("key") is None and change.direction == opposite and bool(theirs) and (
             theirs <= _files({**change.detail, "file": file})

@@ -28,7 +28,7 @@ def render_summary(repo: RepoId, direction: str, items: Sequence[Mapping[str, An
     """`org/name: <kind>/<severity>: <summary> (+N more)`, at most 200 characters."""
     top = items[0]
     more = f" (+{len(items) - 1} more)" if len(items) > 1 else ""
-    lead = "fixed in this revision: " if direction == "fix" else ""
+    lead = "fixed in this revision: " if direction == "update" else ""
     text = f"{repo}: {lead}{top['kind']}/{top['severity']}: {clean_line(top['summary'], 160)}"
     if len(text) + len(more) > _SUMMARY_MAX:
         text = text[: _SUMMARY_MAX - len(more) - 1] + "…"
@@ -63,7 +63,7 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
         if isinstance(delta, Mapping):
             lines.extend(f"  - estimate {text}" for text in _delta_lines(delta))
     lines.append("")
-    if ds.get("direction") == "fix":
+    if ds.get("direction") in ("update", "fix"):  # "fix": written before the rename
         lines.append(
             f"**Affected:** every revision before `{sha[:12]}`; revisions from `{sha[:12]}` on carry the change."
         )

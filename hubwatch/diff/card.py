@@ -15,7 +15,7 @@ from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.remote_data import RemoteJsonError, load_remote_yaml
 from hubwatch.domain.snapshot import Snapshot
 
-from .changes import FIX, RISK, make_change, show
+from .changes import UPDATE, HAZARD, make_change, show
 from .jsondiff import MISSING, key_changes
 from .text import line_counts
 
@@ -86,11 +86,11 @@ def _license_record(old: Any, new: Any) -> ChangeRecord:
     a, b = license_rank(old), license_rank(new)
     if b > a:
         severity = Severity.HIGH if b >= 4 else Severity.MEDIUM
-        direction = RISK
+        direction = HAZARD
     elif b < a:
-        severity, direction = Severity.MEDIUM, FIX
+        severity, direction = Severity.MEDIUM, UPDATE
     else:
-        severity, direction = Severity.MEDIUM, RISK
+        severity, direction = Severity.MEDIUM, HAZARD
     return make_change(
         Kind.LICENSE, severity, file=_FILE, key="license", old=None if old is MISSING else old,
         new=None if new is MISSING else new, direction=direction,
@@ -119,7 +119,7 @@ def diff_card(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
         records.append(make_change(
             Kind.CARD, Severity.MEDIUM, file=_FILE, key="gating", old=gated_old, new=gated_new,
             summary="access gating added (terms must be accepted)" if gated_new else "access gating removed",
-            direction=RISK if gated_new else FIX,
+            direction=HAZARD if gated_new else UPDATE,
         ))  # fmt: skip
     for change in key_changes(before, after):
         top = change.path[0] if change.path else ""

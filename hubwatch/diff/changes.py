@@ -8,10 +8,10 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 
-__all__ = ["FIX", "RISK", "make_change", "show", "summarise_value"]
+__all__ = ["UPDATE", "HAZARD", "make_change", "show", "summarise_value"]
 
-RISK = Direction.RISK  # the new revision onward is affected
-FIX = Direction.FIX  # revisions before this one are affected
+HAZARD = Direction.HAZARD  # the new revision onward is affected
+UPDATE = Direction.UPDATE  # revisions before this one are affected
 
 _MAX_SHOWN = 60  # characters of a value shown in a one-line summary
 _MAX_DETAIL = 2000  # characters of a value kept verbatim in `detail`
@@ -63,7 +63,7 @@ def make_change(
     old: Any,
     new: Any,
     summary: str,
-    direction: Direction = RISK,
+    direction: Direction = HAZARD,
     **extra: Any,
 ) -> ChangeRecord:
     """One change; `detail` always carries file/key/old/new (summarised when large) and direction."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from hubwatch.domain.records import Direction, Kind, Severity
 
-from .changes import FIX, RISK
+from .changes import UPDATE, HAZARD
 from .jsondiff import MISSING, KeyChange
 
 __all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "severity_for"]
@@ -143,25 +143,25 @@ def direction_for(kind: Kind, change: KeyChange) -> Direction:
     """Whether older revisions ("fix") or this revision onward ("risk") are affected."""
     if kind is Kind.SPECIAL_TOKENS:
         if isinstance(change.new, bool):  # add_bos_token / add_eos_token
-            return FIX if change.new else RISK
+            return UPDATE if change.new else HAZARD
         before, after = _ids(change.old), _ids(change.new)
         if change.op == "removed" or not after:
-            return RISK  # a special token disappeared
+            return HAZARD  # a special token disappeared
         if change.op == "added" or before is None or after is None or before <= after:
-            return FIX  # defined where it was missing, or extended (an eos id added)
+            return UPDATE  # defined where it was missing, or extended (an eos id added)
         if before & after:
-            return RISK  # some of several ids dropped
-        return FIX  # replaced outright: a corrected token
+            return HAZARD  # some of several ids dropped
+        return UPDATE  # replaced outright: a corrected token
     if kind is Kind.CONTEXT:
         old, new = change.old, change.new
         numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (old, new))
         unlimited = numeric and new >= UNLIMITED  # transformers' VERY_LARGE_INTEGER: no limit set
-        return FIX if numeric and new > old and not unlimited else RISK
+        return UPDATE if numeric and new > old and not unlimited else HAZARD
     if kind is Kind.GENERATION_DEFAULTS:
-        return FIX
+        return UPDATE
     if kind is Kind.CUSTOM_CODE:
-        return FIX if change.op == "removed" else RISK
-    return RISK
+        return UPDATE if change.op == "removed" else HAZARD
+    return HAZARD
 
 
 def severity_for(kind: Kind, change: KeyChange) -> Severity:

@@ -10,7 +10,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
-from .changes import FIX, RISK, make_change, show
+from .changes import UPDATE, HAZARD, make_change, show
 from .classify import DEFAULT_SEVERITY, FileRole, classify_key, direction_for, severity_for
 from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, parse_json
 
@@ -75,7 +75,7 @@ def key_records(file: str, role: FileRole, changes: list[KeyChange]) -> list[Cha
         records.append(
             make_change(
                 kind, severity, file=file, key=added.key, old={removed.key: removed.old},
-                new={added.key: added.new}, direction=RISK, renamed_from=removed.key,
+                new={added.key: added.new}, direction=HAZARD, renamed_from=removed.key,
                 summary=f"{removed.key} renamed to {added.key} (value {show(added.new)} kept)",
             )
         )  # fmt: skip
@@ -111,7 +111,7 @@ def _collapse_added(file: str, records: list[ChangeRecord]) -> list[ChangeRecord
             make_change(
                 kind, severity, file=file, key=keys[0] if len(keys) == 1 else None, old=None,
                 new={r.detail["key"]: r.detail["new"] for r in group}, summary=summary,
-                direction=FIX if kind in (Kind.SPECIAL_TOKENS, Kind.GENERATION_DEFAULTS) else RISK,
+                direction=UPDATE if kind in (Kind.SPECIAL_TOKENS, Kind.GENERATION_DEFAULTS) else HAZARD,
                 file_added=True,
             )
         )  # fmt: skip
@@ -123,14 +123,14 @@ def unreadable_records(file: str, kind: Kind, old: JsonDoc | None, new: JsonDoc 
     if new is not None and not new.ok and (old is None or old.ok):
         return [
             make_change(
-                kind, Severity.HIGH, file=file, key=None, old=None, new=None, direction=RISK,
+                kind, Severity.HIGH, file=file, key=None, old=None, new=None, direction=HAZARD,
                 summary=f"{file} is not valid JSON ({new.error})", error=new.error,
             )
         ]  # fmt: skip
     if old is not None and not old.ok and new is not None and new.ok:
         return [
             make_change(
-                kind, Severity.MEDIUM, file=file, key=None, old=None, new=None, direction=FIX,
+                kind, Severity.MEDIUM, file=file, key=None, old=None, new=None, direction=UPDATE,
                 summary=f"{file} is valid JSON again", error=old.error,
             )
         ]  # fmt: skip
@@ -140,7 +140,7 @@ def unreadable_records(file: str, kind: Kind, old: JsonDoc | None, new: JsonDoc 
 def removed_file_record(file: str, role: FileRole) -> ChangeRecord:
     kind, severity = _REMOVED_FILE[role]
     return make_change(
-        kind, severity, file=file, key=None, old="present", new=None, direction=RISK,
+        kind, severity, file=file, key=None, old="present", new=None, direction=HAZARD,
         summary=f"{file} removed", file_removed=True,
     )  # fmt: skip
 

@@ -12,7 +12,7 @@ from typing import Callable
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot, is_tracked
 
-from .changes import FIX, RISK, make_change
+from .changes import UPDATE, HAZARD, make_change
 from .text import diff_text, line_counts
 
 __all__ = ["PICKLE_SUFFIXES", "diff_files", "is_pickle"]
@@ -65,20 +65,20 @@ def _code_records(old: Snapshot, new: Snapshot, added: list[str], removed: list[
     for path in added:
         text = new.text(path)
         records.append(make_change(
-            Kind.CUSTOM_CODE, Severity.HIGH, file=path, key=None, old=None, new=None, direction=RISK,
+            Kind.CUSTOM_CODE, Severity.HIGH, file=path, key=None, old=None, new=None, direction=HAZARD,
             summary=f"custom code added: {path}", text_diff=diff_text("", text, new_name=f"new/{path}"),
         ))  # fmt: skip
     for path in changed:
         a, b = old.text(path), new.text(path)
         plus, minus = line_counts(a, b)
         records.append(make_change(
-            Kind.CUSTOM_CODE, Severity.MEDIUM, file=path, key=None, old=None, new=None, direction=RISK,
+            Kind.CUSTOM_CODE, Severity.MEDIUM, file=path, key=None, old=None, new=None, direction=HAZARD,
             summary=f"custom code changed: {path} (+{plus}/-{minus} lines)",
             text_diff=diff_text(a, b, old_name=f"old/{path}", new_name=f"new/{path}"),
         ))  # fmt: skip
     for path in removed:
         records.append(make_change(
-            Kind.CUSTOM_CODE, Severity.LOW, file=path, key=None, old=None, new=None, direction=FIX,
+            Kind.CUSTOM_CODE, Severity.LOW, file=path, key=None, old=None, new=None, direction=UPDATE,
             summary=f"custom code removed: {path}",
         ))  # fmt: skip
     return records
@@ -101,13 +101,13 @@ def diff_files(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     def other(path: str) -> bool:
         return not (is_tracked(path) or is_pickle(path) or _is_export(path) or path.endswith(".safetensors") or _is_tok(path))
 
-    _group(records, Kind.PICKLE, Severity.HIGH, RISK, pick(added, is_pickle), "added")
-    _group(records, Kind.PICKLE, Severity.HIGH, RISK, pick(changed, is_pickle), "replaced (new content)")
-    _group(records, Kind.PICKLE, Severity.LOW, FIX, pick(removed, is_pickle), "removed")
-    _group(records, Kind.FILES, Severity.LOW, RISK, pick(added, _is_export), "added", _export_label)
-    _group(records, Kind.FILES, Severity.LOW, RISK, pick(removed, _is_export), "removed", _export_label)
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(changed, _is_tok), "replaced (new content)")
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, RISK, pick(removed, _is_tok), "removed")
-    _group(records, Kind.FILES, Severity.INFO, RISK, pick(added, other) + pick(added, _is_tok), "added")
-    _group(records, Kind.FILES, Severity.INFO, RISK, pick(removed, other), "removed")
+    _group(records, Kind.PICKLE, Severity.HIGH, HAZARD, pick(added, is_pickle), "added")
+    _group(records, Kind.PICKLE, Severity.HIGH, HAZARD, pick(changed, is_pickle), "replaced (new content)")
+    _group(records, Kind.PICKLE, Severity.LOW, UPDATE, pick(removed, is_pickle), "removed")
+    _group(records, Kind.FILES, Severity.LOW, HAZARD, pick(added, _is_export), "added", _export_label)
+    _group(records, Kind.FILES, Severity.LOW, HAZARD, pick(removed, _is_export), "removed", _export_label)
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, HAZARD, pick(changed, _is_tok), "replaced (new content)")
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, HAZARD, pick(removed, _is_tok), "removed")
+    _group(records, Kind.FILES, Severity.INFO, HAZARD, pick(added, other) + pick(added, _is_tok), "added")
+    _group(records, Kind.FILES, Severity.INFO, HAZARD, pick(removed, other), "removed")
     return records

@@ -18,7 +18,7 @@ from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
 
-from .changes import FIX, RISK, make_change
+from .changes import UPDATE, HAZARD, make_change
 from .conversations import CONVERSATIONS, template_context
 from .sandbox import RenderLimits, RenderResult, render_many
 from .text import diff_text, line_counts
@@ -142,7 +142,7 @@ def _compare(old: TemplateSource, new: TemplateSource, old_tokens: Mapping[str, 
         parts.append(f"chat template{where} text changed (+{added}/-{removed} lines), rendered prompts unchanged")
     summary = "; ".join(parts)
     severity = Severity.HIGH if broke or changed else Severity.MEDIUM if healed else Severity.LOW
-    direction = RISK if broke else FIX
+    direction = HAZARD if broke else UPDATE
     return make_change(
         Kind.CHAT_TEMPLATE, severity, file=new.file, key=_key(new), old=old.text, new=new.text,
         summary=summary, direction=direction, template=new.name, text_diff=text_diff,
@@ -171,7 +171,7 @@ def _appeared(source: TemplateSource, tokens: Mapping[str, str], limits: RenderL
     note = f"; fails to render for {failing}" if failing else ""
     return make_change(
         Kind.CHAT_TEMPLATE, Severity.MEDIUM, file=source.file, key=_key(source), old=None,
-        new=source.text, summary=f"chat template{where} added ({source.file}){note}", direction=FIX,
+        new=source.text, summary=f"chat template{where} added ({source.file}){note}", direction=UPDATE,
         template=source.name, rendered={c.name: (r.text if r.ok else r.outcome) for c, r in zip(CONVERSATIONS, results)},
     )  # fmt: skip
 
@@ -191,7 +191,7 @@ def diff_templates(old: Snapshot | None, new: Snapshot, limits: RenderLimits | N
         elif b is None and a is not None:
             records.append(make_change(
                 Kind.CHAT_TEMPLATE, Severity.HIGH, file=a.file, key=_key(a), old=a.text, new=None,
-                summary=f"chat template{'' if name == 'default' else f' {name!r}'} removed", direction=RISK,
+                summary=f"chat template{'' if name == 'default' else f' {name!r}'} removed", direction=HAZARD,
                 template=name,
             ))  # fmt: skip
         elif a is not None and b is not None and (a.text != b.text or old_tokens != new_tokens):
@@ -211,7 +211,7 @@ def diff_templates(old: Snapshot | None, new: Snapshot, limits: RenderLimits | N
         in_effect = new_eff.get(loc[1])
         records.append(make_change(
             Kind.CHAT_TEMPLATE, Severity.INFO, file=loc[0], key=None, old=a.text if a else None,
-            new=b.text if b else None, direction=RISK, template=loc[1],
+            new=b.text if b else None, direction=HAZARD, template=loc[1],
             summary=f"copy of chat template in {loc[0]} {state} (not in effect; "
             f"{'no template' if in_effect is None else in_effect.file} is used)",
         ))  # fmt: skip

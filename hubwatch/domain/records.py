@@ -92,24 +92,37 @@ class Severity(str, Enum):
 
 
 class Direction(str, Enum):
-    """Which revisions a change (and the advisory raised for it) affects: the one rule, checked here.
+    """What an advised change means for a pin: the two meanings, checked here (docs/advisories.md).
 
-    RISK: the new revision onward is affected. FIX: the revisions before it are affected.
+    UPDATE: upstream changed something that matters and pins before this revision lack it
+    (OSV `introduced: "0"`, `fixed: <this commit>`). HAZARD: this revision onward carries something
+    risky (`introduced: <this commit>`, closed with `fixed:` when upstream removes it).
     """
 
-    RISK = "risk"
-    FIX = "fix"
+    HAZARD = "hazard"
+    UPDATE = "update"
 
     def __str__(self) -> str:
-        return str(self.value)  # prints as stored: "risk", not "Direction.RISK"
+        return str(self.value)  # prints as stored: "hazard", not "Direction.HAZARD"
+
+    @property
+    def id_token(self) -> str:
+        """The word advisory ids were derived from before the rename (risk/fix): ids stay stable."""
+        return "risk" if self is Direction.HAZARD else "fix"
 
     @classmethod
     def parse(cls, value: object, where: str = "change") -> "Direction":
-        """`value` (a Direction or its text) as a Direction; a ValueError naming `where` otherwise."""
+        """`value` (a Direction, its text, or the old 'risk'/'fix') as a Direction; a ValueError naming `where`."""
+        if isinstance(value, str) and value in _LEGACY_DIRECTIONS:
+            return _LEGACY_DIRECTIONS[value]
         try:
             return cls(value)
         except ValueError:
-            raise ValueError(f"{where} has direction {value!r}: expected 'risk' or 'fix'") from None
+            raise ValueError(f"{where} has direction {value!r}: expected 'hazard' or 'update'") from None
+
+
+# Stored by releases before the two meanings were named (migration 0003 rewrites stored rows).
+_LEGACY_DIRECTIONS = {"risk": Direction.HAZARD, "fix": Direction.UPDATE}
 
 
 class PollState(str, Enum):
@@ -154,7 +167,7 @@ class ChangeRecord:
     path: str
     summary: str
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    direction: Direction = Direction.RISK
+    direction: Direction = Direction.HAZARD
 
 
 @dataclass(frozen=True)

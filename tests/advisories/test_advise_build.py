@@ -26,7 +26,7 @@ def rev(n: int, parent: int | None = None, date: datetime = DATE) -> RevisionRec
     return RevisionRecord(sha(n), sha(parent if parent is not None else n - 1), date, f"commit {n}")
 
 
-def change(kind: Kind, severity: Severity, direction: str = "risk", key: str | None = "k",
+def change(kind: Kind, severity: Severity, direction: str = "hazard", key: str | None = "k",
            old: object = 1, new: object = 2, file: str = "config.json", **extra: object) -> ChangeRecord:
     path = f"{file}:{key}" if key else file
     detail = {"file": file, "key": key, "old": old, "new": new, **extra}
@@ -50,14 +50,14 @@ def test_risk_record_shape_and_links() -> None:
     assert {"type": "INTRODUCED", "url": f"{url}/commit/{sha(2)}"} in osv["references"]
     assert {"type": "WEB", "url": f"https://hubwatch.example/models/acme/llama/revisions/{sha(2)}"} in osv["references"]
     ds = osv["database_specific"]
-    assert ds["kinds"] == ["pickle"] and ds["max_severity"] == "high" and ds["direction"] == "risk"
+    assert ds["kinds"] == ["pickle"] and ds["max_severity"] == "high" and ds["direction"] == "hazard"
     assert ds["changes"][0]["detail"]["file"] == "pytorch_model.bin"
     assert "pickle" in osv["summary"] and "acme/llama" in osv["summary"]
     assert "**high**" in osv["details"] and "pytorch_model.bin" in osv["details"]
 
 
 def test_fix_record_marks_older_revisions() -> None:
-    fix = change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "fix", key="chat_template", file="tokenizer_config.json")
+    fix = change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "update", key="chat_template", file="tokenizer_config.json")
     [record] = plan_advisories(REPO, rev(7), [fix], [], SETTINGS)
     events = record.osv["affected"][0]["ranges"][0]["events"]
     assert events == [{"introduced": "0"}, {"fixed": sha(7)}]
@@ -68,26 +68,26 @@ def test_fix_record_marks_older_revisions() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "direction"),
-    [(Kind.PICKLE, "risk"), (Kind.CUSTOM_CODE, "risk"), (Kind.LICENSE, "risk"),
-     (Kind.SPECIAL_TOKENS, "risk"), (Kind.CHAT_TEMPLATE, "fix"), (Kind.CONTEXT, "fix")],
+    [(Kind.PICKLE, "hazard"), (Kind.CUSTOM_CODE, "hazard"), (Kind.LICENSE, "hazard"),
+     (Kind.SPECIAL_TOKENS, "hazard"), (Kind.CHAT_TEMPLATE, "update"), (Kind.CONTEXT, "update")],
 )
 def test_direction_follows_the_change(kind: Kind, direction: str) -> None:
     [record] = plan_advisories(REPO, rev(3), [change(kind, Severity.HIGH, direction)], [], SETTINGS)
     events = record.osv["affected"][0]["ranges"][0]["events"]
-    assert events[0] == ({"introduced": sha(3)} if direction == "risk" else {"introduced": "0"})
+    assert events[0] == ({"introduced": sha(3)} if direction == "hazard" else {"introduced": "0"})
     assert record.osv["database_specific"]["direction"] == direction
 
 
 def test_commit_with_both_directions_splits_into_two_stable_records() -> None:
     risk = change(Kind.CUSTOM_CODE, Severity.HIGH, key="auto_map", old=None, new={"AutoModel": "m.X"})
-    fix = change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "fix", key="chat_template")
+    fix = change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "update", key="chat_template")
     records = plan_advisories(REPO, rev(4), [risk, fix], [], SETTINGS)
     assert len(records) == 2
     by_dir = {r.osv["database_specific"]["direction"]: r for r in records}
-    assert by_dir["fix"].id == by_dir["risk"].id + "-fix"
+    assert by_dir["update"].id == by_dir["hazard"].id + "-fix"
     # the fix record's id does not depend on whether the commit also carried a risk
     [fix_alone] = plan_advisories(REPO, rev(4), [fix], [], SETTINGS)
-    assert fix_alone.id == by_dir["fix"].id
+    assert fix_alone.id == by_dir["update"].id
 
 
 def test_first_revision_is_recorded_not_advised() -> None:
@@ -147,7 +147,7 @@ def test_a_naive_commit_date_is_refused_naming_the_revision() -> None:
 def test_estimate_deltas_are_carried() -> None:
     moved = ChangeRecord(Kind.CONFIG, Severity.MEDIUM, "estimate", "serving memory 13.5 → 14.0 GB",
                          {"file": "config.json", "key": None, "old": None, "new": None,
-                          "serving_gb": {"old": 13.5, "new": 14.0}, "fit_changed": True}, "risk")
+                          "serving_gb": {"old": 13.5, "new": 14.0}, "fit_changed": True}, "hazard")
     ctx = change(Kind.CONTEXT, Severity.MEDIUM, key="max_position_embeddings", old=2048, new=4096,
                  estimate_delta={"kv_cache_gb": {"old": 1.0, "new": 2.0}})
     [record] = plan_advisories(REPO, rev(2), [moved, ctx], [], SETTINGS)
@@ -159,7 +159,7 @@ def test_estimate_deltas_are_carried() -> None:
 
 def test_hostile_text_stays_on_one_line() -> None:
     nasty = ChangeRecord(Kind.CARD, Severity.LOW, "README.md:license_name", "a\nb\x00c `d`",
-                         {"file": "README.md", "key": "license_name", "old": "x", "new": "y\n\n# injected"}, "risk")
+                         {"file": "README.md", "key": "license_name", "old": "x", "new": "y\n\n# injected"}, "hazard")
     [record] = plan_advisories(REPO, RevisionRecord(sha(2), sha(1), DATE, "t\n# heading"), [nasty], [], SETTINGS)
     assert "\n# " not in record.osv["details"] and "\x00" not in record.osv["details"]
     assert "\n" not in record.osv["summary"]

@@ -30,7 +30,7 @@ def changes(draw: st.DrawFn) -> ChangeRecord:
         path=f"{file}:{key}" if key else file,
         summary=draw(st.text(max_size=40)),
         detail=detail,
-        direction=draw(st.sampled_from(["risk", "fix"])),
+        direction=draw(st.sampled_from(["hazard", "update"])),
     )
 
 

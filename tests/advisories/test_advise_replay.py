@@ -74,16 +74,16 @@ def test_move_revert_and_reapply_are_linked_not_duplicated(
     v = shas(histories_root, falcon)
     mine = [r for r in records if r.repo == falcon]
     ranges = _ranges(mine, v)
-    assert ranges[("v4", "risk")] == [{"introduced": "v4"}, {"fixed": "v5"}]  # the move, undone by v5
-    assert ranges[("v4", "fix")] == [{"introduced": "0"}, {"fixed": "v4"}]  # bos/eos ids corrected by v4
-    assert ranges[("v5", "risk")] == [{"introduced": "v5"}, {"fixed": "v6"}]  # v5 undid that fix; v6 redid it
-    assert ranges[("v6", "risk")] == [{"introduced": "v6"}]  # the move again, still open
-    assert ("v5", "fix") not in ranges and ("v6", "fix") not in ranges  # reverts are not advised twice
+    assert ranges[("v4", "hazard")] == [{"introduced": "v4"}, {"fixed": "v5"}]  # the move, undone by v5
+    assert ranges[("v4", "update")] == [{"introduced": "0"}, {"fixed": "v4"}]  # bos/eos ids corrected by v4
+    assert ranges[("v5", "hazard")] == [{"introduced": "v5"}, {"fixed": "v6"}]  # v5 undid that fix; v6 redid it
+    assert ranges[("v6", "hazard")] == [{"introduced": "v6"}]  # the move again, still open
+    assert ("v5", "update") not in ranges and ("v6", "update") not in ranges  # reverts are not advised twice
     by_key = {(r.revision_sha, r.osv["database_specific"]["direction"]): r for r in mine}
-    fix4, risk5 = by_key[(v["v4"], "fix")], by_key[(v["v5"], "risk")]
+    fix4, risk5 = by_key[(v["v4"], "update")], by_key[(v["v5"], "hazard")]
     assert fix4.osv["related"] == [risk5.id] and risk5.osv["related"] == [fix4.id]
     assert {c["kind"] for c in risk5.osv["database_specific"]["changes"]} == {"special_tokens"}
 
     deepseek = RepoId.parse("deepseek-ai/DeepSeek-R1")
     ranges = _ranges([r for r in records if r.repo == deepseek], shas(histories_root, deepseek))
-    assert ranges[("v3", "risk")] == [{"introduced": "v3"}, {"fixed": "v4"}]  # add_bos_token off, then on again
+    assert ranges[("v3", "hazard")] == [{"introduced": "v3"}, {"fixed": "v4"}]  # add_bos_token off, then on again

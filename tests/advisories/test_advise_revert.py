@@ -24,7 +24,7 @@ def rev(n: int, days: float | None = None) -> RevisionRecord:
 
 
 def ch(kind: Kind, sev: Severity, file: str, key: str | None, old: object, new: object,
-       direction: str = "risk") -> ChangeRecord:
+       direction: str = "hazard") -> ChangeRecord:
     path = f"{file}:{key}" if key else file
     return ChangeRecord(kind, sev, path, f"{path}: {old} → {new}",
                         {"file": file, "key": key, "old": old, "new": new}, direction)
@@ -48,7 +48,7 @@ class Upserts:
 
 
 ADD_PICKLE = ch(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", None, None, {"size": 100})
-DROP_PICKLE = ch(Kind.FILES, Severity.INFO, "pytorch_model.bin", None, {"size": 100}, None, "fix")
+DROP_PICKLE = ch(Kind.FILES, Severity.INFO, "pytorch_model.bin", None, {"size": 100}, None, "update")
 
 
 def test_removing_the_risky_file_closes_the_earlier_advisory() -> None:
@@ -85,7 +85,7 @@ def test_partial_revert_notes_it_but_keeps_the_advisory_open() -> None:
     assert partial.id == opened.id
     assert partial.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(2)}]
     assert partial.modified > opened.modified
-    undo_code = ch(Kind.CUSTOM_CODE, Severity.MEDIUM, "config.json", "auto_map", {"AutoModel": "m.M"}, None, "fix")
+    undo_code = ch(Kind.CUSTOM_CODE, Severity.MEDIUM, "config.json", "auto_map", {"AutoModel": "m.M"}, None, "update")
     [closed] = db.apply(4, [undo_code])
     assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
 
@@ -123,12 +123,12 @@ def test_estimate_changes_without_values_never_match_each_other() -> None:
 
 def test_reverting_a_fix_opens_a_new_advisory_at_the_revert() -> None:
     db = Upserts()
-    fixed = ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template", "bad", "good", "fix")
+    fixed = ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template", "bad", "good", "update")
     [fix_record] = db.apply(2, [fixed])
-    # the classifier may call the revert a "fix" too; undoing a fix is a risk regardless
-    undo = ch(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json", "chat_template", "good", "bad", "fix")
+    # the classifier may call the revert a "update" too; undoing a fix is a risk regardless
+    undo = ch(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json", "chat_template", "good", "bad", "update")
     out = {r.id: r for r in db.apply(3, [undo])}
-    reopened_id = advisory_id("x_HUBWATCH", REPO, sha(3), 2024, "risk")
+    reopened_id = advisory_id("x_HUBWATCH", REPO, sha(3), 2024, "hazard")
     assert set(out) == {fix_record.id, reopened_id}
     reopened = out[reopened_id]
     assert reopened.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(3)}]
@@ -139,7 +139,7 @@ def test_reverting_a_fix_opens_a_new_advisory_at_the_revert() -> None:
     assert old_fix.osv["affected"] == fix_record.osv["affected"]
     # fixing it again closes the reopened advisory instead of raising a new one
     [closed] = db.apply(4, [ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template",
-                                "bad", "good", "fix")])
+                                "bad", "good", "update")])
     assert closed.id == reopened.id
     assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
 
@@ -154,7 +154,7 @@ def test_modified_strictly_increases_even_with_out_of_order_commit_dates() -> No
 def test_replaying_a_history_gives_the_same_records() -> None:
     def replay() -> dict[str, AdvisoryRecord]:
         db = Upserts()
-        db.apply(2, [ADD_PICKLE, ch(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "t.json", "chat_template", "a", "b", "fix")])
+        db.apply(2, [ADD_PICKLE, ch(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "t.json", "chat_template", "a", "b", "update")])
         db.apply(3, [ch(Kind.CONTEXT, Severity.MEDIUM, "config.json", "max_position_embeddings", 2048, 4096)])
         db.apply(4, [DROP_PICKLE, ch(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "t.json", "chat_template", "b", "a")])
         return db.records

@@ -64,11 +64,11 @@ def test_config_value_reverted_closes_the_advisory() -> None:
     shorter = {**CONFIG, "max_position_embeddings": 1024}  # a shorter context: a risk
     stored, per_commit = replay([snapshot(1, CONFIG), snapshot(2, shorter), snapshot(3, CONFIG)])
     [opened] = per_commit[1]
-    assert opened.osv["database_specific"]["direction"] == "risk"
+    assert opened.osv["database_specific"]["direction"] == "hazard"
     assert "context" in opened.osv["database_specific"]["kinds"]
     assert opened.id in {r.id for r in per_commit[2]}
     assert events(stored[opened.id])[-1] == {"fixed": f"{3:040x}"}
-    assert all(r.osv["database_specific"]["direction"] == "risk" for r in stored.values())  # no extra fix record
+    assert all(r.osv["database_specific"]["direction"] == "hazard" for r in stored.values())  # no extra fix record
 
 
 def test_a_different_config_value_leaves_the_advisory_open() -> None:

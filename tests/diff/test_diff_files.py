@@ -20,9 +20,9 @@ def test_pickle_appearing_is_high_risk_and_removal_a_fix() -> None:
     with_bin = make_snapshot({"config.json": CONFIG}, listed={"pytorch_model.bin": "a" * 64})
     added = one(base, with_bin)
     assert (added.kind, added.severity, added.direction, added.summary) == (
-        Kind.PICKLE, Severity.HIGH, "risk", "pytorch_model.bin added")
+        Kind.PICKLE, Severity.HIGH, "hazard", "pytorch_model.bin added")
     removed = one(with_bin, base)
-    assert (removed.kind, removed.direction) == (Kind.PICKLE, "fix")
+    assert (removed.kind, removed.direction) == (Kind.PICKLE, "update")
     replaced = one(with_bin, make_snapshot({"config.json": CONFIG}, listed={"pytorch_model.bin": "b" * 64}))
     assert (replaced.kind, replaced.severity) == (Kind.PICKLE, Severity.HIGH)
 
@@ -31,13 +31,13 @@ def test_custom_code_files() -> None:
     base = make_snapshot({"config.json": CONFIG})
     code = make_snapshot({"config.json": CONFIG, "modeling_x.py": "import os\n"})
     added = one(base, code)
-    assert (added.kind, added.severity, added.direction) == (Kind.CUSTOM_CODE, Severity.HIGH, "risk")
+    assert (added.kind, added.severity, added.direction) == (Kind.CUSTOM_CODE, Severity.HIGH, "hazard")
     assert "+import os" in added.detail["text_diff"]
     changed = one(code, make_snapshot({"config.json": CONFIG, "modeling_x.py": "import os\nos.system('x')\n"}))
     assert (changed.kind, changed.severity) == (Kind.CUSTOM_CODE, Severity.MEDIUM)
     assert changed.summary == "custom code changed: modeling_x.py (+1/-0 lines)"
     removed = one(code, base)
-    assert (removed.severity, removed.direction) == (Severity.LOW, "fix")
+    assert (removed.severity, removed.direction) == (Severity.LOW, "update")
 
 
 def test_auto_map_appearing_changing_disappearing() -> None:
@@ -47,7 +47,7 @@ def test_auto_map_appearing_changing_disappearing() -> None:
     assert one(plain, mapped).summary == "custom code added (auto_map → {\"AutoModel\": \"modeling_x.M\"})"
     assert (one(plain, mapped).severity, one(mapped, repointed).severity, one(repointed, plain).severity) == (
         Severity.HIGH, Severity.MEDIUM, Severity.LOW)
-    assert one(repointed, plain).direction == "fix"
+    assert one(repointed, plain).direction == "update"
 
 
 def test_exports_and_other_files() -> None:
@@ -67,10 +67,10 @@ def test_licence_direction_and_severity() -> None:
     llama = make_snapshot({"README.md": card("license: llama3.1\n")})
     nc = make_snapshot({"README.md": card("license: cc-by-nc-4.0\n")})
     change = one(apache, llama)
-    assert (change.kind, change.severity, change.direction) == (Kind.LICENSE, Severity.MEDIUM, "risk")
+    assert (change.kind, change.severity, change.direction) == (Kind.LICENSE, Severity.MEDIUM, "hazard")
     assert change.summary == "licence apache-2.0 → llama3.1 (more restrictive)"
-    assert (one(llama, nc).severity, one(llama, nc).direction) == (Severity.HIGH, "risk")
-    assert (one(nc, apache).direction, one(nc, apache).summary) == ("fix", "licence cc-by-nc-4.0 → apache-2.0 (less restrictive)")
+    assert (one(llama, nc).severity, one(llama, nc).direction) == (Severity.HIGH, "hazard")
+    assert (one(nc, apache).direction, one(nc, apache).summary) == ("update", "licence cc-by-nc-4.0 → apache-2.0 (less restrictive)")
 
 
 def test_gating_base_model_and_body() -> None:

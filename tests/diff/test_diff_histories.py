@@ -33,7 +33,7 @@ def test_replay_record_shape(history: Path) -> None:
     for row, changes in replay(history):
         for change in changes:
             assert {"file", "key", "old", "new", "direction"} <= set(change.detail), change
-            assert change.direction in ("risk", "fix")
+            assert change.direction in ("hazard", "update")
             assert "\n" not in change.summary and change.summary
             assert change.path.startswith(change.detail["file"])
             json.dumps(change.detail)  # JSON-able
@@ -120,7 +120,7 @@ def test_summaries_a_person_acts_on() -> None:
     reflection = {row["version"]: changes for row, changes in replay(_path("mattshumer__Reflection-Llama-3.1-70B"))}
     eos = next(c for c in reflection["v6"] if c.path == "generation_config.json:eos_token_id")
     assert eos.summary == "eos_token_id [128001, 128008, 128009] → [128001, 128009]"
-    assert eos.direction == "risk"  # an eos id was dropped
+    assert eos.direction == "hazard"  # an eos id was dropped
     assert eos.detail["old"] == [128001, 128008, 128009] and eos.detail["new"] == [128001, 128009]
 
 
@@ -128,7 +128,7 @@ def test_revert_is_visible_in_detail() -> None:
     rows = {row["version"]: changes for row, changes in replay(_path("deepseek-ai__DeepSeek-R1"))}
     (v3,), (v4,) = rows["v3"], rows["v4"]
     assert (v3.detail["old"], v3.detail["new"]) == (v4.detail["new"], v4.detail["old"])
-    assert (v3.direction, v4.direction) == ("risk", "fix")
+    assert (v3.direction, v4.direction) == ("hazard", "update")
 
 
 def test_rendered_diff_shows_the_prompt_change() -> None:

@@ -17,7 +17,7 @@ def tc(template: object, **extra: object) -> dict[str, object]:
 
 def test_rendered_prompt_change_is_high_fix_with_rendered_diff() -> None:
     (change,) = diff_snapshots(make_snapshot(tc(GOOD)), make_snapshot(tc(FIXED)))
-    assert (change.kind, change.severity, change.direction) == (Kind.CHAT_TEMPLATE, Severity.HIGH, "fix")
+    assert (change.kind, change.severity, change.direction) == (Kind.CHAT_TEMPLATE, Severity.HIGH, "update")
     assert change.summary == "rendered prompt for all 6 conversations changed"
     assert change.path == "tokenizer_config.json:chat_template"
     diff = change.detail["rendered_diff"]["multi_turn"]["diff"]
@@ -27,7 +27,7 @@ def test_rendered_prompt_change_is_high_fix_with_rendered_diff() -> None:
 
 def test_template_that_stops_rendering_is_a_risk() -> None:
     (change,) = diff_snapshots(make_snapshot(tc(GOOD)), make_snapshot(tc(PICKY)))
-    assert (change.severity, change.direction) == (Severity.HIGH, "risk")
+    assert (change.severity, change.direction) == (Severity.HIGH, "hazard")
     assert change.summary == "chat template no longer renders for 4 of 6 conversations (multi-turn conversations, tool calls, …)"
     assert change.detail["rendered_diff"]["multi_turn"]["new"] == "template_error: too long"
 
@@ -35,7 +35,7 @@ def test_template_that_stops_rendering_is_a_risk() -> None:
 def test_hostile_new_template_is_a_finding() -> None:
     hostile = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}"
     (change,) = diff_snapshots(make_snapshot(tc(GOOD)), make_snapshot(tc(hostile)))
-    assert change.direction == "risk" and "no longer renders" in change.summary
+    assert change.direction == "hazard" and "no longer renders" in change.summary
 
 
 def test_whitespace_only_template_change_is_low() -> None:
@@ -66,9 +66,9 @@ def test_jinja_file_shadows_tokenizer_config() -> None:
 def test_template_added_and_removed() -> None:
     bare = make_snapshot({"tokenizer_config.json": {"eos_token": "</s>"}})
     (added,) = diff_snapshots(bare, make_snapshot(tc(GOOD)))
-    assert (added.severity, added.direction, added.summary) == (Severity.MEDIUM, "fix", "chat template added (tokenizer_config.json)")
+    assert (added.severity, added.direction, added.summary) == (Severity.MEDIUM, "update", "chat template added (tokenizer_config.json)")
     (removed,) = diff_snapshots(make_snapshot(tc(GOOD)), bare)
-    assert (removed.severity, removed.direction, removed.summary) == (Severity.HIGH, "risk", "chat template removed")
+    assert (removed.severity, removed.direction, removed.summary) == (Severity.HIGH, "hazard", "chat template removed")
 
 
 def test_special_token_change_rerenders_the_same_template() -> None:

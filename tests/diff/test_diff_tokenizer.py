@@ -13,11 +13,11 @@ def test_eos_becomes_a_list_is_a_special_token_fix() -> None:
     old = make_snapshot({"generation_config.json": {"eos_token_id": 128001, "temperature": 0.6}})
     new = make_snapshot({"generation_config.json": {"eos_token_id": [128001, 128009], "temperature": 0.6}})
     (change,) = diff_snapshots(old, new)
-    assert (change.kind, change.severity, change.direction) == (Kind.SPECIAL_TOKENS, Severity.HIGH, "fix")
+    assert (change.kind, change.severity, change.direction) == (Kind.SPECIAL_TOKENS, Severity.HIGH, "update")
     assert change.summary == "eos_token_id 128001 → [128001, 128009]"
     assert change.path == "generation_config.json:eos_token_id"
     assert change.detail == {"file": "generation_config.json", "key": "eos_token_id", "old": 128001,
-                             "new": [128001, 128009], "direction": "fix", "op": "changed"}  # fmt: skip
+                             "new": [128001, 128009], "direction": "update", "op": "changed"}  # fmt: skip
 
 
 def test_formatting_never_counts() -> None:
@@ -53,7 +53,7 @@ def test_removed_special_token_is_a_risk() -> None:
     old = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>", "pad_token": "<unk>"}})
     new = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>"}})
     (change,) = diff_snapshots(old, new)
-    assert (change.kind, change.direction, change.summary) == (Kind.SPECIAL_TOKENS, "risk", "pad_token removed (was <unk>)")
+    assert (change.kind, change.direction, change.summary) == (Kind.SPECIAL_TOKENS, "hazard", "pad_token removed (was <unk>)")
 
 
 def tokenizer_json(vocab: int = 5, normalizer: object = None, added: tuple[str, ...] = ("<s>",)) -> dict[str, object]:

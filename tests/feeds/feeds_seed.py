@@ -65,11 +65,11 @@ def estimate(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def advisory(repo: RepoId, commit: str, date: datetime, kind: Kind, severity: Severity,
-             summary: str, direction: str = "risk") -> AdvisoryRecord:
+             summary: str, direction: str = "hazard") -> AdvisoryRecord:
     digest = hashlib.sha256(f"{repo}@{commit}".encode()).hexdigest()[:12]
-    adv_id = f"x_HUBWATCH-{date.year}-{digest}" + ("-fix" if direction == "fix" else "")
+    adv_id = f"x_HUBWATCH-{date.year}-{digest}" + ("-fix" if direction == "update" else "")
     url = repo.url()
-    events = [{"introduced": commit}] if direction == "risk" else [{"introduced": "0"}, {"fixed": commit}]
+    events = [{"introduced": commit}] if direction == "hazard" else [{"introduced": "0"}, {"fixed": commit}]
     stamp = date.strftime("%Y-%m-%dT%H:%M:%SZ")
     osv = {
         "schema_version": "1.7.5",
@@ -105,7 +105,7 @@ def _save(store: Store, seeded: Seeded, repo: RepoId, title: str, date: datetime
 
 
 def change(kind: Kind, severity: Severity, path: str, summary: str, old: Any, new: Any,
-           direction: str = "risk", **extra: Any) -> ChangeRecord:
+           direction: str = "hazard", **extra: Any) -> ChangeRecord:
     file, _, key = path.partition(":")
     return ChangeRecord(kind, severity, path, summary,
                         {"file": file, "key": key or None, "old": old, "new": new, **extra}, direction)
@@ -128,7 +128,7 @@ def seed(store: Store) -> Seeded:
           estimate(cfg), [], cfg)
     _save(store, s, LLAMA2, "Update chat template", when(19), [
         change(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json:chat_template",
-               "rendered prompt for multi-turn conversations changed", "{{ old }}", "{{ new }}", "fix",
+               "rendered prompt for multi-turn conversations changed", "{{ old }}", "{{ new }}", "update",
                text_diff="--- old/tokenizer_config.json\n+++ new/tokenizer_config.json\n@@ -1 +1 @@\n-{{ old }}\n+{{ new }}",
                rendered_diff={
                    "multi_turn": {"old": "ok", "new": "ok",
@@ -139,28 +139,28 @@ def seed(store: Store) -> Seeded:
         change(Kind.METADATA, Severity.INFO, "config.json:transformers_version",
                "transformers_version 4.31.0 → 4.32.0", "4.31.0", "4.32.0"),
     ], estimate(cfg),
-        [(Kind.CHAT_TEMPLATE, Severity.HIGH, "chat template corrected", "fix")], cfg)
+        [(Kind.CHAT_TEMPLATE, Severity.HIGH, "chat template corrected", "update")], cfg)
     _save(store, s, LLAMA2, "Update generation config", when(20), [
         change(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
                "eos_token_id 2 → [2, 32000]", 2, [2, 32000]),
     ], estimate(cfg),
-        [(Kind.SPECIAL_TOKENS, Severity.HIGH, "eos_token_id became a list", "risk")], cfg)
+        [(Kind.SPECIAL_TOKENS, Severity.HIGH, "eos_token_id became a list", "hazard")], cfg)
     _save(store, s, LLAMA2, "Longer context", when(21), [
         change(Kind.CONTEXT, Severity.MEDIUM, "config.json:max_position_embeddings",
                "max_position_embeddings 2048 → 4096", 2048, 4096,
                diff="--- a/config.json\n+++ b/config.json\n@@ -3 +3 @@\n-  \"max_position_embeddings\": 2048\n"
                     "+  \"max_position_embeddings\": 4096"),
     ], estimate({**cfg, "max_position_embeddings": 4096}),
-        [(Kind.CONTEXT, Severity.MEDIUM, "context doubled", "risk")], {**cfg, "max_position_embeddings": 4096})
+        [(Kind.CONTEXT, Severity.MEDIUM, "context doubled", "hazard")], {**cfg, "max_position_embeddings": 4096})
     _save(store, s, LLAMA3, "Initial upload", when(22), [], None, [], cfg)
     _save(store, s, LLAMA3, "Add pytorch_model.bin", when(23), [
         change(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", "pytorch_model.bin added", None, "pytorch_model.bin"),
-    ], None, [(Kind.PICKLE, Severity.HIGH, "pickle file added", "risk")], cfg)
+    ], None, [(Kind.PICKLE, Severity.HIGH, "pickle file added", "hazard")], cfg)
     _save(store, s, HOSTILE, f"title {HOSTILE_TEXT}", when(24), [
         change(Kind.SPECIAL_TOKENS, Severity.CRITICAL, "tokenizer_config.json:eos_token",
                HOSTILE_TEXT, "</s>", HOSTILE_TEXT),
     ], {"error": "unknown architecture <b>x</b>"},
-        [(Kind.SPECIAL_TOKENS, Severity.CRITICAL, HOSTILE_TEXT, "risk")], cfg)
+        [(Kind.SPECIAL_TOKENS, Severity.CRITICAL, HOSTILE_TEXT, "hazard")], cfg)
     store.record_poll(LLAMA2, "ok", None, when(25))
     return s
 

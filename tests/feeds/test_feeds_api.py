@@ -24,7 +24,7 @@ def test_history_is_oldest_first_in_the_cli_shape(client: TestClient, seeded: Se
     assert rows[0]["parent"] is None and rows[1]["parent"] == seeded.shas[LLAMA2][0]
     assert set(rows[1]) == {"sha", "parent", "date", "title", "changes", "advisories"}
     assert rows[3]["changes"] == [{"kind": "context", "severity": "medium", "path": "config.json:max_position_embeddings",
-                                   "summary": "max_position_embeddings 2048 → 4096", "direction": "risk"}]
+                                   "summary": "max_position_embeddings 2048 → 4096", "direction": "hazard"}]
     assert rows[3]["date"] == "2023-07-21T12:00:00+00:00"
     assert client.get("/api/v1/models/nobody/nothing/history").status_code == 404
 

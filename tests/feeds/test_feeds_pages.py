@@ -69,7 +69,7 @@ def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestCl
     assert 'class="pin pin-bad"' in verdict and "affected by 2 advisories" in verdict
     assert f'/commit/{shas[3]}">View this commit on the hub' in verdict and 'class="badge sev-medium"' in verdict
     fixed = client.get(f"/models/{LLAMA2}/revisions/{shas[1]}").text
-    assert '<span class="badge fix">fix</span> 1 fix: earlier revisions carry the problem' in fixed
+    assert '<span class="badge fix">update</span> 1 update: pins before this revision lack it' in fixed
     fix_id = next(a.id for a in seeded.advisories.values() if a.repo == LLAMA2 and a.id.endswith("-fix"))
     resolved = fixed[fixed.index("Moving a pin to this revision resolves 1 advisory:"):fixed.index("</div>", fixed.index('<div class="verdict">'))]
     assert f'href="/advisories/{fix_id}"' in resolved

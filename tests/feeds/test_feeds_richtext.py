@@ -69,7 +69,7 @@ def test_advisory_page_renders_details_written_by_the_tracker(
     parent = seeded.shas[HOSTILE][-1]
     commit = sha("richtext")
     record = advisory(HOSTILE, commit, when(26), Kind.CHAT_TEMPLATE, Severity.HIGH, "template changed")
-    ds = {"commit": commit, "commit_title": f"Update {EVIL}", "direction": "risk",
+    ds = {"commit": commit, "commit_title": f"Update {EVIL}", "direction": "hazard",
           "changes": [{"severity": "high", "kind": "chat_template", "path": "tokenizer_config.json:chat_template",
                        "summary": f"rendered prompt changed {EVIL}"}]}
     details = render_details(HOSTILE, ds, HOSTILE.url(), "https://hubwatch.example")

@@ -30,7 +30,7 @@ def change(
     kind: Kind = Kind.CONTEXT,
     severity: Severity = Severity.MEDIUM,
     path: str = "config.json:max_position_embeddings",
-    direction: str = "risk",
+    direction: str = "hazard",
     **detail: Any,
 ) -> ChangeRecord:
     body = {"file": path.split(":")[0], "key": path.partition(":")[2] or None, "old": 2048, "new": 4096}

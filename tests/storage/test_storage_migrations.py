@@ -149,3 +149,56 @@ def test_public_interface() -> None:
         "close",
     ]:
         assert callable(getattr(Store, method)), method
+
+
+def test_direction_names_migrate_both_ways_and_ids_stay(database_url: str) -> None:
+    """0003: stored 'risk'/'fix' become 'hazard'/'update' (rows and OSV JSON); ids are untouched."""
+    from alembic import command
+    from hubwatch.domain.records import RepoId
+    from hubwatch.storage.migrate import alembic_config
+    from hubwatch.diff.changes import HAZARD, UPDATE, make_change
+    from hubwatch.domain.records import Kind, Severity
+    from storage_helpers import advisory, rev
+
+    def change(direction: object) -> object:
+        return make_change(Kind.CONTEXT, Severity.MEDIUM, file="config.json", key=f"k{direction}", old=1, new=2,
+                           summary="k changed", direction=direction)  # type: ignore[arg-type]  # fmt: skip
+
+    repo = RepoId("org", "m")
+    with Store.open(database_url) as store:
+        store.watch(repo)
+        record = advisory(repo, "x_HW-1", "r2", [{"introduced": "0"}, {"fixed": "r2"}])
+        osv = {**record.osv, "database_specific": {"direction": "update", "changes": [
+            {"direction": "update", "detail": {"direction": "update"}}]}}  # fmt: skip
+        assert store.save_revision(repo, rev("r1"), [], {}, [], None, [])
+        assert store.save_revision(repo, rev("r2", "r1", day=1), [], {},
+                                   [change(UPDATE), change(HAZARD)], None,
+                                   [type(record)(record.id, record.repo, record.revision_sha, osv, record.modified)])  # fmt: skip
+        engine = store.engine
+
+        def stored() -> tuple[list[str], list[str], dict[str, object]]:
+            with engine.connect() as conn:
+                rows = conn.execute(sa.text("SELECT direction, detail FROM changes ORDER BY ordinal")).all()
+                (osv_text,) = conn.execute(sa.text("SELECT osv FROM advisories WHERE id = 'x_HW-1'")).one()
+            import json
+
+            details = [d if isinstance(d, dict) else json.loads(d) for _, d in rows]
+            value = osv_text if isinstance(osv_text, dict) else json.loads(osv_text)
+            return [r[0] for r in rows], [str(d.get("direction")) for d in details], value
+
+        cfg = alembic_config()
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "0002_history_rewrites")
+        directions, detail_directions, old_osv = stored()
+        assert directions == ["fix", "risk"] and detail_directions == ["fix", "risk"]
+        assert old_osv["database_specific"]["direction"] == "fix"  # type: ignore[index]
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "head")
+        directions, detail_directions, new_osv = stored()
+        assert directions == ["update", "hazard"] and detail_directions == ["update", "hazard"]
+        ds = new_osv["database_specific"]  # type: ignore[index]
+        assert ds["direction"] == "update" and ds["changes"][0]["direction"] == "update"  # type: ignore[index]
+        assert new_osv["id"] == "x_HW-1"
+        assert [c.direction for c in store.history(repo)[-1].changes] == ["update", "hazard"]

@@ -18,7 +18,7 @@ def test_free_text_with_nul_is_stored_everywhere(store: Store) -> None:
     hostile = RevisionRecord(first.sha, None, T0, "ti\x00tle", "mes\x00sage", ("au\x00thor",))
     bad_change = change(path="config.json:we\x00ird")
     bad_change = type(bad_change)(bad_change.kind, bad_change.severity, bad_change.path, "sum\x00mary",
-                                  {"file": "config.json", "key": "we\x00ird", "old": "\x00", "new": None}, "risk")
+                                  {"file": "config.json", "key": "we\x00ird", "old": "\x00", "new": None}, "hazard")
     files = [FileRecord("dir\x00/config.json", 3, "b" * 40, None, None)]
     adv = advisory(REPO, "x_HW-NUL", "a", [{"introduced": "0"}, {"fixed": "\x00" + sha("a")}])
     adv.osv["summary"] = "osv \x00 summary"

@@ -42,7 +42,7 @@ changes = st.builds(
     path=any_text,
     summary=any_text,
     detail=details,
-    direction=st.sampled_from(["risk", "fix"]),
+    direction=st.sampled_from(["hazard", "update"]),
 )
 
 

@@ -45,7 +45,7 @@ def test_save_then_read_back_everything(store: Store) -> None:
     changes = [
         change(),
         change(Kind.PICKLE, Severity.HIGH, "pytorch_model.bin", note="added"),
-        change(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json:chat_template", direction="fix"),
+        change(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json:chat_template", direction="update"),
     ]
     assert store.save_revision(REPO, rev("a"), files, {"config.json": body}, changes, ("v1", {"p": 1}), [])
     entry = store.revision(REPO, sha("a"))
@@ -55,7 +55,7 @@ def test_save_then_read_back_everything(store: Store) -> None:
     assert entry.revision.authors == ("alice", "bob")
     assert entry.changes == changes
     assert [c.detail for c in entry.changes] == [c.detail for c in changes]
-    assert [c.direction for c in entry.changes] == ["risk", "risk", "fix"]
+    assert [c.direction for c in entry.changes] == ["hazard", "hazard", "update"]
     assert entry.estimate == {"p": 1} and entry.estimator_version == "v1"
     listing, contents = store.snapshot_files(REPO, sha("a"))
     assert [f.path for f in listing] == ["config.json", "model.safetensors"]

@@ -25,7 +25,7 @@ def test_broken_json_upstream_is_recorded_and_tracking_goes_on(
     broken = [c for c in v2.changes if c.path == "config.json"]
     assert broken and broken[0].severity is Severity.HIGH and "not valid JSON" in broken[0].summary
     repaired = [c for c in v3.changes if c.path == "config.json" and "valid JSON" in c.summary]
-    assert repaired and repaired[0].direction == "fix"
+    assert repaired and repaired[0].direction == "update"
     assert {Kind.CONTEXT} <= {c.kind for c in v3.changes}  # v3's own change is still seen
 
 
