@@ -94,7 +94,7 @@ def advisory_id(prefix: str, repo: RepoId, commit: str, year: int, direction: Di
     direction = Direction.parse(direction, f"advisory for {repo}@{commit}")
     digest = hashlib.sha256(f"{repo}@{commit}".encode()).hexdigest()[:12]
     base = f"{check_prefix(prefix)}-{year:04d}-{digest}"
-    return base if direction is Direction.HAZARD else f"{base}-fix"
+    return base if direction is Direction.HAZARD else f"{base}-{direction.id_token}"
 
 
 def parse_osv_timestamp(text: str) -> datetime:
