@@ -8,15 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hubwatch.domain.records import RepoId
+from hubwatch.pincheck.pins_notebook import scan_notebook
 from hubwatch.pincheck.pins_python import scan_python
-from hubwatch.pincheck.pins_text import (
-    Found,
-    scan_notebook_shell,
-    scan_shell,
-    scan_toml,
-    scan_yaml,
-)
-from hubwatch.domain.remote_data import load_remote_json
+from hubwatch.pincheck.pins_text import Found, scan_shell, scan_toml, scan_yaml
 
 __all__ = ["Pin", "ScanReport", "pin_kind", "scan_path", "scan_text"]
 
@@ -40,6 +34,9 @@ class Pin:
     style: str  # python, hf-url, yaml, json, toml, cli
     cell: int | None = None  # notebook cell number (1-based)
     dynamic: bool = False  # the revision is computed at run time; we do not evaluate code
+    # Where the revision is written: (start, end) character offsets into the file's text (UTF-8
+    # decoded), so `check --fix` can rewrite exactly that; None when it is not written plainly.
+    span: tuple[int, int] | None = None
 
     @property
     def where(self) -> str:
@@ -98,7 +95,7 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
     elif style == "shell":
         found, problem = scan_shell(text), None
     elif style == "notebook":
-        found, problem = _scan_notebook(text)
+        found, problem = scan_notebook(text)
     else:
         raise ValueError(f"unknown file style {style!r}")
     if problem:
@@ -109,32 +106,8 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
             repo = RepoId.parse(f.repo)
         except ValueError:
             continue
-        pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic))
+        pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic, f.span))
     return pins, skipped
-
-
-def _scan_notebook(text: str) -> tuple[list[Found], str | None]:
-    try:
-        notebook = load_remote_json(text)  # a notebook nested past the limit is unreadable, not a crash
-        cells = notebook["cells"]
-    except (ValueError, KeyError, TypeError) as exc:
-        return [], f"not a readable notebook ({exc.__class__.__name__})"
-    found: list[Found] = []
-    problems = []
-    for number, cell in enumerate(cells if isinstance(cells, list) else [], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        source = cell.get("source", "")
-        code = "".join(source) if isinstance(source, list) else str(source)
-        lines = code.split("\n")
-        # IPython magics and shell escapes are not Python: blank them for ast, scan `!` lines as shell.
-        python = "\n".join("" if ln.lstrip().startswith(("!", "%")) else ln for ln in lines)
-        cell_found, problem = scan_python(python)
-        if problem:
-            problems.append(f"cell {number}: {problem}")
-        cell_found += scan_notebook_shell(lines)
-        found += [Found(f.line, f.repo, f.revision, f.style, f.dynamic, number) for f in cell_found]
-    return found, "; ".join(problems) or None
 
 
 def scan_path(root: Path) -> ScanReport:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from dataclasses import replace
 
-from hubwatch.pincheck.pins_text import Found, find_hf_urls
+from hubwatch.pincheck.pins_text import Found, find_hf_urls, line_starts, locate
 
 __all__ = ["LOADERS", "scan_python"]
 
@@ -25,7 +26,27 @@ LOADERS: dict[str, tuple[int | None, tuple[str, ...]]] = {
 }
 
 
-def _module_constants(tree: ast.Module) -> dict[str, str]:
+class _Source:
+    """The scanned text, to turn `ast` positions (line, UTF-8 byte column) into text offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._starts = line_starts(text)
+
+    def offset(self, line: int, col: int) -> int:
+        start = self._starts[line - 1]
+        end = self._starts[line] if line < len(self._starts) else len(self.text)
+        return start + len(self.text[start:end].encode("utf-8")[:col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.expr, needle: str | None) -> tuple[int, int] | None:
+        """Where `needle` is written inside `node`'s source (None when it is not written plainly)."""
+        if node.end_lineno is None or node.end_col_offset is None:
+            return None
+        start = self.offset(node.lineno, node.col_offset)
+        return locate(self.text, start, self.offset(node.end_lineno, node.end_col_offset), needle)
+
+
+def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:
     """Module-level names bound exactly once in the whole file, to a string literal."""
     bound: Counter[str] = Counter()
     for node in ast.walk(tree):
@@ -44,7 +65,7 @@ def _module_constants(tree: ast.Module) -> dict[str, str]:
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             target, value = stmt.target.id, stmt.value
         if target and isinstance(value, ast.Constant) and isinstance(value.value, str) and bound[target] == 1:
-            constants[target] = value.value
+            constants[target] = value
     return constants
 
 
@@ -56,13 +77,19 @@ def _call_name(func: ast.expr) -> str | None:
     return None
 
 
-def _literal(node: ast.expr | None, constants: dict[str, str]) -> tuple[str | None, bool]:
-    """(string value, known): a literal, or a module constant; anything else is not known."""
+def _literal_node(node: ast.expr | None, constants: dict[str, ast.Constant]) -> ast.Constant | None:
+    """The string literal `node` is, or names (a module constant); None for anything else."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value, True
+        return node
     if isinstance(node, ast.Name) and node.id in constants:
-        return constants[node.id], True
-    return None, False
+        return constants[node.id]
+    return None
+
+
+def _literal(node: ast.expr | None, constants: dict[str, ast.Constant]) -> tuple[str | None, bool]:
+    """(string value, known): a literal, or a module constant; anything else is not known."""
+    found = _literal_node(node, constants)
+    return (str(found.value), True) if found is not None else (None, False)
 
 
 def _ignored_strings(tree: ast.Module) -> set[int]:
@@ -76,7 +103,7 @@ def _ignored_strings(tree: ast.Module) -> set[int]:
     return ignored
 
 
-def _call_pin(node: ast.Call, constants: dict[str, str]) -> Found | None:
+def _call_pin(node: ast.Call, constants: dict[str, ast.Constant], source: _Source) -> Found | None:
     name = _call_name(node.func)
     if name not in LOADERS:
         return None
@@ -95,7 +122,9 @@ def _call_pin(node: ast.Call, constants: dict[str, str]) -> Found | None:
         revision, known_rev = _literal(keywords["revision"], constants)
         if isinstance(keywords["revision"], ast.Constant) and keywords["revision"].value is None:
             return Found(node.lineno, repo, None, "python")
-        return Found(node.lineno, repo, revision, "python", dynamic=not known_rev)
+        written = _literal_node(keywords["revision"], constants)
+        span = source.span(written, revision) if written is not None else None
+        return Found(node.lineno, repo, revision, "python", dynamic=not known_rev, span=span)
     splat = any(kw.arg is None for kw in node.keywords)
     return Found(node.lineno, repo, None, "python", dynamic=splat)
 
@@ -109,10 +138,11 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
         return [], f"not parseable as Python{f' (line {line})' if line else ''}"
     constants = _module_constants(tree)
     ignored = _ignored_strings(tree)
+    source = _Source(text)
     found: list[Found] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            pin = _call_pin(node, constants)
+            pin = _call_pin(node, constants, source)
             if pin is not None:
                 found.append(pin)
         elif (
@@ -121,5 +151,7 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
             and "hf://" in node.value
             and id(node) not in ignored
         ):
-            found += find_hf_urls(node.value, node.lineno, "hf-url")
+            for f in find_hf_urls(node.value, node.lineno, "hf-url"):
+                span = source.span(node, f"@{f.revision}") if f.revision else None
+                found.append(replace(f, span=(span[0] + 1, span[1]) if span else None))
     return found, None
