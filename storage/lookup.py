@@ -1,15 +1,16 @@
-"""Finding stored revisions: by full sha or a unique prefix of at least 7 hex characters."""
+"""Finding stored revisions: by full sha or a unique prefix of at least 7 hex characters; the main line."""
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 from hubwatch.storage.errors import AmbiguousRevision
-from hubwatch.storage.osvrange import StoredRevision
-from hubwatch.storage.tables import REVISIONS
+from hubwatch.domain.records import RepoId
+from hubwatch.storage.osvrange import StoredRevision, lineage
+from hubwatch.storage.tables import REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix
 from sqlalchemy.engine import Connection
 
-__all__ = ["resolve_sha", "stored_revisions"]
+__all__ = ["resolve_sha", "revision_shas", "stored_revisions"]
 
 
 def resolve_sha(conn: Connection, repo_id: int, sha: str) -> str | None:
@@ -39,3 +40,27 @@ def stored_revisions(conn: Connection, repo_id: int) -> list[StoredRevision]:
         )
     )
     return [StoredRevision(r.id, r.sha, r.parent_sha, r.position) for r in rows]
+
+
+def revision_shas(conn: Connection, repo: RepoId) -> list[str] | None:
+    """The repo's main line, oldest → newest: the head's ancestors by parent links (revisions a
+    force-push dropped are not on it). None when the repo is not stored; [] when it has no revision.
+
+    One query (repos joined to revisions on the (repo_id, position) index); the walk is in memory.
+    """
+    rows = conn.execute(
+        sa.select(REPOS.c.head_sha, REVISIONS.c.id, REVISIONS.c.sha, REVISIONS.c.parent_sha, REVISIONS.c.position)
+        .select_from(REPOS.outerjoin(REVISIONS, REVISIONS.c.repo_id == REPOS.c.id))
+        .where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+        .order_by(REVISIONS.c.position, REVISIONS.c.id)
+    ).all()
+    if not rows:
+        return None
+    stored = [StoredRevision(r.id, r.sha, r.parent_sha, r.position) for r in rows if r.sha is not None]
+    if not stored:
+        return []
+    for tip in (rows[0].head_sha, stored[-1].sha):
+        line = lineage(stored, tip) if tip is not None else None
+        if line is not None:
+            return list(line.shas)
+    return []  # unreachable: the newest stored revision always has a lineage

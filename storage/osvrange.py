@@ -1,68 +1,17 @@
-"""OSV GIT-range semantics over a linear history (pure functions, no database)."""
+"""OSV GIT-range semantics over the stored history: the lineage of a pin from stored revisions.
+
+The pure range logic lives in `hubwatch.advisories.gitrange` (advisories import no storage);
+it is re-exported here for the storage modules that use it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["GitEvent", "Lineage", "StoredRevision", "git_events", "lineage", "range_affects"]
+from hubwatch.advisories.gitrange import EVENT_KINDS, GitEvent, Lineage, git_events, range_affects
 
-EVENT_KINDS = ("introduced", "fixed", "last_affected", "limit")
-
-
-@dataclass(frozen=True)
-class GitEvent:
-    range_index: int
-    ordinal: int
-    event: str  # one of EVENT_KINDS
-    value: str  # "0" or a commit sha (lowercase)
-    range_repo: str | None = None
-
-
-def git_events(osv: Mapping[str, Any]) -> list[GitEvent]:
-    """The events of every GIT range of an OSV record, numbered over all its affected[] entries."""
-    out: list[GitEvent] = []
-    range_index = 0
-    for affected in osv.get("affected") or []:
-        if not isinstance(affected, Mapping):
-            continue
-        for rng in affected.get("ranges") or []:
-            if not isinstance(rng, Mapping) or rng.get("type") != "GIT":
-                continue
-            repo = rng.get("repo")
-            for ordinal, evt in enumerate(rng.get("events") or []):
-                if not isinstance(evt, Mapping):
-                    continue
-                for kind in EVENT_KINDS:
-                    value = evt.get(kind)
-                    if isinstance(value, str) and value:
-                        out.append(
-                            GitEvent(
-                                range_index,
-                                ordinal,
-                                kind,
-                                value.strip().lower(),
-                                repo if isinstance(repo, str) else None,
-                            )
-                        )
-            range_index += 1
-    return out
-
-
-@dataclass(frozen=True)
-class Lineage:
-    """The commits from the oldest known ancestor to the pin; index(pin) == len - 1."""
-
-    shas: tuple[str, ...]
-
-    def index(self, sha: str) -> int | None:
-        if sha == "0":
-            return -1
-        try:
-            return self.shas.index(sha)
-        except ValueError:
-            return None
+__all__ = ["EVENT_KINDS", "GitEvent", "Lineage", "StoredRevision", "git_events", "lineage", "range_affects"]
 
 
 @dataclass(frozen=True)
@@ -100,33 +49,3 @@ def lineage(revisions: Sequence[StoredRevision], pin: str) -> Lineage | None:
         seen.add(nxt.sha)
         current = nxt
     return Lineage(tuple(reversed(chain)))
-
-
-def range_affects(events: Iterable[GitEvent], line: Lineage) -> bool:
-    """OSV's IsVulnerable for one GIT range: walk the events that are ancestors of the pin, in order.
-
-    introduced → affected; fixed → not affected (the fix commit itself is clean);
-    last_affected before the pin → not affected; a limit at or before the pin → outside the range.
-    Events on commits that are not ancestors of the pin do not apply.
-    """
-    pin = len(line.shas) - 1
-    ordered: list[tuple[int, int, GitEvent]] = []
-    for evt in events:
-        if evt.event == "limit":
-            if evt.value == "*":
-                continue
-            at = line.index(evt.value)
-            if at is not None and at >= 0:
-                return False
-            continue
-        at = line.index(evt.value)
-        if at is None or (at == -1 and evt.event != "introduced"):
-            continue
-        ordered.append((at, 0 if evt.event == "introduced" else 1, evt))
-    affected = False
-    for at, _, evt in sorted(ordered, key=lambda t: (t[0], t[1])):
-        if evt.event == "introduced":
-            affected = True
-        elif evt.event == "fixed" or evt.event == "last_affected" and at < pin:
-            affected = False
-    return affected

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, repos, revisions, rewrites
+from hubwatch.storage import feed, history, leases, lookup, repos, revisions, rewrites
 from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
@@ -219,6 +219,11 @@ class Store:
     def revision(self, repo: RepoId, sha: str) -> HistoryEntry | None:
         with self._read() as c:
             return history.revision_entry(c, repo, sha)
+
+    def revision_shas(self, repo: RepoId) -> list[str] | None:
+        """The repo's main line of stored revisions, oldest → newest; None for a repo not stored."""
+        with self._read() as c:
+            return lookup.revision_shas(c, repo)
 
     def blob(self, sha256: str) -> bytes | None:
         with self._read() as c:

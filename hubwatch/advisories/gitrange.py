@@ -1,0 +1,131 @@
+"""OSV GIT-range semantics over a linear history: a record's events and whether a range holds a pin (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["EVENT_KINDS", "GitEvent", "Lineage", "affected_along", "git_events", "range_affects"]
+
+EVENT_KINDS = ("introduced", "fixed", "last_affected", "limit")
+
+
+@dataclass(frozen=True)
+class GitEvent:
+    range_index: int
+    ordinal: int
+    event: str  # one of EVENT_KINDS
+    value: str  # "0" or a commit sha (lowercase)
+    range_repo: str | None = None
+
+
+def git_events(osv: Mapping[str, Any]) -> list[GitEvent]:
+    """The events of every GIT range of an OSV record, numbered over all its affected[] entries."""
+    out: list[GitEvent] = []
+    range_index = 0
+    for affected in osv.get("affected") or []:
+        if not isinstance(affected, Mapping):
+            continue
+        for rng in affected.get("ranges") or []:
+            if not isinstance(rng, Mapping) or rng.get("type") != "GIT":
+                continue
+            repo = rng.get("repo")
+            for ordinal, evt in enumerate(rng.get("events") or []):
+                if not isinstance(evt, Mapping):
+                    continue
+                for kind in EVENT_KINDS:
+                    value = evt.get(kind)
+                    if isinstance(value, str) and value:
+                        out.append(
+                            GitEvent(
+                                range_index,
+                                ordinal,
+                                kind,
+                                value.strip().lower(),
+                                repo if isinstance(repo, str) else None,
+                            )
+                        )
+            range_index += 1
+    return out
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """The commits from the oldest known ancestor to the pin; index(pin) == len - 1."""
+
+    shas: tuple[str, ...]
+
+    def index(self, sha: str) -> int | None:
+        if sha == "0":
+            return -1
+        try:
+            return self.shas.index(sha)
+        except ValueError:
+            return None
+
+
+def range_affects(events: Iterable[GitEvent], line: Lineage) -> bool:
+    """OSV's IsVulnerable for one GIT range: walk the events that are ancestors of the pin, in order.
+
+    introduced → affected; fixed → not affected (the fix commit itself is clean);
+    last_affected before the pin → not affected; a limit at or before the pin → outside the range.
+    Events on commits that are not ancestors of the pin do not apply.
+    """
+    pin = len(line.shas) - 1
+    ordered: list[tuple[int, int, GitEvent]] = []
+    for evt in events:
+        if evt.event == "limit":
+            if evt.value == "*":
+                continue
+            at = line.index(evt.value)
+            if at is not None and at >= 0:
+                return False
+            continue
+        at = line.index(evt.value)
+        if at is None or (at == -1 and evt.event != "introduced"):
+            continue
+        ordered.append((at, 0 if evt.event == "introduced" else 1, evt))
+    affected = False
+    for at, _, evt in sorted(ordered, key=lambda t: (t[0], t[1])):
+        if evt.event == "introduced":
+            affected = True
+        elif evt.event == "fixed" or evt.event == "last_affected" and at < pin:
+            affected = False
+    return affected
+
+
+def affected_along(events: Iterable[GitEvent], shas: Sequence[str]) -> list[bool]:
+    """For each i, `range_affects(events, Lineage(shas[:i + 1]))`, with each event placed once.
+
+    `shas` is a linear history oldest → newest; the answer for every pin along it costs
+    O(len(shas) × events) instead of a lineage search per pin.
+    """
+    first: dict[str, int] = {}
+    for i, sha in enumerate(shas):
+        first.setdefault(sha, i)
+    limits: list[int] = []
+    placed: list[tuple[int, int, str]] = []
+    for evt in events:
+        at = -1 if evt.value == "0" else first.get(evt.value)
+        if evt.event == "limit":
+            if evt.value != "*" and at is not None and at >= 0:
+                limits.append(at)
+            continue
+        if at is None or (at == -1 and evt.event != "introduced"):
+            continue
+        placed.append((at, 0 if evt.event == "introduced" else 1, evt.event))
+    placed.sort(key=lambda t: (t[0], t[1]))
+    out: list[bool] = []
+    for pin in range(len(shas)):
+        affected = False
+        if not any(at <= pin for at in limits):
+            for at, _, event in placed:
+                if at > pin:
+                    break
+                if event == "introduced":
+                    affected = True
+                elif event == "fixed" or event == "last_affected" and at < pin:
+                    affected = False
+        out.append(affected)
+    return out

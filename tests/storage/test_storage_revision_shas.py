@@ -1,0 +1,33 @@
+"""The main line of a repo's stored history (Store.revision_shas): oldest → newest, force-pushed commits off it."""
+
+from __future__ import annotations
+
+from hubwatch.domain.records import RepoId
+from hubwatch.storage import Store
+from storage_helpers import T0, rev, sha
+
+__all__: list[str] = []
+
+REPO = RepoId("acme", "line")
+
+
+def test_unknown_repo_and_empty_history(store: Store) -> None:
+    assert store.revision_shas(REPO) is None
+    store.watch(REPO)
+    assert store.revision_shas(REPO) == []
+
+
+def test_oldest_to_newest_by_parent_links(store: Store) -> None:
+    for day, (label, parent) in enumerate((("a", None), ("b", "a"), ("c", "b"))):
+        assert store.save_revision(REPO, rev(label, parent, day=day), [], {}, [], None, [])
+    assert store.revision_shas(REPO) == [sha("a"), sha("b"), sha("c")]
+    assert store.revision_shas(RepoId("acme", "other")) is None
+
+
+def test_force_pushed_commits_leave_the_line(store: Store) -> None:
+    for label, parent in (("a", None), ("b", "a"), ("c", "b")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.revision_shas(REPO) == [sha("a")]
+    assert store.save_revision(REPO, rev("d", "a"), [], {}, [], None, [])
+    assert store.revision_shas(REPO) == [sha("a"), sha("d")]
