@@ -24,6 +24,7 @@ __all__ = [
     "advisories_for_commit",
     "get_advisory",
     "list_advisories",
+    "repos_holding",
     "upsert_advisories",
 ]
 
@@ -179,6 +180,19 @@ def advisories_affecting(conn: Connection, repo: RepoId, sha: str) -> list[Advis
 def advisories_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
     """For every repo that holds the commit (full sha or unique prefix), the advisories affecting it."""
     prefix = as_prefix(sha)
+    out: list[tuple[RepoId, AdvisoryRecord]] = []
+    for repo_id, repo in _holders(conn, sha):
+        out.extend((repo, rec) for rec in _affecting(conn, repo_id, prefix or sha))
+    return out
+
+
+def repos_holding(conn: Connection, sha: str) -> list[RepoId]:
+    """The repos whose stored revisions hold the commit (full sha or prefix), by org/name."""
+    return [repo for _id, repo in _holders(conn, sha)]
+
+
+def _holders(conn: Connection, sha: str) -> list[tuple[int, RepoId]]:
+    prefix = as_prefix(sha)
     if prefix is None:
         return []
     cond = REVISIONS.c.sha == prefix if len(prefix) == 40 else REVISIONS.c.sha.like(prefix + "%")
@@ -189,8 +203,4 @@ def advisories_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, Advi
         .where(cond)
         .order_by(REPOS.c.org, REPOS.c.name)
     ).all()
-    out: list[tuple[RepoId, AdvisoryRecord]] = []
-    for h in holders:
-        repo = RepoId(h.org, h.name)
-        out.extend((repo, rec) for rec in _affecting(conn, h.id, prefix))
-    return out
+    return [(h.id, RepoId(h.org, h.name)) for h in holders]

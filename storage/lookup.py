@@ -42,9 +42,10 @@ def stored_revisions(conn: Connection, repo_id: int) -> list[StoredRevision]:
     return [StoredRevision(r.id, r.sha, r.parent_sha, r.position) for r in rows]
 
 
-def revision_shas(conn: Connection, repo: RepoId) -> list[str] | None:
+def revision_shas(conn: Connection, repo: RepoId, tip: str | None = None) -> list[str] | None:
     """The repo's main line, oldest → newest: the head's ancestors by parent links (revisions a
-    force-push dropped are not on it). None when the repo is not stored; [] when it has no revision.
+    force-push dropped are not on it); with `tip` (a stored full sha), that revision's ancestors
+    instead. None when the repo is not stored; [] when it has no revision.
 
     One query (repos joined to revisions on the (repo_id, position) index); the walk is in memory.
     """
@@ -59,8 +60,8 @@ def revision_shas(conn: Connection, repo: RepoId) -> list[str] | None:
     stored = [StoredRevision(r.id, r.sha, r.parent_sha, r.position) for r in rows if r.sha is not None]
     if not stored:
         return []
-    for tip in (rows[0].head_sha, stored[-1].sha):
-        line = lineage(stored, tip) if tip is not None else None
+    for start in (tip or rows[0].head_sha, stored[-1].sha):
+        line = lineage(stored, start) if start is not None else None
         if line is not None:
             return list(line.shas)
     return []  # unreachable: the newest stored revision always has a lineage

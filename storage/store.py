@@ -220,10 +220,16 @@ class Store:
         with self._read() as c:
             return history.revision_entry(c, repo, sha)
 
-    def revision_shas(self, repo: RepoId) -> list[str] | None:
-        """The repo's main line of stored revisions, oldest → newest; None for a repo not stored."""
+    def revision_shas(self, repo: RepoId, tip: str | None = None) -> list[str] | None:
+        """The repo's main line of stored revisions (or `tip`'s ancestors), oldest → newest;
+        None for a repo not stored."""
         with self._read() as c:
-            return lookup.revision_shas(c, repo)
+            return lookup.revision_shas(c, repo, tip)
+
+    def repos_holding(self, sha: str) -> list[RepoId]:
+        """The repos whose stored history holds the commit (a full sha or a unique prefix)."""
+        with self._read() as c:
+            return adv.repos_holding(c, sha)
 
     def blob(self, sha256: str) -> bytes | None:
         with self._read() as c:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hubwatch.advisories.standing import Standing, advisory_severity
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
 
 __all__ = ["advisory_severity", "badge", "model_badge", "pin_badge", "severity_color"]
@@ -33,19 +34,6 @@ def badge(label: str, message: str, color: str, cache_seconds: int = 300) -> dic
     }
 
 
-def advisory_severity(advisory: AdvisoryRecord) -> Severity | None:
-    """The hubwatch severity recorded in an advisory's `database_specific`, when there is one."""
-    specific = advisory.osv.get("database_specific")
-    if not isinstance(specific, dict):
-        return None
-    candidates: list[Any] = [specific.get("max_severity"), specific.get("severity")]
-    changes = specific.get("changes")
-    if isinstance(changes, list):
-        candidates += [c.get("severity") for c in changes if isinstance(c, dict)]
-    found = [Severity(c) for c in candidates if c in Severity._value2member_map_]
-    return max(found, key=lambda s: s.rank) if found else None
-
-
 def model_badge(latest_changes: Sequence[ChangeRecord] | None, advisories: Sequence[AdvisoryRecord]) -> dict[str, Any]:
     """Latest change's severity and the repo's advisory count. `None`: nothing recorded yet."""
     live = [a for a in advisories if a.withdrawn is None]
@@ -61,18 +49,27 @@ def _advisory_text(n: int) -> str:
     return "1 advisory" if n == 1 else f"{n} advisories"
 
 
-def pin_badge(sha: str, affecting: Sequence[AdvisoryRecord], min_severity: Severity) -> dict[str, Any]:
-    """'Is my pin affected': advisories affecting revision `sha` at or above `min_severity`
-    (an advisory without a recorded severity always counts)."""
-    counted = [
-        a
-        for a in affecting
-        if a.withdrawn is None and ((s := advisory_severity(a)) is None or s.rank >= min_severity.rank)
-    ]
-    label = f"hubwatch {sha[:7]}"
-    if not counted:
-        return badge(label, "not affected", "brightgreen")
-    severities = [s for a in counted if (s := advisory_severity(a)) is not None]
+def pin_badge(result: Standing, min_severity: Severity) -> dict[str, Any]:
+    """'Is my pin affected', as the standing says: the open hazards a revision carries and the updates a
+    pin there lacks, at or above `min_severity` (a record without a recorded severity always counts);
+    acknowledged ids (`?ignore=`) do not count."""
+    label = f"hubwatch {result.commit[:7]}"
+    if not result.known:
+        return badge(label, "unknown revision", "lightgrey")
+    carries = _at_least(result.open_hazards(), min_severity)
+    lacks = _at_least([a for a in result.lacks if a.id not in result.ignored], min_severity)
+    if not carries and not lacks:
+        return badge(label, "up to date", "brightgreen")
+    parts = []
+    if carries:
+        parts.append("1 hazard" if len(carries) == 1 else f"{len(carries)} hazards")
+    if lacks:
+        parts.append("lacks 1 update" if len(lacks) == 1 else f"lacks {len(lacks)} updates")
+    severities = [s for a in carries + lacks if (s := advisory_severity(a)) is not None]
     worst = max(severities, key=lambda s: s.rank) if severities else None
     suffix = f" ≥ {min_severity.value}" if min_severity is not Severity.INFO else ""
-    return badge(label, f"{_advisory_text(len(counted))}{suffix}", severity_color(worst))
+    return badge(label, " · ".join(parts) + suffix, severity_color(worst))
+
+
+def _at_least(records: Sequence[AdvisoryRecord], floor: Severity) -> list[AdvisoryRecord]:
+    return [a for a in records if (s := advisory_severity(a)) is None or s.rank >= floor.rank]

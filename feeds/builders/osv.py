@@ -135,14 +135,16 @@ def page(
 
 
 def query_response(chunk: Sequence[AdvisoryRecord], next_token: str | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"vulns": [published_osv(a) for a in chunk]}
+    """`{"vulns": [...], "next_page_token"?}`; `{}` when nothing matches (as osv.dev answers)."""
+    body: dict[str, Any] = {"vulns": [published_osv(a) for a in chunk]} if chunk else {}
     if next_token:
         body["next_page_token"] = next_token
     return body
 
 
 def batch_entry(chunk: Sequence[AdvisoryRecord], next_token: str | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"vulns": [{"id": a.id, "modified": rfc3339(a.modified)} for a in chunk]}
+    """One result of a batch: `{"vulns": [{id, modified}], ...}`; `{}` when nothing matches (as osv.dev)."""
+    body: dict[str, Any] = {"vulns": [{"id": a.id, "modified": rfc3339(a.modified)} for a in chunk]} if chunk else {}
     if next_token:
         body["next_page_token"] = next_token
     return body

@@ -1,11 +1,12 @@
-"""The JSON API: watched models, a model's history, one revision, and `POST /api/v1/plan`."""
+"""The JSON API: watched models, a model's history, one revision, a pin's standing, and `POST /api/v1/plan`."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 
+from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, get_ctx, read_json, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
@@ -63,6 +64,19 @@ def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
     return revision_json(str(repo), entry)
+
+
+@router.get("/models/{org}/{name}/revisions/{sha}/standing")
+def revision_standing(
+    org: str, name: str, sha: str, ctx: Ctx, ignore: Annotated[list[str] | None, Query()] = None
+) -> dict[str, Any]:
+    """What a pin at `sha` lacks and carries, and the revision to move to (`?ignore=ID`, repeatable,
+    acknowledges an advisory). An unknown commit is `known: false`; an unknown repo a 404."""
+    repo = repo_from_path(org, name)
+    result = load_standing(ctx.store, repo, sha, ignore or ())
+    if result is None:
+        raise not_found(f"{repo} is not watched by this hubwatch")
+    return result.to_json()
 
 
 @router.post("/plan")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Query
 
 from hubwatch.feeds.builders.badges import model_badge, pin_badge
+from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.routes.common import parse_severity, require_known
@@ -19,14 +20,17 @@ Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
 @router.get("/{org}/{name}/revisions/{sha}.json")
-def revision_badge(org: str, name: str, sha: str, ctx: Ctx, min_severity: str = "low") -> dict[str, Any]:
+def revision_badge(
+    org: str, name: str, sha: str, ctx: Ctx, min_severity: str = "low",
+    ignore: Annotated[list[str] | None, Query()] = None,
+) -> dict[str, Any]:  # fmt: skip
+    """The pin's standing as a badge ("2 hazards", "lacks 3 updates", "up to date", "unknown revision")."""
     repo = repo_from_path(org, name)
     severity = parse_severity(min_severity) or Severity.LOW
-    entry = ctx.store.revision(repo, sha.lower())
-    if entry is None:
-        raise not_found(f"{repo} has no stored revision {sha!r}")
-    affecting = ctx.store.advisories_affecting(repo, entry.revision.sha)
-    return pin_badge(entry.revision.sha, affecting, severity)
+    result = load_standing(ctx.store, repo, sha, ignore or ())
+    if result is None:
+        raise not_found(f"{repo} is not watched by this hubwatch")
+    return pin_badge(result, severity)
 
 
 @router.get("/{org}/{name}.json")

@@ -1,10 +1,16 @@
-"""The OSV API, shaped like osv.dev's: GET /v1/vulns/{id}, POST /v1/query, POST /v1/querybatch."""
+"""The OSV API, shaped like osv.dev's: GET /v1/vulns/{id}, POST /v1/query, POST /v1/querybatch.
+
+As osv.dev, a query nothing matches answers `{}`. So that "clean" and "never seen" differ, a query
+naming a commit says whether this server's stored history holds it: `X-Hubwatch-Commit: known|unknown`
+on `/v1/query`, and `X-Hubwatch-Unknown-Queries: 0,3` (the indices of the queries whose commit it
+does not hold; empty when none) on `/v1/querybatch`.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
 from hubwatch.feeds.builders.osv import (
     OsvQuery,
@@ -29,18 +35,25 @@ router = APIRouter(prefix="/v1", tags=["osv"])
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
-def _matching(store: "Store", query: OsvQuery) -> list[AdvisoryRecord]:
-    """Every live advisory the query asks about (the store applies OSV GIT-range semantics)."""
+COMMIT_HEADER = "X-Hubwatch-Commit"
+UNKNOWN_HEADER = "X-Hubwatch-Unknown-Queries"
+
+
+def _matching(store: "Store", query: OsvQuery) -> tuple[list[AdvisoryRecord], bool | None]:
+    """Every live advisory the query asks about (the store applies OSV GIT-range semantics), and
+    whether the commit it names is in the stored history (None: the query names no commit)."""
     if query.repo is None:
         assert query.commit is not None
-        return [advisory for _repo, advisory in store.advisories_for_commit(query.commit)]
+        if not store.repos_holding(query.commit):
+            return [], False
+        return [advisory for _repo, advisory in store.advisories_for_commit(query.commit)], True
     sha = query.commit or query.version
     if sha is None:
-        return [a for a in store.advisories(query.repo) if a.withdrawn is None]
+        return [a for a in store.advisories(query.repo) if a.withdrawn is None], None
     entry = store.revision(query.repo, sha)
     if entry is None:
-        return []  # a commit this repo's stored history does not hold: nothing known affects it
-    return store.advisories_affecting(query.repo, entry.revision.sha)
+        return [], False  # a commit this repo's stored history does not hold: nothing is known about it
+    return store.advisories_affecting(query.repo, entry.revision.sha), True
 
 
 @router.get("/vulns/{vuln_id}")
@@ -52,25 +65,32 @@ def get_vuln(vuln_id: str, ctx: Ctx) -> dict[str, Any]:
 
 
 @router.post("/query")
-async def query(request: Request, ctx: Ctx) -> dict[str, Any]:
+async def query(request: Request, response: Response, ctx: Ctx) -> dict[str, Any]:
     raw = await read_json(request)
     try:
         parsed = parse_query(raw)
-        chunk, token = page(_matching(ctx.store, parsed), parsed.page_token, ctx.settings.osv_page_size)
+        found, known = _matching(ctx.store, parsed)
+        chunk, token = page(found, parsed.page_token, ctx.settings.osv_page_size)
     except QueryError as exc:
         raise bad_request(str(exc)) from exc
+    if known is not None:
+        response.headers[COMMIT_HEADER] = "known" if known else "unknown"
     return query_response(chunk, token)
 
 
 @router.post("/querybatch")
-async def querybatch(request: Request, ctx: Ctx) -> dict[str, Any]:
+async def querybatch(request: Request, response: Response, ctx: Ctx) -> dict[str, Any]:
     raw = await read_json(request)
     try:
         queries = parse_batch(raw)
-        results = []
-        for parsed in queries:
-            chunk, token = page(_matching(ctx.store, parsed), parsed.page_token, ctx.settings.osv_page_size)
+        results, unknown = [], []
+        for index, parsed in enumerate(queries):
+            found, known = _matching(ctx.store, parsed)
+            chunk, token = page(found, parsed.page_token, ctx.settings.osv_page_size)
             results.append(batch_entry(chunk, token))
+            if known is False:
+                unknown.append(str(index))
     except QueryError as exc:
         raise bad_request(str(exc)) from exc
+    response.headers[UNKNOWN_HEADER] = ",".join(unknown)
     return {"results": results}

@@ -81,8 +81,9 @@ def test_querybatch_keeps_input_order_with_ids_and_modified_only(client: TestCli
         {"package": PKG},
     ]
     results = client.post("/v1/querybatch", json={"queries": queries}).json()["results"]
-    assert [[v["id"] for v in r["vulns"]] for r in results[:3]] == [
+    assert [[v["id"] for v in r.get("vulns", [])] for r in results[:3]] == [
         [_adv(seeded, LLAMA3, 1)], [], [_adv(seeded, LLAMA2, 2)]]
+    assert results[1] == {}  # nothing matches: {} as osv.dev answers
     assert set(results[0]["vulns"][0]) == {"id", "modified"}
     assert "next_page_token" in results[3] and "next_page_token" not in results[0]
 
@@ -135,3 +136,28 @@ def test_withdrawn_and_sparse_records_are_published_alike(seeded: Seeded) -> Non
     assert query_response([withdrawn], None)["vulns"][0]["withdrawn"] == "2024-02-01T08:30:00Z"
     [served] = query_response([sparse], None)["vulns"]
     assert (served["id"], served["modified"]) == (base.id, "2024-03-01T00:00:00Z")
+
+
+def test_nothing_matching_is_empty_and_the_header_tells_clean_from_unknown(client: TestClient, seeded: Seeded) -> None:
+    clean = client.post("/v1/query", json={"package": PKG, "version": seeded.shas[LLAMA2][1]})
+    assert clean.status_code == 200 and clean.json() == {}
+    assert clean.headers["X-Hubwatch-Commit"] == "known"
+    never = client.post("/v1/query", json={"package": PKG, "version": "ab" * 20})
+    assert never.json() == {} and never.headers["X-Hubwatch-Commit"] == "unknown"
+    bare = client.post("/v1/query", json={"commit": "cd" * 20})
+    assert bare.json() == {} and bare.headers["X-Hubwatch-Commit"] == "unknown"
+    held = client.post("/v1/query", json={"commit": seeded.shas[LLAMA2][1]})
+    assert held.json() == {} and held.headers["X-Hubwatch-Commit"] == "known"
+    hit = client.post("/v1/query", json={"commit": seeded.shas[LLAMA2][3]})
+    assert hit.json()["vulns"] and hit.headers["X-Hubwatch-Commit"] == "known"
+    assert "X-Hubwatch-Commit" not in client.post("/v1/query", json={"package": PKG}).headers
+
+
+def test_querybatch_lists_the_queries_whose_commit_is_unknown(client: TestClient, seeded: Seeded) -> None:
+    queries = [{"commit": "ab" * 20}, {"commit": seeded.shas[LLAMA2][1]}, {"package": PKG},
+               {"package": PKG, "version": "cd" * 20}]  # fmt: skip
+    answer = client.post("/v1/querybatch", json={"queries": queries})
+    assert answer.json()["results"][0] == {} and answer.json()["results"][3] == {}
+    assert answer.headers["X-Hubwatch-Unknown-Queries"] == "0,3"
+    known = client.post("/v1/querybatch", json={"queries": queries[1:3]})
+    assert known.headers["X-Hubwatch-Unknown-Queries"] == ""

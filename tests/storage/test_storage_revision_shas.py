@@ -31,3 +31,12 @@ def test_force_pushed_commits_leave_the_line(store: Store) -> None:
     assert store.revision_shas(REPO) == [sha("a")]
     assert store.save_revision(REPO, rev("d", "a"), [], {}, [], None, [])
     assert store.revision_shas(REPO) == [sha("a"), sha("d")]
+
+
+def test_tip_gives_that_revisions_ancestors_and_holders_are_found(store: Store) -> None:
+    for label, parent in (("a", None), ("b", "a"), ("c", "b")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.revision_shas(REPO, tip=sha("c")) == [sha("a"), sha("b"), sha("c")]
+    assert store.repos_holding(sha("b")) == [REPO] == store.repos_holding(sha("b")[:9])
+    assert store.repos_holding("f" * 40) == [] and store.repos_holding("nothex") == []
