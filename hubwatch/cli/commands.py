@@ -6,5 +6,6 @@ from hubwatch.cli import poll  # noqa: F401
 from hubwatch.cli import run  # noqa: F401
 from hubwatch.cli import hubsim  # noqa: F401
 from hubwatch.cli import advisories  # noqa: F401
+from hubwatch.cli import check  # noqa: F401
 from hubwatch.cli import estimate  # noqa: F401
 from hubwatch.cli import settings_cmd  # noqa: F401

@@ -9,7 +9,7 @@ import click
 
 from hubwatch.cli.console import err_console, escape
 from hubwatch.domain.records import InvalidRepoId
-from hubwatch.pincheck.errors import ServerError, ServerUnreachable
+from hubwatch.pincheck.errors import IgnoreConfigError, ServerError, ServerUnreachable
 from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
 from hubwatch.tracker.errors import HubError
 
@@ -39,7 +39,8 @@ EXIT_STORE = 4  # the database could not be opened, migrated or written
 # first class it is an instance of (a test checks that no entry is shadowed by an earlier one).
 MEANINGS: tuple[tuple[type[Exception], int], ...] = (
     (InvalidRepoId, EXIT_USAGE),  # an org/name that is not a repo id
-    (AmbiguousRevision, EXIT_USAGE),  # a sha prefix that matches several stored commits: give more of it
+    (AmbiguousRevision, EXIT_USAGE),
+    (IgnoreConfigError, EXIT_USAGE),  # `check`: a bad [[ignore]] entry in .hubwatch.toml / pyproject.toml  # a sha prefix that matches several stored commits: give more of it
     (DatabaseUnavailable, EXIT_STORE),
     (MigrationFailed, EXIT_STORE),
     (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)

@@ -1,16 +1,15 @@
-"""`hubwatch check`: which advisories affect each pin, from the local store or a hubwatch server."""
+"""`hubwatch check`: which advisories affect each pin, and where to move it, from the local store or a server."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
-from urllib.parse import quote
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
-import httpx
-
+from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, standing, template_diffs
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.pincheck.pins import Pin
+from hubwatch.pincheck.report import AdvisoryHit, Change, Lookup, PinReport, Suggestion, hit_from_osv
+from hubwatch.pincheck.server import ServerSource
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
@@ -24,76 +23,48 @@ __all__ = [
     "ServerSource",
     "ServerUnreachable",
     "StoreSource",
+    "Suggestion",
     "check_pins",
     "fails",
     "hit_from_osv",
+    "lookup_from_standing",
 ]
-
-BATCH = 500
-
-
-@dataclass(frozen=True)
-class AdvisoryHit:
-    """One advisory affecting a pin, as the check reports it."""
-
-    id: str
-    severity: Severity | None  # None: the record carries no severity we understand (counts as failing)
-    summary: str
-    modified: str
-    kinds: tuple[str, ...] = ()
-
-    def at_least(self, threshold: Severity) -> bool:
-        return self.severity is None or self.severity.rank >= threshold.rank
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """What a source knows of one (repo, revision): the full commit, or None when unknown."""
-
-    commit: str | None
-    hits: tuple[AdvisoryHit, ...] = ()
-    note: str = ""  # why the commit is unknown, when it is
-
-
-@dataclass(frozen=True)
-class PinReport:
-    pin: Pin
-    status: str  # affected | clean | unknown | unpinned
-    commit: str | None
-    hits: tuple[AdvisoryHit, ...]
-    note: str = ""
 
 
 class AdvisorySource(Protocol):
-    def lookup(self, queries: Sequence[tuple[RepoId, str]]) -> list[Lookup]:
-        """For each (repo, commit or prefix ≥7 hex), what is known, in input order."""
+    def lookup(self, queries: Sequence[tuple[RepoId, str]], ignored: frozenset[str] = frozenset()) -> list[Lookup]:
+        """For each (repo, commit or prefix ≥7 hex), what is known, in input order; `ignored`: acknowledged ids."""
         ...
 
 
-def hit_from_osv(osv: Mapping[str, Any]) -> AdvisoryHit:
-    raw = osv.get("database_specific")
-    ds: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    try:
-        severity: Severity | None = Severity(str(ds.get("max_severity")))
-    except ValueError:
-        severity = None
-    kinds = tuple(str(k) for k in ds.get("kinds", []) if isinstance(k, str))
-    return AdvisoryHit(str(osv.get("id")), severity, str(osv.get("summary", "")), str(osv.get("modified", "")), kinds)
+def _hit(record: AdvisoryRecord, ignored: frozenset[str]) -> AdvisoryHit:
+    return hit_from_osv({**record.osv, "id": record.id}, advisory_direction(record).value, record.id in ignored)
 
 
-def _hit(record: AdvisoryRecord) -> AdvisoryHit:
-    return hit_from_osv({**record.osv, "id": record.id})
+def lookup_from_standing(found: Standing, ignored: frozenset[str]) -> Lookup:
+    """A known pin's answer from its standing: every advisory on it, and the revision to move to."""
+    hits = tuple(sorted((_hit(r, ignored) for r in (*found.lacks, *found.carries)), key=lambda h: h.id))
+    suggestion = None
+    if found.suggested:
+        changes = tuple(
+            Change(r.id, advisory_severity(r), _hit(r, ignored).kinds, str(r.osv.get("summary", "")),
+                   r.revision_sha, template_diffs(r))
+            for r in found.on_the_way
+        )
+        suggestion = Suggestion(found.suggested, found.resolves, changes)
+    return Lookup(found.commit, hits, suggestion=suggestion)
 
 
 class StoreSource:
-    """Answers from the local store (`Store.revision` + `Store.advisories_affecting`)."""
+    """Answers from the local store: the repo's stored main line and advisories, through `standing`."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
 
-    def lookup(self, queries: Sequence[tuple[RepoId, str]]) -> list[Lookup]:
+    def lookup(self, queries: Sequence[tuple[RepoId, str]], ignored: frozenset[str] = frozenset()) -> list[Lookup]:
         from hubwatch.storage.errors import AmbiguousRevision
 
+        lines: dict[RepoId, tuple[list[str], list[AdvisoryRecord]]] = {}
         out = []
         for repo, revision in queries:
             try:
@@ -105,95 +76,24 @@ class StoreSource:
                 out.append(Lookup(None))
                 continue
             sha = entry.revision.sha
-            hits = tuple(_hit(r) for r in self._store.advisories_affecting(repo, sha) if r.withdrawn is None)
-            out.append(Lookup(sha, hits))
+            if repo not in lines:
+                lines[repo] = (self._store.revision_shas(repo) or [], self._store.advisories(repo))
+            shas, records = lines[repo]
+            found = standing(shas, records, sha, ignored)
+            if found.known:
+                out.append(lookup_from_standing(found, ignored))
+            else:  # stored, but off the main line (a force-push dropped it): its advisories, no suggestion
+                hits = tuple(_hit(r, ignored) for r in self._store.advisories_affecting(repo, sha)
+                             if r.withdrawn is None)
+                out.append(Lookup(sha, hits, note="not on the repo's main line any more (history rewritten)"))
         return out
 
 
-class ServerSource:
-    """Answers from a hubwatch web app: its revision API, `POST /v1/querybatch`, `GET /v1/vulns/{id}`."""
-
-    def __init__(self, client: httpx.Client, hub_url: str = "https://huggingface.co") -> None:
-        self._client = client
-        self._hub = hub_url.rstrip("/")
-
-    def _unreachable(self, exc: httpx.HTTPError) -> ServerUnreachable:
-        where = str(self._client.base_url).rstrip("/")
-        return ServerUnreachable(f"cannot reach the hubwatch server at {where} ({exc.__class__.__name__}: {exc})")
-
-    def _get(self, path: str) -> httpx.Response:
-        try:
-            return self._client.get(path)
-        except httpx.HTTPError as exc:
-            raise self._unreachable(exc) from exc
-
-    def _json(self, response: httpx.Response, what: str) -> Any:
-        if response.status_code != 200:
-            raise ServerError(f"{what}: the server answered HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            return response.json()
-        except ValueError as exc:
-            raise ServerError(f"{what}: the server's answer is not JSON") from exc
-
-    def _resolve(self, repo: RepoId, revision: str) -> tuple[str | None, str]:
-        path = f"/api/v1/models/{quote(repo.org)}/{quote(repo.name)}/revisions/{quote(revision)}"
-        response = self._get(path)
-        if response.status_code == 404:
-            return None, ""
-        if 400 <= response.status_code < 500:  # e.g. an ambiguous prefix: unknown, with the reason
-            return None, f"the server says: {response.text[:200]}"
-        sha = self._json(response, f"revision {repo}@{revision}").get("sha")
-        return (str(sha), "") if sha else (None, "")
-
-    def _batch(self, queries: list[dict[str, Any]]) -> list[list[str]]:
-        ids: list[list[str]] = [[] for _ in queries]
-        pending = list(range(len(queries)))
-        while pending:
-            body = {"queries": [queries[i] for i in pending]}
-            try:
-                response = self._client.post("/v1/querybatch", json=body)
-            except httpx.HTTPError as exc:
-                raise self._unreachable(exc) from exc
-            results = self._json(response, "querybatch").get("results")
-            if not isinstance(results, list) or len(results) != len(pending):
-                raise ServerError("querybatch: the server returned a different number of results than queries")
-            again = []
-            for index, result in zip(pending, results):
-                ids[index] += [str(v["id"]) for v in result.get("vulns", []) if isinstance(v, Mapping)]
-                if result.get("next_page_token"):
-                    queries[index] = {**queries[index], "page_token": result["next_page_token"]}
-                    again.append(index)
-            pending = again
-        return ids
-
-    def lookup(self, queries: Sequence[tuple[RepoId, str]]) -> list[Lookup]:
-        resolved = [self._resolve(repo, revision) for repo, revision in queries]
-        commits = [sha for sha, _ in resolved]
-        known = [i for i, sha in enumerate(commits) if sha is not None]
-        found: dict[int, list[str]] = {}
-        for start in range(0, len(known), BATCH):
-            chunk = known[start : start + BATCH]
-            body = [
-                {"commit": commits[i], "package": {"ecosystem": "GIT", "name": queries[i][0].url(self._hub)}}
-                for i in chunk
-            ]
-            for i, ids in zip(chunk, self._batch(body)):
-                found[i] = ids
-        records: dict[str, AdvisoryHit] = {}
-        for ident in sorted({x for ids in found.values() for x in ids}):
-            osv = self._json(self._get(f"/v1/vulns/{quote(ident)}"), f"advisory {ident}")
-            records[ident] = hit_from_osv(osv)
-        return [
-            Lookup(sha, tuple(records[x] for x in sorted(set(found.get(i, []))))) if sha else Lookup(None, note=why)
-            for i, (sha, why) in enumerate(resolved)
-        ]
-
-
-def check_pins(pins: Iterable[Pin], source: AdvisorySource) -> list[PinReport]:
+def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[str] = frozenset()) -> list[PinReport]:
     """A report per pin; only commit pins are looked up (one batch), the rest are warnings."""
     pins = list(pins)
     wanted = sorted({(p.repo, p.revision.lower()) for p in pins if p.kind == "commit" and p.revision})
-    answers = dict(zip(wanted, source.lookup(wanted))) if wanted else {}
+    answers = dict(zip(wanted, source.lookup(wanted, ignored))) if wanted else {}
     reports = []
     for pin in pins:
         if pin.kind == "commit" and pin.revision:
@@ -203,7 +103,7 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource) -> list[PinReport]:
                 reports.append(PinReport(pin, "unknown", None, (), why))
             else:
                 status = "affected" if answer.hits else "clean"
-                reports.append(PinReport(pin, status, answer.commit, answer.hits))
+                reports.append(PinReport(pin, status, answer.commit, answer.hits, answer.note, answer.suggestion))
         elif pin.kind == "dynamic":
             reports.append(PinReport(pin, "unknown", None, (), "revision is computed at run time"))
         elif pin.kind == "ref":
@@ -213,6 +113,10 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource) -> list[PinReport]:
     return reports
 
 
-def fails(reports: Iterable[PinReport], threshold: Severity) -> bool:
-    """True when any advisory on any pin is at or above `threshold`."""
-    return any(hit.at_least(threshold) for report in reports for hit in report.hits)
+def fails(reports: Iterable[PinReport], threshold: Severity, strict: bool = False) -> bool:
+    """True when an advisory not acknowledged, at or above `threshold`, affects a pin; with `strict`,
+    also when a pin is unknown (never seen, ambiguous, or computed at run time)."""
+    reports = list(reports)
+    if strict and any(r.status == "unknown" for r in reports):
+        return True
+    return any(hit.at_least(threshold) and not hit.ignored for report in reports for hit in report.hits)

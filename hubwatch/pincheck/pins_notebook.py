@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json.decoder
+import json
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -13,6 +13,7 @@ from hubwatch.pincheck.pins_text import Found, scan_notebook_shell
 
 __all__ = ["scan_notebook"]
 
+_DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 _ATOM = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null|NaN|-?Infinity")
 
@@ -30,8 +31,8 @@ def _parse(text: str, i: int) -> tuple[Any, int]:
     i = _WS.match(text, i).end()  # type: ignore[union-attr]
     char = text[i]
     if char == '"':
-        value, end = json.decoder.scanstring(text, i + 1)
-        return _Str(value, i), end
+        value, end = _DECODER.raw_decode(text, i)
+        return _Str(str(value), i), end
     if char in "[{":
         closing = "]" if char == "[" else "}"
         items: list[Any] = []

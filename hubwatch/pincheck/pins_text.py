@@ -264,8 +264,8 @@ def scan_toml(text: str) -> tuple[list[Found], str | None]:
         return [], f"not parseable as TOML ({exc})"
     lines = [strip_comment(line) for line in text.split("\n")]
     starts = [0]
-    for line in text.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
+    for physical in text.split("\n"):
+        starts.append(starts[-1] + len(physical) + 1)
     used: set[int] = set()
     taken: set[int] = set()
     found: list[Found] = []

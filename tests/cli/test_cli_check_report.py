@@ -23,7 +23,10 @@ def test_check_report_keeps_ids_whole_worst_first(advised_store_url: str, tmp_pa
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("train.py:1  acme/llama-small@89abcdef0123  affected")
-    advisory_lines = [line.split() for line in lines[1:] if line.startswith("    ")]
+    advisory_lines = [line.split() for line in lines[1:] if line.startswith("    ")
+                      and not line.startswith(("    move to", "      "))]
     assert [words[0] for words in advisory_lines] == ["high", "medium"]  # worst first
     assert all(words[1].startswith("x_HUBWATCH-") for words in advisory_lines)  # whole ids, one a line
     assert "1 affected" in lines[-1]
+    # the pickle hazard came with L2: L1 carries none, so the pin is told to move back to it
+    assert f"    move to {ADVISED_SHAS['L1']}" in result.output

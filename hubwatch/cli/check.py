@@ -1,0 +1,118 @@
+"""`hubwatch check [PATH]`: pinned model revisions in a code base, the advisories on them, and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from hubwatch.cli import cli, command_clock
+from hubwatch.cli.console import err_console
+from hubwatch.cli.errors import EXIT_FAILED
+from hubwatch.domain.records import Severity
+
+if TYPE_CHECKING:
+    from hubwatch.pincheck.pins import ScanReport
+    from hubwatch.pincheck.report import PinReport
+    from hubwatch.settings import Settings
+
+__all__ = ["check"]
+
+
+def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: frozenset[str],
+             warn: bool) -> list[PinReport]:
+    import httpx
+
+    from hubwatch.pincheck.pincheck import ServerSource, StoreSource, check_pins
+    from hubwatch.wiring import open_store
+
+    if server:
+        with httpx.Client(base_url=server.rstrip("/"), timeout=settings.hub_timeout_s) as client:
+            # A server that does not answer raises ServerUnreachable: exit 3 with a fix (cli/errors.py).
+            return check_pins(scan.pins, ServerSource(client), ignored)
+    store = open_store(settings)
+    try:
+        if warn and not store.watched():
+            err_console().print(
+                "[yellow]warning:[/yellow] the local store watches no repos, so every pin is unknown: "
+                "`hubwatch watch add ORG/NAME` then `hubwatch poll`, or use --server URL"
+            )
+        return check_pins(scan.pins, StoreSource(store), ignored)
+    finally:
+        store.close()
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, path_type=Path), default=Path("."))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option(
+    "--fail-on",
+    type=click.Choice([s.value for s in Severity]),
+    default="high",
+    show_default=True,
+    help="Exit 1 when an advisory (not ignored) at or above this severity affects a pin.",
+)
+@click.option("--server", default=None, metavar="URL", help="Ask a hubwatch web app instead of the local store.")
+@click.option("--ignore", "ignore_ids", multiple=True, metavar="ID",
+              help="Acknowledge this advisory id (repeatable); it is still listed, never failing.")
+@click.option("--strict", is_flag=True, help="Exit 1 also when a pin is unknown (never seen, ambiguous, computed).")
+@click.option("--fix", is_flag=True, help="Rewrite each affected pin to its suggested commit, in place.")
+@click.option("--dry-run", is_flag=True, help="With --fix: print the diff, write nothing.")
+def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_ids: tuple[str, ...], strict: bool,
+          fix: bool, dry_run: bool) -> None:
+    """Scan PATH for pinned model revisions and report the advisories that affect them.
+
+    Unpinned uses (no revision, or main) are warnings; a pin the database does not know is
+    reported as unknown, never as safe. Advisories acknowledged in .hubwatch.toml (or
+    [tool.hubwatch] in pyproject.toml) or with --ignore are listed as ignored and never fail.
+    Each affected pin gets the revision to move to; --fix writes it. Exit 1 when an advisory
+    not ignored, at or above --fail-on, affects a pin (and, with --strict, when a pin is unknown).
+    """
+    from hubwatch.cli.check_render import print_fixes, report_json, report_table
+    from hubwatch.pincheck.fix import apply_fix, plan_fixes, unified_diff
+    from hubwatch.pincheck.ignore import load_acknowledgements
+    from hubwatch.pincheck.pins import scan_path
+    from hubwatch.settings import load_settings
+
+    if dry_run and not fix:
+        raise click.UsageError("--dry-run goes with --fix: `hubwatch check --fix --dry-run`")
+    if server and not server.startswith(("http://", "https://")):
+        raise click.BadParameter(f"{server!r} is not an http(s) URL", param_hint="--server")
+    acks = load_acknowledgements(path, command_clock()().date(), ignore_ids)
+    settings = load_settings()
+    scan = scan_path(path)
+    threshold = Severity(fail_on)
+    reports = _reports(scan, server, settings, acks.ids, warn=True)
+    failed = _fails(reports, threshold, strict)
+    fixed: list[dict[str, Any]] | None = None
+    if fix:
+        targets = [(r.pin, r.suggestion.commit) for r in reports if r.status == "affected" and r.suggestion]
+        fixes, left = plan_fixes(path, targets, scan.pins)
+        fixed = [{"path": e.pin.path, "line": e.pin.line, "cell": e.pin.cell, "repo": str(e.pin.repo),
+                  "old": e.old, "new": e.new, "written": not dry_run} for f in fixes for e in f.edits]
+        fixed += [{"path": p.path, "line": p.line, "cell": p.cell, "repo": str(p.repo), "old": p.revision,
+                   "new": None, "written": False, "why": why} for p, why in left]
+        if not as_json:
+            report_table(reports, scan.skipped, threshold, acks, strict)
+            print_fixes(fixes, left, dry_run)
+        if dry_run:
+            for f in fixes:
+                click.echo(unified_diff(f), nl=False)
+        elif fixes:
+            for f in fixes:
+                apply_fix(f)
+            # What is left after the rewrite decides the exit code: the pins as they now stand.
+            failed = _fails(_reports(scan_path(path), server, settings, acks.ids, warn=False), threshold, strict)
+    if as_json:
+        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed))
+    elif not fix:
+        report_table(reports, scan.skipped, threshold, acks, strict)
+    if failed:
+        click.get_current_context().exit(EXIT_FAILED)
+
+
+def _fails(reports: list[PinReport], threshold: Severity, strict: bool) -> bool:
+    from hubwatch.pincheck.pincheck import fails
+
+    return fails(reports, threshold, strict)

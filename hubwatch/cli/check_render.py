@@ -1,0 +1,117 @@
+"""How `hubwatch check` prints: the JSON report, the per-pin text report, and what `--fix` changed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from hubwatch.cli.advisories import styled
+from hubwatch.cli.console import escape, out_console
+from hubwatch.domain.records import Severity
+from hubwatch.pincheck.fix import FileFix
+from hubwatch.pincheck.ignore import Acknowledgements
+from hubwatch.pincheck.pins import Pin
+from hubwatch.pincheck.report import AdvisoryHit, PinReport
+
+__all__ = ["print_expired", "print_fixes", "report_json", "report_table"]
+
+_STATUS_STYLE = {"affected": "red", "clean": "green", "unknown": "yellow", "unpinned": "yellow"}
+
+
+def _worst_first(hits: Sequence[AdvisoryHit]) -> list[AdvisoryHit]:
+    return sorted(hits, key=lambda h: (-(h.severity.rank if h.severity else 99), h.id))
+
+
+def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str,
+                acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None) -> str:
+    rows = []
+    for r in reports:
+        rows.append({
+            "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": str(r.pin.repo),
+            "revision": r.pin.revision, "style": r.pin.style, "status": r.status, "commit": r.commit,
+            "note": r.note, "advisories": [h.to_json() for h in r.hits],
+            "suggested": r.suggestion.to_json() if r.suggestion else None,
+        })
+    body: dict[str, Any] = {
+        "pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "fail_on": fail_on,
+        "strict": strict, "failed": failed,
+        "acknowledgements": {"active": [e.to_json() for e in acks.active],
+                             "expired": [e.to_json() for e in acks.expired]},
+    }
+    if fixed is not None:
+        body["fixed"] = list(fixed)
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+def _print_suggestion(report: PinReport) -> None:
+    out = out_console()
+    s = report.suggestion
+    if s is None:
+        return
+    resolves = f" (resolves {', '.join(s.resolves)})" if s.resolves else ""
+    out.print(f"    [green]move to[/green] {escape(s.commit)}{escape(resolves)}", soft_wrap=True)
+    for change in s.changes:
+        severity = change.severity.value if change.severity else "?"
+        out.print(f"      on the way: {styled(severity)} {escape(change.id)}  {escape(change.summary)}", soft_wrap=True)
+        for diff in change.chat_template:
+            out.print(f"        [dim]{escape(diff.conversation)}: {escape(diff.old)} → {escape(diff.new)}[/dim]",
+                      soft_wrap=True)
+            for line in diff.diff.splitlines():
+                out.print(f"        [dim]{escape(line)}[/dim]", soft_wrap=True, highlight=False)
+
+
+def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], threshold: Severity,
+                 acks: Acknowledgements, strict: bool) -> None:
+    out = out_console()
+    if not reports:
+        out.print("no model pins found")
+    reasons = {e.id: e.reason for e in acks.active}
+    # One block per pin: where, pin and status on one line, then one line per advisory, so that
+    # ids stay whole (people copy them) on any terminal width.
+    width = max((len(h.id) for r in reports for h in r.hits), default=0)
+    for r in reports:
+        style = _STATUS_STYLE[r.status]
+        revision = (r.pin.revision or "")[:12] if r.pin.kind == "commit" else (r.pin.revision or "—")
+        out.print(
+            f"[bold]{escape(r.pin.where)}[/bold]  {escape(f'{r.pin.repo}@{revision}')}  [{style}]{r.status}[/{style}]",
+            soft_wrap=True,
+        )
+        for h in _worst_first(r.hits):
+            severity = h.severity.value if h.severity else "?"
+            kinds = escape(", ".join(h.kinds)) if h.kinds else ""
+            extra = f"  [dim]{escape(h.direction)}[/dim]" if h.direction else ""
+            if h.ignored:
+                why = reasons.get(h.id) or "--ignore"
+                extra += f"  [dim](ignored: {escape(why)})[/dim]"
+            out.print(f"    {styled(severity)}{' ' * (9 - len(severity))}{escape(h.id.ljust(width))}  {kinds}{extra}",
+                      soft_wrap=True)
+        _print_suggestion(r)
+        if r.note:
+            out.print(f"    [dim]{escape(r.note)}[/dim]", soft_wrap=True)
+    for path, why in skipped:
+        out.print(f"[yellow]warning:[/yellow] {escape(path)}: {escape(why)}")
+    print_expired(acks)
+    counts = {s: sum(1 for r in reports if r.status == s) for s in ("affected", "clean", "unknown", "unpinned")}
+    mode = "; unknown fails (--strict)" if strict else ""
+    out.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" (failing at {threshold.value} or above{mode})")
+
+
+def print_expired(acks: Acknowledgements) -> None:
+    for e in acks.expired:
+        until = e.until.isoformat() if e.until else "?"
+        out_console().print(f"[yellow]warning:[/yellow] {escape(f'{e.source}: the ignore entry for {e.id} expired on {until}; it no longer applies (extend until, or remove it)')}",
+                            soft_wrap=True)
+
+
+def print_fixes(fixes: Sequence[FileFix], left: Sequence[tuple[Pin, str]], dry_run: bool) -> None:
+    out = out_console()
+    verb = "would change" if dry_run else "changed"
+    for fix in fixes:
+        for edit in fix.edits:
+            out.print(escape(f"{verb} {edit.pin.where}: {edit.pin.repo}@{edit.old} → {edit.new}"), soft_wrap=True,
+                      highlight=False)
+    for pin, why in left:
+        out.print(f"[yellow]left alone:[/yellow] {escape(f'{pin.where}: {pin.repo}@{pin.revision}: {why}')}",
+                  soft_wrap=True)
+    if not fixes and not left:
+        out.print("nothing to fix: no affected pin has a revision to move to")

@@ -1,0 +1,97 @@
+"""The values `hubwatch check` reports: an advisory on a pin, the revision to move to, one pin's report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from hubwatch.advisories.standing import TemplateDiff
+from hubwatch.domain.records import Severity
+from hubwatch.pincheck.pins import Pin
+
+__all__ = ["AdvisoryHit", "Change", "Lookup", "PinReport", "Suggestion", "hit_from_osv", "parse_severity"]
+
+
+def parse_severity(value: object) -> Severity | None:
+    try:
+        return Severity(str(value))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class AdvisoryHit:
+    """One advisory affecting a pin, as the check reports it."""
+
+    id: str
+    severity: Severity | None  # None: the record carries no severity we understand (counts as failing)
+    summary: str
+    modified: str
+    kinds: tuple[str, ...] = ()
+    direction: str = ""  # hazard (the pin carries it) or update (the pin lacks it)
+    ignored: bool = False  # acknowledged: listed, never failing
+
+    def at_least(self, threshold: Severity) -> bool:
+        return self.severity is None or self.severity.rank >= threshold.rank
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "severity": self.severity.value if self.severity else None, "summary": self.summary,
+                "modified": self.modified, "kinds": list(self.kinds), "direction": self.direction,
+                "ignored": self.ignored}
+
+
+@dataclass(frozen=True)
+class Change:
+    """An update on the way from a pin to the suggested revision."""
+
+    id: str
+    severity: Severity | None
+    kinds: tuple[str, ...]
+    summary: str
+    revision: str  # the commit that made the change
+    chat_template: tuple[TemplateDiff, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "severity": self.severity.value if self.severity else None, "kinds": list(self.kinds),
+                "summary": self.summary, "revision": self.revision,
+                "chat_template": [d.to_json() for d in self.chat_template]}
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """The newest revision carrying no unacknowledged hazard, what moving there resolves, what changes."""
+
+    commit: str
+    resolves: tuple[str, ...]
+    changes: tuple[Change, ...]  # most severe first
+
+    def to_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "resolves": list(self.resolves), "changes": [c.to_json() for c in self.changes]}
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What a source knows of one (repo, revision): the full commit, or None when unknown."""
+
+    commit: str | None
+    hits: tuple[AdvisoryHit, ...] = ()
+    note: str = ""  # why the commit is unknown, when it is
+    suggestion: Suggestion | None = None
+
+
+@dataclass(frozen=True)
+class PinReport:
+    pin: Pin
+    status: str  # affected | clean | unknown | unpinned
+    commit: str | None
+    hits: tuple[AdvisoryHit, ...]
+    note: str = ""
+    suggestion: Suggestion | None = None
+
+
+def hit_from_osv(osv: Mapping[str, Any], direction: str = "", ignored: bool = False) -> AdvisoryHit:
+    raw = osv.get("database_specific")
+    ds: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    kinds = tuple(str(k) for k in ds.get("kinds", []) if isinstance(k, str))
+    return AdvisoryHit(str(osv.get("id")), parse_severity(ds.get("max_severity")), str(osv.get("summary", "")),
+                       str(osv.get("modified", "")), kinds, direction or str(ds.get("direction", "")), ignored)
