@@ -86,6 +86,7 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     reports = _reports(scan, server, settings, acks.ids, warn=True)
     failed = _fails(reports, threshold, strict)
     fixed: list[dict[str, Any]] | None = None
+    diff: str | None = None
     if fix:
         targets = [(r.pin, r.suggestion.commit) for r in reports if r.status == "affected" and r.suggestion]
         fixes, left = plan_fixes(path, targets, scan.pins)
@@ -97,15 +98,16 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
             report_table(reports, scan.skipped, threshold, acks, strict)
             print_fixes(fixes, left, dry_run)
         if dry_run:
-            for f in fixes:
-                click.echo(unified_diff(f), nl=False)
+            diff = "".join(unified_diff(f) for f in fixes)
+            if not as_json:
+                click.echo(diff, nl=False)
         elif fixes:
             for f in fixes:
                 apply_fix(f)
             # What is left after the rewrite decides the exit code: the pins as they now stand.
             failed = _fails(_reports(scan_path(path), server, settings, acks.ids, warn=False), threshold, strict)
     if as_json:
-        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed))
+        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed, diff))
     elif not fix:
         report_table(reports, scan.skipped, threshold, acks, strict)
     if failed:

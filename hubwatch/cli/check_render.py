@@ -23,7 +23,8 @@ def _worst_first(hits: Sequence[AdvisoryHit]) -> list[AdvisoryHit]:
 
 
 def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str,
-                acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None) -> str:
+                acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None,
+                diff: str | None = None) -> str:
     rows = []
     for r in reports:
         rows.append({
@@ -40,6 +41,8 @@ def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]]
     }
     if fixed is not None:
         body["fixed"] = list(fixed)
+    if diff is not None:
+        body["diff"] = diff  # --fix --dry-run: the unified diff of what --fix would write
     return json.dumps(body, indent=2, ensure_ascii=False)
 
 

@@ -68,4 +68,11 @@ def test_the_server_answers_like_the_store(store: Store, data_dir: Path) -> None
     local = check_pins(pins, StoreSource(store))
     with TestClient(create_app(Settings(), store)) as client:
         remote = check_pins(pins, ServerSource(client))
-    assert [(r.pin, r.status, r.commit, r.hits) for r in remote] == [(r.pin, r.status, r.commit, r.hits) for r in local]
+        hazard = next(h.id for r in local for h in r.hits if h.direction == "hazard")
+        remote_ignoring = check_pins(pins, ServerSource(client), frozenset({hazard}))
+    assert [(r.pin, r.status, r.commit, r.hits, r.suggestion) for r in remote] == [
+        (r.pin, r.status, r.commit, r.hits, r.suggestion) for r in local]
+    assert any(r.suggestion for r in local)
+    local_ignoring = check_pins(pins, StoreSource(store), frozenset({hazard}))
+    assert [(r.hits, r.suggestion) for r in remote_ignoring] == [(r.hits, r.suggestion) for r in local_ignoring]
+    assert any(h.ignored for r in local_ignoring for h in r.hits)
