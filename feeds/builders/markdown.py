@@ -54,8 +54,12 @@ def _cards_table(entry: HistoryEntryLike) -> list[str]:
     return lines
 
 
-def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str) -> str:
-    """The model's history, newest revision first."""
+def model_markdown(
+    repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str,
+    verdict: tuple[str, str | None] | None = None,
+) -> str:  # fmt: skip
+    """The model's history, newest revision first; `verdict`: the latest revision's standing as
+    (headline, suggested sha), said as the model page says it."""
     page = f"{base_url}/models/{repo}"
     lines = [
         f"# {md_escape(str(repo))}",
@@ -64,6 +68,10 @@ def model_markdown(repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: 
         "",
         f"{len(entries)} revision{'s' if len(entries) != 1 else ''} tracked.",
     ]
+    if verdict is not None:
+        headline, move = verdict
+        target = f" — move to [{short_sha(move)}]({page}/revisions/{move})" if move else ""
+        lines += ["", f"{md_escape(headline[:1].upper() + headline[1:])}{target}."]
     newest = max(entries, key=lambda e: e.position, default=None)
     if newest is not None and (table := _cards_table(newest)):
         lines += ["", *table]

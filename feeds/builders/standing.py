@@ -38,10 +38,10 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def pin_headline(result: Standing, min_severity: Severity = Severity.INFO) -> str:
+def pin_headline(result: Standing, subject: str = "a pin here", min_severity: Severity = Severity.INFO) -> str:
     """"a pin here lacks 2 updates (worst: high) and carries 1 hazard" (no "move to": pages link it)."""
     if not result.known:
-        return "this revision is not in the stored history: nothing is known about a pin here"
+        return f"{subject} is at a revision not in the stored history: nothing is known about it"
     lacks = _counted(result.lacks, result.ignored, min_severity)
     carries = _counted(result.carries, result.ignored, min_severity)
     parts = []
@@ -51,7 +51,7 @@ def pin_headline(result: Standing, min_severity: Severity = Severity.INFO) -> st
     if carries:
         worst = _worst(carries)
         parts.append(f"carries {_plural(len(carries), 'hazard')}" + (f" (worst: {worst.value})" if worst else ""))
-    text = "a pin here " + (" and ".join(parts) if parts else "is up to date: it lacks no update and carries no hazard")
+    text = f"{subject} " + (" and ".join(parts) if parts else "is up to date: it lacks no update and carries no hazard")
     if result.ignored:
         text += f" ({len(result.ignored)} acknowledged)"
     return text

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
+from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
@@ -19,7 +20,7 @@ from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
-from hubwatch.domain.records import AdvisoryRecord
+from hubwatch.domain.records import AdvisoryRecord, RepoId
 
 __all__ = ["router"]
 
@@ -83,7 +84,10 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     entries = ctx.store.history(repo)
     if not entries:
         require_known(ctx.store, repo)
-    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_endpoint).encode()
+    newest = max(entries, key=lambda e: e.position, default=None)
+    head = _head_standing(ctx, repo, newest.revision.sha if newest is not None else None)
+    verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
+    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_endpoint, verdict).encode()
     last = max((e.revision.date for e in entries), default=None)
     return cached_response(request, body, "text/markdown; charset=utf-8", last)
 
@@ -104,7 +108,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
         "state": state,
         "revisions": revisions,
         "charts": _charts(revisions),
-        "head_affecting": ctx.store.advisories_affecting(repo, revisions[0].entry.revision.sha) if revisions else [],
+        **_head_standing(ctx, repo, revisions[0].entry.revision.sha if revisions else None),
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)
@@ -121,20 +125,43 @@ def _fixed_in(advisory: AdvisoryRecord, sha: str) -> bool:
     return False
 
 
+def _head_standing(ctx: AppContext, repo: RepoId, head: str | None) -> dict[str, Any]:
+    """The model page's verdict: the standing of a pin at the latest revision."""
+    result = load_standing(ctx.store, repo, head) if head is not None else None
+    if result is None:
+        return {"head_standing": None}
+    hits = [a.id for a in result.carries]
+    return {
+        "head_standing": result,
+        "head_headline": pin_headline(result, "a pin at the latest revision"),
+        "head_carries": relations(result.carries, head or "", hits, result.ignored),
+    }
+
+
 @router.get("/models/{org}/{name}/revisions/{sha}")
 def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> Response:
     repo = repo_from_path(org, name)
     entry = ctx.store.revision(repo, sha.lower())
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
+    shown = entry.revision.sha
     raised = [a for a in (ctx.store.advisory(i) for i in entry.advisory_ids) if a is not None]
+    result = load_standing(ctx.store, repo, shown)
+    assert result is not None  # the repo holds this revision
+    hits = [a.id for a in result.lacks + result.carries]
     context: dict[str, Any] = {
         "repo": repo,
         "entry": entry,
         "estimate": estimate_view(stored_estimate(entry)),
-        "raised": raised,
-        "affecting": ctx.store.advisories_affecting(repo, entry.revision.sha),
-        "resolved": [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, entry.revision.sha)],
+        "standing": result,
+        "headline": pin_headline(result),
+        "lacks": relations(result.lacks, shown, hits, result.ignored),
+        "carries": relations(result.carries, shown, hits, result.ignored),
+        "on_the_way": result.on_the_way,
+        "raised": relations(raised, shown, hits),
+        "resolved": relations(
+            [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, shown)], shown, hits
+        ),
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)

@@ -42,10 +42,11 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     assert html.count("<svg") == 2 and "<polyline" in html
     head = html[html.index('<div class="verdict">'):html.index("</div>", html.index('<div class="verdict">'))]
     assert f'href="/models/{LLAMA2}/revisions/{shas[-1]}"' in head and "6.74 B parameters" in head
-    assert 'class="pin pin-bad">A pin at the latest revision is affected by 2 advisories' in head
+    assert ('class="pin pin-bad">A pin at the latest revision carries 2 hazards (worst: high)'
+            f' — move to <a href="/models/{LLAMA2}/revisions/{shas[1]}"><code>{shas[1][:7]}</code></a>.') in head
     # each with its severity, most severe first, without the repeated repo name
     assert head.index('<span class="badge sev-high">') < head.index('<span class="badge sev-medium">')
-    assert ">eos_token_id became a list</span>" in head
+    assert ">— eos_token_id became a list</span>" in head
     assert 'class="badge sev-high"' in html and "eos_token_id 2 → [2, 32000]" in html
     assert f'href="/advisories/x_HUBWATCH-2023-' in html
     assert client.get("/models/nobody/nothing").status_code == 404
@@ -66,7 +67,8 @@ def test_revision_page_shows_old_new_rendered_diff_and_advisories(client: TestCl
     assert context.count('href="/advisories/') >= 2  # affecting: eos + context
     # what a reader needs first, above the changes: is a pin here affected, and the hub commit
     verdict = context[context.index('<div class="verdict">'):context.index("<h2>Changes</h2>")]
-    assert 'class="pin pin-bad"' in verdict and "affected by 2 advisories" in verdict
+    assert 'class="pin pin-bad"' in verdict and "A pin here carries 2 hazards (worst: high)" in verdict
+    assert f'— move to <a href="/models/{LLAMA2}/revisions/{shas[1]}"><code>{shas[1][:7]}</code></a>' in verdict
     assert f'/commit/{shas[3]}">View this commit on the hub' in verdict and 'class="badge sev-medium"' in verdict
     fixed = client.get(f"/models/{LLAMA2}/revisions/{shas[1]}").text
     assert '<span class="badge fix">update</span> 1 update: pins before this revision lack it' in fixed

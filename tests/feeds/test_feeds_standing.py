@@ -48,3 +48,36 @@ def test_standing_api_gives_the_rendered_template_diff_on_the_way(client: TestCl
     way = first["on_the_way"]
     assert isinstance(way, list) and len(way) == 1
     assert way[0]["chat_template"] == []  # the seed's record carries no change detail
+
+
+def _verdict(html: str) -> str:
+    start = html.index('<div class="verdict">')
+    return html[start:html.index("</div>", start)]
+
+
+def test_revision_page_says_what_a_pin_lacks_and_where_to_move(client: TestClient, seeded: Seeded) -> None:
+    shas = seeded.shas[LLAMA2]
+    link = f'<a href="/models/{LLAMA2}/revisions/{shas[1]}"><code>{shas[1][:7]}</code></a>'
+    first = _verdict(client.get(f"/models/{LLAMA2}/revisions/{shas[0]}").text)
+    assert f'class="pin pin-bad">A pin here lacks 1 update (worst: high) — move to {link}.' in first
+    assert f"update published at {link}: a pin here lacks it" in first
+    assert "Moving to ff2b4c9 brings 1 update on the way and resolves 1 record." in first.replace(shas[1][:7], "ff2b4c9")
+    update = _verdict(client.get(f"/models/{LLAMA2}/revisions/{shas[1]}").text)
+    assert 'class="pin pin-ok">A pin here is up to date: it lacks no update and carries no hazard.' in update
+    assert "update published in this revision: pins before it lack it" in update
+    eos = f'<a href="/models/{LLAMA2}/revisions/{shas[2]}"><code>{shas[2][:7]}</code></a>'
+    head = _verdict(client.get(f"/models/{LLAMA2}/revisions/{shas[3]}").text)
+    assert f"hazard introduced at {eos}, still carried" in head and "hazard introduced in this revision" in head
+
+
+def test_no_page_says_fixed_in_this_revision(client: TestClient, seeded: Seeded) -> None:
+    pages = [f"/models/{LLAMA2}"] + [f"/models/{LLAMA2}/revisions/{s}" for s in seeded.shas[LLAMA2]]
+    for path in pages:
+        assert "fixed in this revision" not in client.get(path).text.lower(), path
+
+
+def test_markdown_twin_gives_the_latest_revisions_standing(client: TestClient, seeded: Seeded) -> None:
+    shas = seeded.shas[LLAMA2]
+    text = client.get(f"/models/{LLAMA2}.md").text
+    assert (f"A pin at the latest revision carries 2 hazards (worst: high) — move to "
+            f"[{shas[1][:7]}](https://hubwatch.example/models/{LLAMA2}/revisions/{shas[1]}).") in text  # fmt: skip
