@@ -61,5 +61,5 @@ def estimate_change(old: Estimate | None, new: Estimate | None) -> ChangeRecord 
         path="estimate",
         summary="estimate moved: " + "; ".join(delta.lines),
         detail={"file": "config.json", "key": None, "old": None, "new": None, **detail},
-        direction=Direction.HAZARD,
+        direction=Direction.UPDATE,  # neutral: pins before it have the old estimate
     )

@@ -83,15 +83,20 @@ def load_baseline(store: Store, repo: RepoId, sha: str | None) -> Baseline:
 
 
 def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
-    """A force-push: stored revisions that are no longer on the main branch."""
+    """A force-push: stored revisions that are no longer on the main branch.
+
+    Recorded with the first new revision (and in the store's rewrites, which feeds and pages show)
+    at info, so it is never advised: no OSV range can say "these revisions left the branch", and an
+    update or hazard range at the new commit would mark revisions that never had the change.
+    """
     short = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
     return ChangeRecord(
         kind=Kind.FILES,
-        severity=Severity.MEDIUM,
+        severity=Severity.INFO,
         path="",
         summary=f"history rewritten: {len(dropped)} earlier revision(s) no longer on the main branch ({short})",
         detail={"file": "", "key": None, "old": list(dropped), "new": None, "history_rewrite": True},
-        direction=Direction.HAZARD,
+        direction=Direction.UPDATE,
     )
 
 
@@ -138,7 +143,11 @@ def process_revision(
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
-    advisories = [] if initial else plan_advisories(repo, revision, changes, store.advisories(repo), settings)
+    # Diffed against something other than its parent (a rewritten commit whose parent was never
+    # stored is compared with the old head): an update's range ("revisions before this one lack
+    # it") would not be what was measured, so only the hazards this revision carries are advised.
+    advised = changes if baseline.snapshot.sha == revision.parent else [c for c in changes if c.direction is Direction.HAZARD]
+    advisories = [] if initial else plan_advisories(repo, revision, advised, store.advisories(repo), settings)
     contents = _stored_contents(snapshot)
     saved = store.save_revision(
         repo,

@@ -11,7 +11,7 @@ from typing import Any, Iterable, Sequence
 from hubwatch.settings import DEFAULT_HUB, Settings
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.domain.times import rfc3339
-from hubwatch.advisories.advise_match import direction_of, file_key, is_fixed, jsonable, mark_undone, undoes
+from hubwatch.advisories.advise_match import closes, direction_of, file_key, is_fixed, jsonable, mark_undone, undoes
 from hubwatch.advisories.advise_text import render_details, render_summary
 from hubwatch.advisories.osv import (
     OSV_SCHEMA_VERSION,
@@ -33,7 +33,7 @@ class _Entry:
     change: ChangeRecord
     direction: Direction
     severity: Severity
-    reverts: str | None = None  # id of the fix advisory this change undoes
+    reverts: str | None = None  # id of the update advisory this change undoes
 
 
 def threshold_rank(settings: Settings) -> int:
@@ -59,10 +59,11 @@ def plan_advisories(
 ) -> list[AdvisoryRecord]:
     """The advisories to upsert with `revision`: new records for it, and earlier ones it updates.
 
-    A repo's first revision (parent None) is recorded, not advised. A change that undoes an open
-    risk advisory's change closes it (`fixed: <this commit>`) instead of being advised again; a
-    change that undoes a fix opens a new risk advisory at this commit. Every record returned is
-    validated against the OSV schema. Pure: the same inputs always give the same records.
+    A repo's first revision (parent None) is recorded, not advised. A change that removes what an
+    open hazard advisory carries closes it (`fixed: <this commit>`) instead of being advised again;
+    a change that undoes an update is advised by its own meaning, and the two records are linked
+    (`related`). Every record returned is validated against the OSV schema. Pure: the same inputs
+    always give the same records.
     """
     if revision.parent is None:
         return []
@@ -84,7 +85,7 @@ def plan_advisories(
         closed_any, reopened = False, None
         for record in open_risks:
             osv = updated.get(record.id, record.osv)
-            if any(not c.get("reverted_by") and undoes(change, c) for c in osv["database_specific"]["changes"]):
+            if any(closes(change, c) for c in osv["database_specific"]["changes"]):
                 osv = updated.setdefault(record.id, copy.deepcopy(record.osv))
                 mark_undone(osv["database_specific"], change, revision.sha)
                 closed_any = True
@@ -107,8 +108,8 @@ def plan_advisories(
     for record in earlier:
         if record.id in updated:
             results.append(_finish_update(record, updated[record.id], revision, hub_url, web, new_ids))
-    for reopen in (e for e in entries if e.reverts and Direction.HAZARD in new_ids and e.severity.rank >= minimum):
-        _link_related(results, earlier, reopen.reverts or "", new_ids[Direction.HAZARD], revision, hub_url, web)
+    for reopen in (e for e in entries if e.reverts and e.direction in new_ids and e.severity.rank >= minimum):
+        _link_related(results, earlier, reopen.reverts or "", new_ids[reopen.direction], revision, hub_url, web)
     for record in results:
         validate_osv(record.osv)
     return results
@@ -126,14 +127,10 @@ def _change_key(change: ChangeRecord) -> tuple[Any, ...]:
 
 
 def _undone_fix(ds: dict[str, Any], change: ChangeRecord, record_id: str) -> _Entry | None:
+    """The change as advised when it undoes an update: its own meaning and severity, linked back."""
     for entry in ds.get("changes", []):
         if undoes(change, entry):
-            try:
-                fixed = Severity(entry.get("severity"))
-            except ValueError:
-                fixed = change.severity  # a record not written by us: keep the change's own severity
-            severity = max(change.severity, fixed, key=lambda s: s.rank)
-            return _Entry(change, Direction.HAZARD, severity, reverts=record_id)
+            return _Entry(change, Direction.parse(change.direction), change.severity, reverts=record_id)
     return None
 
 
@@ -263,7 +260,7 @@ def _link_related(
     hub: str,
     web: str,
 ) -> None:
-    """Make `related` symmetric: the reverted fix advisory points at the new risk advisory."""
+    """Make `related` symmetric: the reverted update advisory points at the record that undid it."""
     for i, record in enumerate(results):
         if record.id == fix_id:
             break

@@ -7,7 +7,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Direction
 
-__all__ = ["direction_of", "file_key", "is_fixed", "jsonable", "mark_undone", "undoes"]
+__all__ = ["cleared_hazards", "closes", "direction_of", "file_key", "is_fixed", "jsonable", "mark_undone", "undoes"]
 
 
 def jsonable(value: Any) -> Any:
@@ -51,6 +51,47 @@ def _files(detail: dict[str, Any]) -> frozenset[str]:
     return frozenset([file]) if isinstance(file, str) and file else frozenset()
 
 
+def _clears(token: str, hazard: str) -> bool:
+    """Whether a change's clear token removes one hazard key (docs/advisories.md, *Closing*)."""
+    if token.startswith("license:") and hazard.startswith("license:"):
+        try:  # a licence hazard raised from rank r closes when the licence is back at rank r or lower
+            return int(token.partition(":")[2]) <= int(hazard.partition(":")[2])
+        except ValueError:
+            return False
+    return hazard == token or hazard.startswith(token + ".")  # `code:config.json:auto_map` clears its entries
+
+
+def cleared_hazards(change: ChangeRecord, entry: dict[str, Any]) -> list[str]:
+    """The hazard keys of an advisory entry, not cleared yet, that `change` clears."""
+    detail = entry.get("detail", {})
+    hazards = detail.get("hazards") if isinstance(detail, dict) else None
+    tokens = change.detail.get("clears")
+    if not isinstance(hazards, list) or not isinstance(tokens, list):
+        return []
+    done = set(entry.get("cleared") or ())
+    return [h for h in hazards if isinstance(h, str) and h not in done and any(_clears(str(t), h) for t in tokens)]
+
+
+def _remaining(entry: dict[str, Any]) -> set[str]:
+    hazards = entry.get("detail", {}).get("hazards") or []
+    return {str(h) for h in hazards} - set(entry.get("cleared") or ())
+
+
+def closes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
+    """True when `change` removes (some of) what an open hazard entry carries.
+
+    An entry with hazard keys (`detail.hazards`, written since the two meanings) is closed by the
+    changes that clear them, or by its key's value put back; one without (an older record) by the
+    revert rules of `undoes`.
+    """
+    if entry.get("reverted_by") or change.path == "estimate" or entry.get("path") == "estimate":
+        return False
+    if isinstance(entry.get("detail", {}).get("hazards"), list):
+        keyed = entry.get("detail", {}).get("key") is not None and undoes(change, entry)
+        return keyed or bool(cleared_hazards(change, entry))
+    return undoes(change, entry)
+
+
 def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
     """True when `change` puts back what an earlier change (an advisory entry) had replaced.
 
@@ -82,9 +123,18 @@ def undoes(change: ChangeRecord, entry: dict[str, Any]) -> bool:
 
 
 def mark_undone(ds: dict[str, Any], change: ChangeRecord, sha: str) -> bool:
+    """Mark what `change` removes from a hazard record: cleared keys, and `reverted_by` once the
+    entry carries nothing any more. True when anything was marked."""
     hit = False
     for entry in ds.get("changes", []):
-        if not entry.get("reverted_by") and undoes(change, entry):
-            entry["reverted_by"] = sha
-            hit = True
+        if not closes(change, entry):
+            continue
+        hit = True
+        if isinstance(entry.get("detail", {}).get("hazards"), list) and not (
+            entry["detail"].get("key") is not None and undoes(change, entry)
+        ):
+            entry["cleared"] = sorted(set(entry.get("cleared") or ()) | set(cleared_hazards(change, entry)))
+            if _remaining(entry):
+                continue  # part of it removed: the record stays open
+        entry["reverted_by"] = sha
     return hit

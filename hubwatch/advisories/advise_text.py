@@ -25,11 +25,14 @@ def _code(text: object) -> str:
 
 
 def render_summary(repo: RepoId, direction: str, items: Sequence[Mapping[str, Any]]) -> str:
-    """`org/name: <kind>/<severity>: <summary> (+N more)`, at most 200 characters."""
+    """`org/name: <kind>/<severity>: <summary> (+N more)`, at most 200 characters.
+
+    It says what changed, the same for both meanings: how a record relates to a given revision
+    (lacks it, carries it) is worked out by whoever shows it for that revision, never written here.
+    """
     top = items[0]
     more = f" (+{len(items) - 1} more)" if len(items) > 1 else ""
-    lead = "fixed in this revision: " if direction == "update" else ""
-    text = f"{repo}: {lead}{top['kind']}/{top['severity']}: {clean_line(top['summary'], 160)}"
+    text = f"{repo}: {top['kind']}/{top['severity']}: {clean_line(top['summary'], 160)}"
     if len(text) + len(more) > _SUMMARY_MAX:
         text = text[: _SUMMARY_MAX - len(more) - 1] + "…"
     return text + more
@@ -55,24 +58,22 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
     for item in ds.get("changes", []):
         line = f"- **{item['severity']}** {_code(item['kind'])} {_code(item['path'])}: {clean_line(item['summary'])}"
         if item.get("reverted_by"):
-            line += f" — undone by `{str(item['reverted_by'])[:12]}`"
+            line += f" — removed upstream in `{str(item['reverted_by'])[:12]}`"
         if item.get("reverts"):
-            line += f" — reverts the fix of {_code(item['reverts'])}"
+            line += f" — undoes the update of {_code(item['reverts'])}"
         lines.append(line)
         delta = item.get("detail", {}).get("estimate_delta")
         if isinstance(delta, Mapping):
             lines.extend(f"  - estimate {text}" for text in _delta_lines(delta))
     lines.append("")
     if ds.get("direction") in ("update", "fix"):  # "fix": written before the rename
-        lines.append(
-            f"**Affected:** every revision before `{sha[:12]}`; revisions from `{sha[:12]}` on carry the change."
-        )
+        lines.append(f"**Update.** Revisions before `{sha[:12]}` lack this change; from `{sha[:12]}` on have it.")
     elif ds.get("fixed_by"):
         fixed = str(ds["fixed_by"])[:12]
-        lines.append(f"**Affected:** revisions from `{sha[:12]}` up to, not including, `{fixed}` (it undid the change).")
+        lines.append(f"**Hazard.** Revisions from `{sha[:12]}` up to, not including, `{fixed}` carry it (`{fixed}` removed it).")
     else:
-        lines.append(f"**Affected:** revision `{sha[:12]}` and every later revision, until upstream changes it back.")
+        lines.append(f"**Hazard.** Revision `{sha[:12]}` and every later revision carry it, until upstream removes it.")
     if ds.get("reverted_by"):
-        lines.append(f"Upstream reverted this fix in `{str(ds['reverted_by'])[:12]}`; see the related advisory.")
+        lines.append(f"Upstream undid this update in `{str(ds['reverted_by'])[:12]}`; see the related advisory.")
     lines += ["", f"Diff: {web_url}/models/{repo.org}/{repo.name}/revisions/{sha}"]
     return "\n".join(lines)

@@ -1,8 +1,9 @@
 """Model card metadata (the YAML block at the top of README.md): licence, gating, base model, tags.
 
 Parsed as yaml.safe_load does, within remote_data's limits (size, depth, aliases expanded). A
-licence moving to a more restrictive one is a risk (medium; high when commercial use becomes
-forbidden or the licence disappears); to a more permissive one, a fix.
+licence moving to a more restrictive one is a hazard (medium; high when commercial use becomes
+forbidden or the licence disappears), and so is new gating; a licence relaxed or gating removed
+clears them. Every other card change is an update.
 """
 
 from __future__ import annotations
@@ -84,18 +85,18 @@ def _shown(value: Any) -> str:
 
 def _license_record(old: Any, new: Any) -> ChangeRecord:
     a, b = license_rank(old), license_rank(new)
-    if b > a:
-        severity = Severity.HIGH if b >= 4 else Severity.MEDIUM
-        direction = HAZARD
+    marks: dict[str, list[str]] = {}
+    if b > a:  # a hazard while the licence stays above `a`: cleared by a change back to rank <= a
+        severity, direction, marks = Severity.HIGH if b >= 4 else Severity.MEDIUM, HAZARD, {"hazards": [f"license:{a}"]}
     elif b < a:
-        severity, direction = Severity.MEDIUM, UPDATE
+        severity, direction, marks = Severity.MEDIUM, UPDATE, {"clears": [f"license:{b}"]}
     else:
-        severity, direction = Severity.MEDIUM, HAZARD
+        severity, direction = Severity.MEDIUM, UPDATE
     return make_change(
         Kind.LICENSE, severity, file=_FILE, key="license", old=None if old is MISSING else old,
         new=None if new is MISSING else new, direction=direction,
         summary=f"licence {_shown(old)} → {_shown(new)}" + (" (more restrictive)" if b > a else " (less restrictive)" if b < a else ""),
-        restrictiveness={"old": a, "new": b},
+        restrictiveness={"old": a, "new": b}, **marks,
     )  # fmt: skip
 
 
@@ -119,7 +120,7 @@ def diff_card(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
         records.append(make_change(
             Kind.CARD, Severity.MEDIUM, file=_FILE, key="gating", old=gated_old, new=gated_new,
             summary="access gating added (terms must be accepted)" if gated_new else "access gating removed",
-            direction=HAZARD if gated_new else UPDATE,
+            direction=HAZARD if gated_new else UPDATE, **({"hazards" if gated_new else "clears": ["gating"]}),
         ))  # fmt: skip
     for change in key_changes(before, after):
         top = change.path[0] if change.path else ""

@@ -63,10 +63,14 @@ def make_change(
     old: Any,
     new: Any,
     summary: str,
-    direction: Direction = HAZARD,
+    direction: Direction = UPDATE,
     **extra: Any,
 ) -> ChangeRecord:
-    """One change; `detail` always carries file/key/old/new (summarised when large) and direction."""
+    """One change; `detail` always carries file/key/old/new (summarised when large) and direction.
+
+    A hazard is said explicitly (`direction=HAZARD`, with `hazards=[keys]` in `extra`); every other
+    change is an update. `clears=[keys]` names the hazards a change removes (advise_match).
+    """
     direction = Direction.parse(direction, f"change of {file}")
     if kind is Kind.METADATA and severity is not Severity.INFO:
         severity = Severity.INFO  # metadata is never above info

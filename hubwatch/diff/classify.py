@@ -14,7 +14,7 @@ from hubwatch.domain.records import Direction, Kind, Severity
 from .changes import UPDATE, HAZARD
 from .jsondiff import MISSING, KeyChange
 
-__all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "severity_for"]
+__all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "key_hazards", "severity_for"]
 
 FileRole = str  # "config" | "generation" | "tokenizer" | "processor"
 
@@ -72,7 +72,6 @@ GENERATION_KEYS = frozenset(
     }
 )  # fmt: skip
 CUSTOM_CODE_KEYS = frozenset({"auto_map"})
-UNLIMITED = 10**18  # model_max_length at or above this is transformers' "no limit" sentinel
 
 DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.ARCHITECTURE: Severity.HIGH,
@@ -126,42 +125,43 @@ def classify_key(role: FileRole, path: tuple[str, ...]) -> Kind:
     return Kind.CONFIG
 
 
-def _ids(value: Any) -> set[Any] | None:
-    if isinstance(value, list):
-        try:
-            return {x if not isinstance(x, list) else tuple(x) for x in value}
-        except TypeError:
-            return None
-    if value is None or value is MISSING:
-        return set()
-    if isinstance(value, (int, str)):
-        return {value}
-    return None
+_BOS_EOS = re.compile(r"^(bos|eos)_token(_id|_ids)?$")
+
+
+def _empty(value: Any) -> bool:
+    return value is MISSING or value is None or value == "" or value == [] or value == {}
 
 
 def direction_for(kind: Kind, change: KeyChange) -> Direction:
-    """Whether older revisions ("fix") or this revision onward ("risk") are affected."""
-    if kind is Kind.SPECIAL_TOKENS:
-        if isinstance(change.new, bool):  # add_bos_token / add_eos_token
-            return UPDATE if change.new else HAZARD
-        before, after = _ids(change.old), _ids(change.new)
-        if change.op == "removed" or not after:
-            return HAZARD  # a special token disappeared
-        if change.op == "added" or before is None or after is None or before <= after:
-            return UPDATE  # defined where it was missing, or extended (an eos id added)
-        if before & after:
-            return HAZARD  # some of several ids dropped
-        return UPDATE  # replaced outright: a corrected token
-    if kind is Kind.CONTEXT:
-        old, new = change.old, change.new
-        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (old, new))
-        unlimited = numeric and new >= UNLIMITED  # transformers' VERY_LARGE_INTEGER: no limit set
-        return UPDATE if numeric and new > old and not unlimited else HAZARD
-    if kind is Kind.GENERATION_DEFAULTS:
-        return UPDATE
+    """HAZARD when this key change brings one of the model's hazards (docs/advisories.md), else UPDATE.
+
+    Key-level hazards: custom code added (`auto_map` or one of its entries) and a bos/eos token
+    removed (the key gone or emptied, or `add_bos_token` turned off). Every other key change is an
+    update: pins before it lack what upstream changed.
+    """
+    return HAZARD if key_hazards("", kind, change)[0] else UPDATE
+
+
+def key_hazards(file: str, kind: Kind, change: KeyChange) -> tuple[list[str], list[str]]:
+    """(hazard keys this key change brings, hazard keys it clears) — matched by advise_match."""
+    key = change.key
     if kind is Kind.CUSTOM_CODE:
-        return UPDATE if change.op == "removed" else HAZARD
-    return HAZARD
+        token = f"code:{file}:{key}"
+        if change.op == "added":
+            return [token], []
+        return ([], [token]) if change.op == "removed" else ([], [])
+    if kind is not Kind.SPECIAL_TOKENS:
+        return [], []
+    token = f"token:{file}:{key}"
+    if change.leaf == "add_bos_token":
+        if change.old is True and change.new is not True:
+            return [token], []
+        return ([], [token]) if change.new is True and change.old is not True else ([], [])
+    if not _BOS_EOS.match(change.leaf):
+        return [], []
+    if _empty(change.new) and not _empty(change.old):
+        return [token], []  # the bos/eos token is gone
+    return ([], [token]) if _empty(change.old) and not _empty(change.new) else ([], [])  # defined again
 
 
 def severity_for(kind: Kind, change: KeyChange) -> Severity:

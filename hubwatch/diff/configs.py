@@ -11,7 +11,7 @@ from typing import Any
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
 from .changes import UPDATE, HAZARD, make_change, show
-from .classify import DEFAULT_SEVERITY, FileRole, classify_key, direction_for, severity_for
+from .classify import DEFAULT_SEVERITY, FileRole, classify_key, key_hazards, severity_for
 from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, parse_json
 
 __all__ = ["MAX_DIFFED_VALUES", "diff_json_file", "key_records", "read_pair", "unreadable_records"]
@@ -75,20 +75,26 @@ def key_records(file: str, role: FileRole, changes: list[KeyChange]) -> list[Cha
         records.append(
             make_change(
                 kind, severity, file=file, key=added.key, old={removed.key: removed.old},
-                new={added.key: added.new}, direction=HAZARD, renamed_from=removed.key,
+                new={added.key: added.new}, direction=UPDATE, renamed_from=removed.key,
                 summary=f"{removed.key} renamed to {added.key} (value {show(added.new)} kept)",
             )
         )  # fmt: skip
     for change in rest:
         kind = classify_key(role, change.path)
+        hazards, clears = key_hazards(file, kind, change)
         records.append(
             make_change(
                 kind, severity_for(kind, change), file=file, key=change.key or None,
                 old=_plain(change.old), new=_plain(change.new), summary=_summary(kind, change),
-                direction=direction_for(kind, change), op=change.op,
+                direction=HAZARD if hazards else UPDATE, op=change.op, **_marks(hazards, clears),
             )
         )  # fmt: skip
     return records
+
+
+def _marks(hazards: list[str], clears: list[str]) -> dict[str, list[str]]:
+    """The `detail` entries advise_match reads: the hazards a change brings and those it clears."""
+    return {**({"hazards": hazards} if hazards else {}), **({"clears": clears} if clears else {})}
 
 
 def _collapse_added(file: str, records: list[ChangeRecord]) -> list[ChangeRecord]:
@@ -107,12 +113,13 @@ def _collapse_added(file: str, records: list[ChangeRecord]) -> list[ChangeRecord
         summary = group[0].summary if kind is Kind.CUSTOM_CODE and len(group) == 1 else (
             f"{file} added with {kind.value}: {shown}{more}"
         )
+        hazards = [h for r in group for h in r.detail.get("hazards", [])]
+        clears = [c for r in group for c in r.detail.get("clears", [])]
         out.append(
             make_change(
                 kind, severity, file=file, key=keys[0] if len(keys) == 1 else None, old=None,
                 new={r.detail["key"]: r.detail["new"] for r in group}, summary=summary,
-                direction=UPDATE if kind in (Kind.SPECIAL_TOKENS, Kind.GENERATION_DEFAULTS) else HAZARD,
-                file_added=True,
+                direction=HAZARD if hazards else UPDATE, file_added=True, **_marks(hazards, clears),
             )
         )  # fmt: skip
     return out
@@ -124,14 +131,14 @@ def unreadable_records(file: str, kind: Kind, old: JsonDoc | None, new: JsonDoc 
         return [
             make_change(
                 kind, Severity.HIGH, file=file, key=None, old=None, new=None, direction=HAZARD,
-                summary=f"{file} is not valid JSON ({new.error})", error=new.error,
+                summary=f"{file} is not valid JSON ({new.error})", error=new.error, hazards=[f"invalid_json:{file}"],
             )
         ]  # fmt: skip
     if old is not None and not old.ok and new is not None and new.ok:
         return [
             make_change(
                 kind, Severity.MEDIUM, file=file, key=None, old=None, new=None, direction=UPDATE,
-                summary=f"{file} is valid JSON again", error=old.error,
+                summary=f"{file} is valid JSON again", error=old.error, clears=[f"invalid_json:{file}"],
             )
         ]  # fmt: skip
     return []
@@ -140,8 +147,8 @@ def unreadable_records(file: str, kind: Kind, old: JsonDoc | None, new: JsonDoc 
 def removed_file_record(file: str, role: FileRole) -> ChangeRecord:
     kind, severity = _REMOVED_FILE[role]
     return make_change(
-        kind, severity, file=file, key=None, old="present", new=None, direction=HAZARD,
-        summary=f"{file} removed", file_removed=True,
+        kind, severity, file=file, key=None, old="present", new=None, direction=UPDATE,
+        summary=f"{file} removed", file_removed=True, clears=[f"invalid_json:{file}", f"code:{file}:auto_map"],
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from hubwatch.domain.snapshot import Snapshot
 from .card import diff_card
 from .configs import diff_json_file
 from .files import diff_files
+from .moves import pair_moves
 from .sandbox import RenderLimits
 from .templates import diff_templates
 from .tokenizer import diff_added_tokens_json, diff_tokenizer_config, diff_tokenizer_json
@@ -54,7 +55,7 @@ def diff_snapshots(old: Snapshot | None, new: Snapshot, *, limits: RenderLimits 
     `detail["initial"] = True`, so nothing about a first revision is alarming by itself.
     """
     base = old if old is not None else Snapshot(sha="", files={})
-    records = _content_records(base, new)
+    records = pair_moves(_content_records(base, new), new)
     records += diff_templates(base, new, limits)
     records += diff_weights(base, new)
     records += diff_files(base, new)

@@ -53,10 +53,13 @@ def _names(paths: list[str]) -> str:
 def _group(records: list[ChangeRecord], kind: Kind, severity: Severity, direction: Direction, paths: list[str],
            verb: str, label: Callable[[str], str] = _same_label) -> None:  # fmt: skip
     if paths:
+        marks: dict[str, list[str]] = {}
+        if kind is Kind.PICKLE:  # the one file-listing hazard: a pickle present; cleared when removed
+            marks = {"hazards" if direction is HAZARD else "clears": [f"pickle:{p}" for p in paths]}
         records.append(make_change(
             kind, severity, file=paths[0] if len(paths) == 1 else posixpath.commonpath(paths) or ".",
             key=None, old=None if verb == "added" else paths, new=None if verb == "removed" else paths,
-            summary=label(f"{_names(paths)} {verb}"), direction=direction, files=paths,
+            summary=label(f"{_names(paths)} {verb}"), direction=direction, files=paths, **marks,
         ))  # fmt: skip
 
 
@@ -67,19 +70,20 @@ def _code_records(old: Snapshot, new: Snapshot, added: list[str], removed: list[
         records.append(make_change(
             Kind.CUSTOM_CODE, Severity.HIGH, file=path, key=None, old=None, new=None, direction=HAZARD,
             summary=f"custom code added: {path}", text_diff=diff_text("", text, new_name=f"new/{path}"),
+            hazards=[f"code:{path}"],
         ))  # fmt: skip
     for path in changed:
         a, b = old.text(path), new.text(path)
         plus, minus = line_counts(a, b)
         records.append(make_change(
-            Kind.CUSTOM_CODE, Severity.MEDIUM, file=path, key=None, old=None, new=None, direction=HAZARD,
+            Kind.CUSTOM_CODE, Severity.MEDIUM, file=path, key=None, old=None, new=None, direction=UPDATE,
             summary=f"custom code changed: {path} (+{plus}/-{minus} lines)",
             text_diff=diff_text(a, b, old_name=f"old/{path}", new_name=f"new/{path}"),
         ))  # fmt: skip
     for path in removed:
         records.append(make_change(
             Kind.CUSTOM_CODE, Severity.LOW, file=path, key=None, old=None, new=None, direction=UPDATE,
-            summary=f"custom code removed: {path}",
+            summary=f"custom code removed: {path}", clears=[f"code:{path}"],
         ))  # fmt: skip
     return records
 
@@ -104,10 +108,10 @@ def diff_files(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     _group(records, Kind.PICKLE, Severity.HIGH, HAZARD, pick(added, is_pickle), "added")
     _group(records, Kind.PICKLE, Severity.HIGH, HAZARD, pick(changed, is_pickle), "replaced (new content)")
     _group(records, Kind.PICKLE, Severity.LOW, UPDATE, pick(removed, is_pickle), "removed")
-    _group(records, Kind.FILES, Severity.LOW, HAZARD, pick(added, _is_export), "added", _export_label)
-    _group(records, Kind.FILES, Severity.LOW, HAZARD, pick(removed, _is_export), "removed", _export_label)
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, HAZARD, pick(changed, _is_tok), "replaced (new content)")
-    _group(records, Kind.TOKENIZER, Severity.MEDIUM, HAZARD, pick(removed, _is_tok), "removed")
-    _group(records, Kind.FILES, Severity.INFO, HAZARD, pick(added, other) + pick(added, _is_tok), "added")
-    _group(records, Kind.FILES, Severity.INFO, HAZARD, pick(removed, other), "removed")
+    _group(records, Kind.FILES, Severity.LOW, UPDATE, pick(added, _is_export), "added", _export_label)
+    _group(records, Kind.FILES, Severity.LOW, UPDATE, pick(removed, _is_export), "removed", _export_label)
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, UPDATE, pick(changed, _is_tok), "replaced (new content)")
+    _group(records, Kind.TOKENIZER, Severity.MEDIUM, UPDATE, pick(removed, _is_tok), "removed")
+    _group(records, Kind.FILES, Severity.INFO, UPDATE, pick(added, other) + pick(added, _is_tok), "added")
+    _group(records, Kind.FILES, Severity.INFO, UPDATE, pick(removed, other), "removed")
     return records

@@ -110,44 +110,63 @@ def _render(source: TemplateSource | None, tokens: Mapping[str, str], limits: Re
 
 def _compare(old: TemplateSource, new: TemplateSource, old_tokens: Mapping[str, str],
              new_tokens: Mapping[str, str], limits: RenderLimits | None) -> ChangeRecord | None:  # fmt: skip
+    """One template in effect before and after: a hazard when a conversation that rendered no longer
+    does; an update when prompts changed, a failing one renders again, or the template moved."""
     before, after = _render(old, old_tokens, limits), _render(new, new_tokens, limits)
-    changed, broke, healed, rendered = [], [], [], {}
+    changed, broke, healed, failing_both, rendered = [], [], [], 0, {}
     for conv, a, b in zip(CONVERSATIONS, before, after):
         if a.ok and b.ok and a.text == b.text:
             continue
         if not a.ok and not b.ok:
-            continue  # fails before and after (e.g. a role the template refuses)
+            failing_both += 1  # fails before and after (e.g. a role the template refuses): no news
+            continue
         entry: dict[str, Any] = {"old": a.outcome if not a.ok else "ok", "new": b.outcome if not b.ok else "ok"}
         if a.ok and b.ok:
-            changed.append(conv.title)
+            changed.append(conv)
             entry["diff"] = diff_text(a.text, b.text, old_name=f"old/{conv.name}", new_name=f"new/{conv.name}")
         elif a.ok:
-            broke.append(conv.title)
+            broke.append(conv)
         else:
-            healed.append(conv.title)
+            healed.append(conv)
         rendered[conv.name] = entry
     text_diff = diff_text(old.text, new.text, old_name=f"old/{old.file}", new_name=f"new/{new.file}")
-    if not rendered and not text_diff:
+    moved = old.file != new.file
+    if not rendered and not text_diff and not moved:
         return None
     added, removed = line_counts(old.text, new.text)
     where = "" if new.name == "default" else f" ({new.name})"
-    parts = []
+    parts = [f"chat template{where} moved from {old.file} to {new.file}"] if moved else []
     if broke:
-        parts.append(f"chat template{where} no longer renders for {_titles(broke)}")
+        parts.append(f"chat template{where} no longer renders for {_titles([c.title for c in broke])}")
     if changed:
-        parts.append(f"rendered prompt{where} for {_titles(changed)} changed")
+        parts.append(f"rendered prompt{where} for {_titles([c.title for c in changed])} changed")
     if healed:
-        parts.append(f"chat template{where} now renders for {_titles(healed)}")
-    if not parts:
-        parts.append(f"chat template{where} text changed (+{added}/-{removed} lines), rendered prompts unchanged")
-    summary = "; ".join(parts)
+        parts.append(f"chat template{where} now renders for {_titles([c.title for c in healed])}")
     severity = Severity.HIGH if broke or changed else Severity.MEDIUM if healed else Severity.LOW
-    direction = HAZARD if broke else UPDATE
+    if not (broke or changed or healed):
+        if moved:
+            parts[0] += " (rendered prompts unchanged)"
+        elif failing_both == len(CONVERSATIONS):
+            severity = Severity.INFO  # nothing rendered before or after: nothing a pin feels
+            parts.append(f"chat template{where} text changed (+{added}/-{removed} lines); it fails to render before and after")
+        else:
+            parts.append(f"chat template{where} text changed (+{added}/-{removed} lines), rendered prompts unchanged")
+    marks: dict[str, list[str]] = {}
+    if broke:
+        marks["hazards"] = [_hazard(new.name, c.name) for c in broke]
+    if healed:
+        marks["clears"] = [_hazard(new.name, c.name) for c in healed]
+    extra: dict[str, Any] = {"moved_from": old.file} if moved else {}
     return make_change(
         Kind.CHAT_TEMPLATE, severity, file=new.file, key=_key(new), old=old.text, new=new.text,
-        summary=summary, direction=direction, template=new.name, text_diff=text_diff,
-        rendered_diff=rendered, old_file=old.file,
+        summary="; ".join(parts), direction=HAZARD if broke else UPDATE, template=new.name, text_diff=text_diff,
+        rendered_diff=rendered, old_file=old.file, **marks, **extra,
     )  # fmt: skip
+
+
+def _hazard(template: str, conversation: str) -> str:
+    """The hazard key of one conversation a template no longer renders (cleared when it renders again)."""
+    return f"template:{template}:{conversation}"
 
 
 def _titles(titles: list[str]) -> str:
@@ -169,10 +188,24 @@ def _appeared(source: TemplateSource, tokens: Mapping[str, str], limits: RenderL
     failing = _titles([c.title for c, r in zip(CONVERSATIONS, results) if not r.ok])
     where = "" if source.name == "default" else f" '{source.name}'"
     note = f"; fails to render for {failing}" if failing else ""
+    clears = [_hazard(source.name, c.name) for c, r in zip(CONVERSATIONS, results) if r.ok]
     return make_change(
         Kind.CHAT_TEMPLATE, Severity.MEDIUM, file=source.file, key=_key(source), old=None,
         new=source.text, summary=f"chat template{where} added ({source.file}){note}", direction=UPDATE,
         template=source.name, rendered={c.name: (r.text if r.ok else r.outcome) for c, r in zip(CONVERSATIONS, results)},
+        **({"clears": clears} if clears else {}),
+    )  # fmt: skip
+
+
+def _gone(source: TemplateSource, tokens: Mapping[str, str], limits: RenderLimits | None) -> ChangeRecord:
+    """The template in effect removed, none in its place: a hazard for what it rendered."""
+    lost = [c for c, r in zip(CONVERSATIONS, _render(source, tokens, limits)) if r.ok]
+    where = "" if source.name == "default" else f" {source.name!r}"
+    note = "" if lost else " (it rendered no conversation)"
+    return make_change(
+        Kind.CHAT_TEMPLATE, Severity.HIGH if lost else Severity.LOW, file=source.file, key=_key(source),
+        old=source.text, new=None, summary=f"chat template{where} removed{note}", template=source.name,
+        direction=HAZARD if lost else UPDATE, **({"hazards": [_hazard(source.name, c.name) for c in lost]} if lost else {}),
     )  # fmt: skip
 
 
@@ -189,11 +222,7 @@ def diff_templates(old: Snapshot | None, new: Snapshot, limits: RenderLimits | N
         if a is None and b is not None:
             records.append(_appeared(b, new_tokens, limits))
         elif b is None and a is not None:
-            records.append(make_change(
-                Kind.CHAT_TEMPLATE, Severity.HIGH, file=a.file, key=_key(a), old=a.text, new=None,
-                summary=f"chat template{'' if name == 'default' else f' {name!r}'} removed", direction=HAZARD,
-                template=name,
-            ))  # fmt: skip
+            records.append(_gone(a, old_tokens, limits))
         elif a is not None and b is not None and (a.text != b.text or old_tokens != new_tokens):
             record = _compare(a, b, old_tokens, new_tokens, limits)
             if record is not None:
@@ -211,7 +240,7 @@ def diff_templates(old: Snapshot | None, new: Snapshot, limits: RenderLimits | N
         in_effect = new_eff.get(loc[1])
         records.append(make_change(
             Kind.CHAT_TEMPLATE, Severity.INFO, file=loc[0], key=None, old=a.text if a else None,
-            new=b.text if b else None, direction=HAZARD, template=loc[1],
+            new=b.text if b else None, direction=UPDATE, template=loc[1],
             summary=f"copy of chat template in {loc[0]} {state} (not in effect; "
             f"{'no template' if in_effect is None else in_effect.file} is used)",
         ))  # fmt: skip

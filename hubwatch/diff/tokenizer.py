@@ -14,7 +14,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
-from .changes import UPDATE, HAZARD, make_change, show
+from .changes import UPDATE, make_change, show
 from .classify import SPECIAL_TOKEN_FLAGS, SPECIAL_TOKEN_KEY
 from .configs import diff_parsed, read_pair
 from .jsondiff import MISSING, key_changes, lookup
@@ -202,7 +202,7 @@ def diff_tokenizer_json(file: str, old_raw: bytes | None, new_raw: bytes | None)
     after = tokenizer_json_salient(new.value)
     if old is None or not old.ok:
         return [make_change(
-            Kind.TOKENIZER, Severity.LOW, file=file, key=None, old=None, new=None, direction=HAZARD,
+            Kind.TOKENIZER, Severity.LOW, file=file, key=None, old=None, new=None, direction=UPDATE,
             summary=f"{file} added (model {show(lookup(after, ('model', 'type')))}, vocab {after['vocab']['size']})",
             file_added=True,
         )]  # fmt: skip
@@ -220,7 +220,6 @@ def diff_tokenizer_json(file: str, old_raw: bytes | None, new_raw: bytes | None)
                 f"{c.key or part} {show(None if c.old is MISSING else c.old)} → {show(None if c.new is MISSING else c.new)}"
                 for c in changes[:2]
             ) + (" …" if len(changes) > 2 else "")
-        direction = UPDATE if kind is Kind.SPECIAL_TOKENS else HAZARD
         records.append(make_change(kind, severity, file=file, key=part, old=before[part], new=after[part],
-                                   summary=summary, direction=direction))  # fmt: skip
+                                   summary=summary, direction=UPDATE))  # fmt: skip
     return records

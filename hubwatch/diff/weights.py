@@ -14,7 +14,7 @@ from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
 
-from .changes import HAZARD, make_change
+from .changes import UPDATE, make_change
 
 __all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals"]
 
@@ -97,7 +97,7 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     def add(kind: Kind, severity: Severity, key: str | None, before: Any, after: Any, summary: str, **extra: Any) -> None:
         file = new_path or old_path or "weights"
         records.append(make_change(kind, severity, file=file, key=key, old=before, new=after,
-                                   summary=summary, direction=HAZARD, totals=totals, **extra))  # fmt: skip
+                                   summary=summary, direction=UPDATE, totals=totals, **extra))  # fmt: skip
 
     # Which tensors exist: headers when both sides have them, else the index weight maps.
     before_names = set(old_t) if old_t and new_t else set(old_map)

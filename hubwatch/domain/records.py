@@ -167,7 +167,7 @@ class ChangeRecord:
     path: str
     summary: str
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    direction: Direction = Direction.HAZARD
+    direction: Direction = Direction.UPDATE
 
 
 @dataclass(frozen=True)

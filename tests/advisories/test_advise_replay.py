@@ -67,23 +67,31 @@ def _ranges(records: list[AdvisoryRecord], v: dict[str, str]) -> dict[tuple[str,
 def test_move_revert_and_reapply_are_linked_not_duplicated(
     hubsim_factory: Any, histories_root: Path, tmp_path: Path
 ) -> None:
-    """falcon-7b-instruct: v4 moves the model into the library, v5 reverts it, v6 re-applies it."""
+    """falcon-7b-instruct: v4 moves the model into the library, v5 reverts it, v6 re-applies it.
+
+    Issue 9's model: the auto_map entries v4 added are custom code (a hazard, closed by v5 which
+    removed them, open again from v6); everything else each commit did is an update, and an update
+    that undoes an earlier one is linked to it (`related`), never turned into a hazard.
+    """
     sim = hubsim_factory(at=None)
     records = poll_into_fresh_store(f"sqlite:///{tmp_path / 'c.db'}", sim)
     falcon = RepoId.parse("tiiuae/falcon-7b-instruct")
     v = shas(histories_root, falcon)
     mine = [r for r in records if r.repo == falcon]
     ranges = _ranges(mine, v)
-    assert ranges[("v4", "hazard")] == [{"introduced": "v4"}, {"fixed": "v5"}]  # the move, undone by v5
-    assert ranges[("v4", "update")] == [{"introduced": "0"}, {"fixed": "v4"}]  # bos/eos ids corrected by v4
-    assert ranges[("v5", "hazard")] == [{"introduced": "v5"}, {"fixed": "v6"}]  # v5 undid that fix; v6 redid it
-    assert ranges[("v6", "hazard")] == [{"introduced": "v6"}]  # the move again, still open
-    assert ("v5", "update") not in ranges and ("v6", "update") not in ranges  # reverts are not advised twice
+    assert ranges[("v4", "hazard")] == [{"introduced": "v4"}, {"fixed": "v5"}]  # custom code added, removed by v5
+    assert ranges[("v6", "hazard")] == [{"introduced": "v6"}]  # added again, still carried by the latest
+    assert ("v5", "hazard") not in ranges  # undoing the move is no hazard
+    for version in ("v4", "v5", "v6"):
+        assert ranges[(version, "update")] == [{"introduced": "0"}, {"fixed": version}]
     by_key = {(r.revision_sha, r.osv["database_specific"]["direction"]): r for r in mine}
-    fix4, risk5 = by_key[(v["v4"], "update")], by_key[(v["v5"], "hazard")]
-    assert fix4.osv["related"] == [risk5.id] and risk5.osv["related"] == [fix4.id]
-    assert {c["kind"] for c in risk5.osv["database_specific"]["changes"]} == {"special_tokens"}
+    up4, up5, up6 = (by_key[(v[n], "update")] for n in ("v4", "v5", "v6"))
+    assert up5.id in up4.osv["related"] and up4.id in up5.osv["related"] and up5.id in up6.osv["related"]
+    assert {c["kind"] for c in by_key[(v["v4"], "hazard")].osv["database_specific"]["changes"]} == {"custom_code"}
+    assert not any("fixed in this revision" in r.osv["summary"] for r in records)
 
     deepseek = RepoId.parse("deepseek-ai/DeepSeek-R1")
     ranges = _ranges([r for r in records if r.repo == deepseek], shas(histories_root, deepseek))
-    assert ranges[("v3", "hazard")] == [{"introduced": "v3"}, {"fixed": "v4"}]  # add_bos_token off, then on again
+    # add_bos_token turned off (the bos token no longer added: a hazard), turned on again by v4
+    assert ranges[("v3", "hazard")] == [{"introduced": "v3"}, {"fixed": "v4"}]
+    assert ("v4", "update") not in ranges and ("v4", "hazard") not in ranges  # the restore closes it, no more

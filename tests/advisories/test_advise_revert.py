@@ -1,4 +1,4 @@
-"""Reverts: undoing a risk closes the earlier advisory; undoing a fix opens a new one; no duplicates."""
+"""Reverts: removing a hazard closes its advisory; undoing an update is advised as itself, linked; no duplicates."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Sequence
 
 from hubwatch.settings import Settings
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.advisories.advise import plan_advisories
 from hubwatch.advisories.osv import advisory_id, validate_osv
 
@@ -63,7 +63,7 @@ def test_removing_the_risky_file_closes_the_earlier_advisory() -> None:
     assert closed.modified > opened.modified and closed.withdrawn is None
     assert {"type": "FIX", "url": f"https://huggingface.co/acme/llama/commit/{sha(5)}"} in closed.osv["references"]
     assert closed.osv["database_specific"]["changes"][0]["reverted_by"] == sha(5)
-    assert "undone by" in closed.osv["details"]
+    assert "removed upstream in" in closed.osv["details"]
     assert len(db.records) == 1
 
 
@@ -96,7 +96,7 @@ def test_a_key_renamed_back_is_a_revert() -> None:
     def rename(old_key: str, new_key: str) -> ChangeRecord:
         return ChangeRecord(Kind.ARCHITECTURE, Severity.LOW, f"config.json:{new_key}", f"{old_key} renamed",
                             {"file": "config.json", "key": new_key, "old": {old_key: 71}, "new": {new_key: 71},
-                             "renamed_from": old_key})
+                             "renamed_from": old_key}, Direction.HAZARD)
 
     [opened] = db.apply(2, [rename("n_head", "num_attention_heads")])
     assert [r.id for r in db.apply(3, [rename("n_layer", "num_hidden_layers")])] != [opened.id]  # another key
@@ -121,27 +121,29 @@ def test_estimate_changes_without_values_never_match_each_other() -> None:
     assert len(out) == 1 and out[0].revision_sha == sha(3) and len(db.records) == 2
 
 
-def test_reverting_a_fix_opens_a_new_advisory_at_the_revert() -> None:
+def test_undoing_an_update_is_advised_by_its_own_meaning_and_linked() -> None:
+    """Issue 9: undoing an update used to be forced into a "risk" at the severity of what it undid;
+    now the undo is what the classifier says it is (here an update), and the two are related."""
     db = Upserts()
     fixed = ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template", "bad", "good", "update")
-    [fix_record] = db.apply(2, [fixed])
-    # the classifier may call the revert a "update" too; undoing a fix is a risk regardless
+    [update] = db.apply(2, [fixed])
     undo = ch(Kind.CHAT_TEMPLATE, Severity.LOW, "tokenizer_config.json", "chat_template", "good", "bad", "update")
     out = {r.id: r for r in db.apply(3, [undo])}
-    reopened_id = advisory_id("x_HUBWATCH", REPO, sha(3), 2024, "hazard")
-    assert set(out) == {fix_record.id, reopened_id}
-    reopened = out[reopened_id]
-    assert reopened.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(3)}]
-    assert reopened.osv["database_specific"]["max_severity"] == "high"  # as severe as what was fixed
-    assert reopened.osv["related"] == [fix_record.id]
-    old_fix = out[fix_record.id]
-    assert old_fix.osv["related"] == [reopened.id]
-    assert old_fix.osv["affected"] == fix_record.osv["affected"]
-    # fixing it again closes the reopened advisory instead of raising a new one
-    [closed] = db.apply(4, [ch(Kind.CHAT_TEMPLATE, Severity.HIGH, "tokenizer_config.json", "chat_template",
-                                "bad", "good", "update")])
-    assert closed.id == reopened.id
-    assert closed.osv["affected"][0]["ranges"][0]["events"][-1] == {"fixed": sha(4)}
+    undo_id = advisory_id("x_HUBWATCH", REPO, sha(3), 2024, "update")
+    assert set(out) == {update.id, undo_id}
+    undone = out[undo_id]
+    assert undone.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": "0"}, {"fixed": sha(3)}]
+    assert undone.osv["database_specific"]["max_severity"] == "low"  # its own severity
+    assert undone.osv["related"] == [update.id]
+    old = out[update.id]
+    assert old.osv["related"] == [undone.id] and old.osv["database_specific"]["reverted_by"] == sha(3)
+    assert old.osv["affected"] == update.osv["affected"]  # still true: pins before it lacked it
+    # a hazard undoing an update is a hazard (e.g. add_bos_token turned off again)
+    bos_on = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "tokenizer_config.json", "add_bos_token", False, True, "update")
+    db.apply(4, [bos_on])
+    bos_off = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "tokenizer_config.json", "add_bos_token", True, False)
+    [hazard, _] = db.apply(5, [bos_off])
+    assert hazard.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(5)}]
 
 
 def test_modified_strictly_increases_even_with_out_of_order_commit_dates() -> None:

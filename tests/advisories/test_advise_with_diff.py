@@ -60,21 +60,36 @@ def test_custom_code_added_then_removed_closes_the_advisory() -> None:
     assert events(stored[opened.id])[-1] == {"fixed": f"{3:040x}"}
 
 
-def test_config_value_reverted_closes_the_advisory() -> None:
-    shorter = {**CONFIG, "max_position_embeddings": 1024}  # a shorter context: a risk
-    stored, per_commit = replay([snapshot(1, CONFIG), snapshot(2, shorter), snapshot(3, CONFIG)])
+def test_a_removed_eos_token_restored_closes_the_hazard() -> None:
+    with_eos = {**CONFIG, "eos_token_id": 2}
+    stored, per_commit = replay([snapshot(1, with_eos), snapshot(2, CONFIG), snapshot(3, with_eos)])
     [opened] = per_commit[1]
     assert opened.osv["database_specific"]["direction"] == "hazard"
-    assert "context" in opened.osv["database_specific"]["kinds"]
-    assert opened.id in {r.id for r in per_commit[2]}
+    assert "special_tokens" in opened.osv["database_specific"]["kinds"]
+    assert [r.id for r in per_commit[2]] == [opened.id]
     assert events(stored[opened.id])[-1] == {"fixed": f"{3:040x}"}
-    assert all(r.osv["database_specific"]["direction"] == "hazard" for r in stored.values())  # no extra fix record
+    assert len(stored) == 1  # the restoring change is not advised again
 
 
-def test_a_different_config_value_leaves_the_advisory_open() -> None:
+def test_a_neutral_change_is_an_update_and_its_revert_another_linked_update() -> None:
+    """A shorter context used to be a risk that stayed open for every later revision (issue 9)."""
     shorter = {**CONFIG, "max_position_embeddings": 1024}
-    shortest = {**CONFIG, "max_position_embeddings": 512}
-    stored, per_commit = replay([snapshot(1, CONFIG), snapshot(2, shorter), snapshot(3, shortest)])
+    stored, per_commit = replay([snapshot(1, CONFIG), snapshot(2, shorter), snapshot(3, CONFIG)])
+    [first] = per_commit[1]
+    assert first.osv["database_specific"]["direction"] == "update"
+    assert events(first) == [{"introduced": "0"}, {"fixed": f"{2:040x}"}]
+    second = next(r for r in per_commit[2] if r.revision_sha == f"{3:040x}")
+    assert events(second) == [{"introduced": "0"}, {"fixed": f"{3:040x}"}]
+    assert stored[first.id].osv["related"] == [second.id] and second.osv["related"] == [first.id]
+    assert all(r.osv["database_specific"]["direction"] == "update" for r in stored.values())
+
+
+def test_a_template_that_renders_again_closes_the_hazard() -> None:
+    good = b"{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    broken = b"{{ raise_exception('no') }}" + good
+    healed = good + b"<end>"  # not the old text: the prompts render again, that closes it
+    stored, per_commit = replay([snapshot(n, CONFIG, {"chat_template.jinja": t}) for n, t in enumerate((good, broken, healed), 1)])
     [opened] = per_commit[1]
-    assert events(stored[opened.id]) == [{"introduced": f"{2:040x}"}]
-    assert len(stored) == 2
+    assert opened.osv["database_specific"]["direction"] == "hazard"
+    assert opened.id in {r.id for r in per_commit[2]}
+    assert events(stored[opened.id]) == [{"introduced": f"{2:040x}"}, {"fixed": f"{3:040x}"}]

@@ -120,7 +120,7 @@ def test_summaries_a_person_acts_on() -> None:
     reflection = {row["version"]: changes for row, changes in replay(_path("mattshumer__Reflection-Llama-3.1-70B"))}
     eos = next(c for c in reflection["v6"] if c.path == "generation_config.json:eos_token_id")
     assert eos.summary == "eos_token_id [128001, 128008, 128009] → [128001, 128009]"
-    assert eos.direction == "hazard"  # an eos id was dropped
+    assert eos.direction == "update"  # one of several eos ids dropped: upstream's change, no hazard (issue 9)
     assert eos.detail["old"] == [128001, 128008, 128009] and eos.detail["new"] == [128001, 128009]
 
 

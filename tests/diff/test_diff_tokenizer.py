@@ -49,11 +49,15 @@ def test_added_token_flags_vs_content() -> None:
     assert (changed.kind, changed.summary) == (Kind.SPECIAL_TOKENS, "bos_token <s> → <|begin|>")
 
 
-def test_removed_special_token_is_a_risk() -> None:
+def test_removed_pad_token_is_an_update_and_a_removed_eos_token_a_hazard() -> None:
     old = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>", "pad_token": "<unk>"}})
     new = make_snapshot({"special_tokens_map.json": {"eos_token": "</s>"}})
     (change,) = diff_snapshots(old, new)
-    assert (change.kind, change.direction, change.summary) == (Kind.SPECIAL_TOKENS, "hazard", "pad_token removed (was <unk>)")
+    assert (change.kind, change.direction, change.summary) == (Kind.SPECIAL_TOKENS, "update", "pad_token removed (was <unk>)")
+    (gone,) = diff_snapshots(old, make_snapshot({"special_tokens_map.json": {"pad_token": "<unk>"}}))
+    assert (gone.direction, gone.detail["hazards"]) == ("hazard", ["token:special_tokens_map.json:eos_token"])
+    (back,) = diff_snapshots(make_snapshot({"special_tokens_map.json": {"pad_token": "<unk>"}}), old)
+    assert (back.direction, back.detail["clears"]) == ("update", ["token:special_tokens_map.json:eos_token"])
 
 
 def tokenizer_json(vocab: int = 5, normalizer: object = None, added: tuple[str, ...] = ("<s>",)) -> dict[str, object]:

@@ -41,7 +41,7 @@ def test_identical_manifest_is_no_change() -> None:
 
 def test_reupload_with_identical_shapes() -> None:
     (change,) = diff_snapshots(snap(sha="a"), snap(sha="b"))
-    assert (change.kind, change.severity, change.direction) == (Kind.WEIGHTS, Severity.MEDIUM, "hazard")
+    assert (change.kind, change.severity, change.direction) == (Kind.WEIGHTS, Severity.MEDIUM, "update")  # neutral
     assert change.summary == "weights re-uploaded: 3 tensors in 2 files with identical shapes and dtypes"
     assert change.detail["files"] == [A, B]
 
