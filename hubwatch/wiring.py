@@ -79,9 +79,12 @@ def open_runtime(settings: Settings | None = None, clock: Clock = system_clock) 
 
     `clock` (the system clock unless given) is the store's and the runtime's: pass `runtime.clock` on.
     """
+    from hubwatch.tracker.rederive import rederive_if_needed
+
     settings = settings if settings is not None else load_settings()
     store = open_store(settings, clock)
     try:
+        rederive_if_needed(store, settings, clock)  # records of an older advisory model: once, then a no-op
         yield Runtime(settings, store, build_hub(settings), clock)
     finally:
         store.close()

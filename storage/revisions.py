@@ -18,7 +18,7 @@ from hubwatch.storage.validate import check_change, check_files, check_json, che
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-__all__ = ["AlreadyStored", "revision_exists", "save_estimate", "save_revision"]
+__all__ = ["AlreadyStored", "revision_exists", "save_changes", "save_estimate", "save_revision"]
 
 
 class AlreadyStored(Exception):
@@ -90,7 +90,7 @@ def save_revision(
         raise AlreadyStored(revision.sha) from exc
 
     _save_files(conn, revision_id, files, contents, now)
-    _save_changes(conn, revision_id, changes)
+    save_changes(conn, revision_id, changes)
     if estimate is not None:
         version, data = estimate
         _insert_estimate(conn, revision_id, version, data, now)
@@ -133,7 +133,7 @@ def _save_files(
         conn.execute(sa.insert(FILE_VERSIONS), rows)
 
 
-def _save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRecord]) -> None:
+def save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRecord]) -> None:
     rows = []
     for ordinal, change in enumerate(changes):
         kind, severity, direction = check_change(change, ordinal)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, lookup, repos, revisions, rewrites
+from hubwatch.storage import feed, history, leases, lookup, rederived, repos, revisions, rewrites
 from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
@@ -251,6 +251,22 @@ class Store:
     def advisories_for_commit(self, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
         with self._read() as c:
             return adv.advisories_for_commit(c, sha)
+
+    # -- re-derivation (a new advisory model) -----------------------------------------------
+    def meta(self, key: str) -> str | None:
+        """A named value about the store (`advisory_model`, …); None when never set."""
+        with self._read() as c:
+            return rederived.get_meta(c, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._write(lambda c: rederived.set_meta(c, key, value))
+
+    def replace_derived(
+        self, repo: RepoId, changes: Mapping[str, Sequence[ChangeRecord]], advisories: Sequence[AdvisoryRecord]
+    ) -> None:
+        """Replace a repo's re-derived changes and upsert its re-derived advisories: ONE transaction."""
+        now = self._clock()
+        self._write(lambda c: rederived.replace_derived(c, repo, changes, advisories, now))
 
     # -- feeds ------------------------------------------------------------------------------
     def recent_changes(

@@ -20,6 +20,7 @@ __all__ = [
     "POLL_RUNS",
     "REPOS",
     "REVISIONS",
+    "STORE_META",
     "AdvisoryEventRow",
     "AdvisoryRow",
     "BlobRow",
@@ -30,6 +31,7 @@ __all__ = [
     "PollRunRow",
     "RepoRow",
     "RevisionRow",
+    "StoreMetaRow",
 ]
 
 
@@ -221,6 +223,15 @@ class HistoryRewriteRow(SQLModel, table=True):
     dropped: list[str] = Field(default_factory=list, sa_type=sa.JSON)
 
 
+class StoreMetaRow(SQLModel, table=True):
+    """A named value about the store itself (e.g. the advisory model its records were derived with)."""
+
+    __tablename__ = "store_meta"
+
+    key: str = Field(primary_key=True, sa_type=sa.String(64))
+    value: str = Field(sa_type=sa.Text)
+
+
 # Core views of the tables, for the query modules (plain SQLAlchemy Core statements).
 REPOS: sa.Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISIONS: sa.Table = RevisionRow.__table__  # type: ignore[attr-defined]
@@ -232,3 +243,4 @@ ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
 ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
 HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]
+STORE_META: sa.Table = StoreMetaRow.__table__  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from hubwatch.settings import Settings
-from hubwatch.domain.records import Kind, RepoId
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.pipeline import load_baseline
 from hubwatch.tracker.poller import NewRevisions, poll_repos
@@ -69,3 +69,33 @@ def test_a_rewritten_history_is_itself_a_change(hubsim_factory: Any, store: Any,
     assert len(rewrite) == 1 and "2 earlier revision(s)" in rewrite[0].summary
     assert rewrite[0].detail["old"] == old[1:]
     assert {Kind.CONTEXT} <= {c.kind for c in entry.changes}  # compared with v1, its real parent
+
+
+def test_a_force_push_is_recorded_never_advised(hubsim_factory: Any, store: Any, data_dir: Path, tmp_path: Path) -> None:
+    """Issue 9: the rewritten commit used to carry the rewrite into an advisory whose range marked
+    revisions that never had any of it; now the rewrite is an info change and the rewrites table."""
+    repo = RepoId.parse("Qwen/Qwen-7B")
+    before = tmp_path / "before"
+    shutil.copytree(data_dir / "histories" / "Qwen__Qwen-7B", before / "Qwen__Qwen-7B")
+    sim = hubsim_factory(root=before, at=None)
+    hub, settings = hub_for(sim)
+    store.watch(repo)
+    poll_repos([repo], hub=hub, store=store, settings=settings)
+    old = [e.revision.sha for e in store.history(repo)]
+    sim.stop()
+    after = tmp_path / "after" / "Qwen__Qwen-7B"
+    shutil.copytree(before / "Qwen__Qwen-7B", after)
+    shutil.rmtree(after / "v3")
+    shutil.copytree(before / "Qwen__Qwen-7B" / "v2", after / "v3")  # v3 replaced by a no-op commit
+    rows = (after / "HISTORY.tsv").read_text().splitlines()
+    (after / "HISTORY.tsv").write_text("\n".join([*rows[:3], "v3\t2023-12-01\t" + "ef" * 20 + "\tamend"]) + "\n")
+    sim2 = hubsim_factory(root=after.parent, at=None)
+    hub2, settings2 = hub_for(sim2)
+    poll_repos([repo], hub=hub2, store=store, settings=settings2)
+    entry = store.revision(repo, "ef" * 20)
+    (rewrite,) = [c for c in entry.changes if c.detail.get("history_rewrite")]
+    assert rewrite.severity is Severity.INFO and rewrite.detail["old"] == [old[2]]
+    assert entry.advisory_ids == []  # the same content as its parent: nothing to advise
+    assert len(store.rewrites(repo)) == 1
+    for sha in old:  # no record of the rewritten commit affects any earlier revision
+        assert not [a for a in store.advisories_affecting(repo, sha) if a.revision_sha == "ef" * 20]

@@ -1,0 +1,103 @@
+"""Re-derives a store's changes and advisories when the advisory model changes (docs/advisories.md).
+
+Each stored revision is diffed again against its parent from the stored snapshots (file listing,
+tracked contents, safetensors headers: every revision's blobs are kept), the estimate moves are
+taken from the stored estimates, and the advisories are planned again in history order. The new
+records are reconciled with the published ones (`hubwatch.advisories.reconcile`): unchanged ones
+are left alone, changed ones updated, ones the new model no longer derives withdrawn. One
+transaction per repo; the store records the model once every repo is done, so an interrupted run
+simply runs again (it is idempotent: a second run writes nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from hubwatch.advisories.reconcile import ADVISORY_MODEL, reconcile
+from hubwatch.domain.clock import Clock, system_clock
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, RepoId
+from hubwatch.tracker.estimating import estimate_change
+from hubwatch.tracker.pipeline import Baseline, empty_snapshot, history_rewrite_change, load_baseline
+
+if TYPE_CHECKING:
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+
+__all__ = ["MODEL_KEY", "RederiveResult", "rederive_if_needed", "rederive_repo"]
+
+log = logging.getLogger(__name__)
+
+MODEL_KEY = "advisory_model"
+
+
+class RederiveResult:
+    """What re-deriving one repo wrote: revisions whose changes were replaced, records upserted."""
+
+    def __init__(self, revisions: int, records: list[AdvisoryRecord]) -> None:
+        self.revisions = revisions
+        self.records = records
+
+    @property
+    def withdrawn(self) -> int:
+        return sum(1 for r in self.records if r.withdrawn is not None)
+
+
+def _same(a: list[ChangeRecord], b: list[ChangeRecord]) -> bool:
+    def key(c: ChangeRecord) -> tuple[object, ...]:
+        return (c.kind, c.severity, c.path, c.summary, Direction.parse(c.direction), repr(sorted(c.detail.items(), key=str)))
+
+    return [key(c) for c in a] == [key(c) for c in b]
+
+
+def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock = system_clock) -> RederiveResult:
+    """Re-derive one repo's changes and advisories from its stored history; write the differences."""
+    from hubwatch.advisories.advise import plan_advisories
+    from hubwatch.diff import diff_snapshots
+
+    derived: dict[str, AdvisoryRecord] = {}
+    replaced: dict[str, list[ChangeRecord]] = {}
+    cache: Baseline | None = None
+    for entry in store.history(repo):
+        revision = entry.revision
+        if revision.parent is None:
+            base = Baseline(empty_snapshot(), None)
+        elif cache is not None and cache.snapshot.sha == revision.parent:
+            base = cache
+        else:
+            base = load_baseline(store, repo, revision.parent)
+        current = load_baseline(store, repo, revision.sha)
+        initial = not base.snapshot.files
+        rewrite = [c for c in entry.changes if c.detail.get("history_rewrite")]
+        changes = [history_rewrite_change(list(c.detail.get("old") or [])) for c in rewrite]
+        changes += diff_snapshots(None if initial else base.snapshot, current.snapshot)
+        moved = estimate_change(base.estimate, current.estimate)
+        if moved is not None:
+            changes.append(moved)
+        if not initial:
+            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings):
+                derived[record.id] = record
+        if not _same(changes, entry.changes):
+            replaced[revision.sha] = changes
+        cache = current
+    records = reconcile(store.advisories(repo), list(derived.values()), clock())
+    if replaced or records:
+        store.replace_derived(repo, replaced, records)
+    return RederiveResult(len(replaced), records)
+
+
+def rederive_if_needed(store: Store, settings: Settings, clock: Clock = system_clock) -> int:
+    """Re-derive every watched repo when the store's records predate ADVISORY_MODEL; the number of
+    repos whose records changed (0 when the store is current)."""
+    if store.meta(MODEL_KEY) == str(ADVISORY_MODEL):
+        return 0
+    touched = 0
+    for state in store.watched():
+        result = rederive_repo(store, state.repo, settings, clock)
+        if result.revisions or result.records:
+            touched += 1
+            log.info("%s: re-derived with advisory model %d: %d revisions re-classified, %d records "
+                     "written (%d withdrawn)", state.repo, ADVISORY_MODEL, result.revisions,
+                     len(result.records), result.withdrawn)  # fmt: skip
+    store.set_meta(MODEL_KEY, str(ADVISORY_MODEL))
+    return touched
