@@ -22,7 +22,7 @@ __all__ = [
     "is_storable",
 ]
 
-_HEX = re.compile(r"^[0-9a-f]+$")
+_HEX = re.compile(r"[0-9a-f]+")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 MIN_PREFIX = 7
 
@@ -96,5 +96,5 @@ def as_prefix(sha: object) -> str | None:
 
     Lookups use this: text that cannot be a commit (a branch name, 4 characters) matches nothing.
     """
-    text = sha.strip().lower() if isinstance(sha, str) else ""
-    return text if MIN_PREFIX <= len(text) <= 40 and _HEX.match(text) else None
+    text = sha.lower() if isinstance(sha, str) else ""  # matched in full: "abc1234\n" is no prefix
+    return text if MIN_PREFIX <= len(text) <= 40 and _HEX.fullmatch(text) else None

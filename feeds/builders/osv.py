@@ -32,7 +32,7 @@ __all__ = [
     "query_response",
 ]
 
-_HEX = re.compile(r"^[0-9a-f]+$")
+_HEX = re.compile(r"[0-9a-f]+")
 _QUERY_KEYS = {"commit", "version", "package", "page_token"}
 MAX_BATCH = 1000
 
@@ -84,7 +84,7 @@ def parse_query(raw: Any, where: str = "") -> OsvQuery:
     repo = _repo_from_package(raw["package"], where) if raw.get("package") is not None else None
     if commit is not None:
         commit = commit.lower()
-        if not _HEX.match(commit) or not (7 <= len(commit) <= 40):
+        if not _HEX.fullmatch(commit) or not (7 <= len(commit) <= 40):
             raise QueryError(f"{where}commit {commit!r} is not a commit sha (40 hex digits)")
         if repo is None and len(commit) != 40:
             raise QueryError(f"{where}commit must be a full 40-hex sha when no package is given")

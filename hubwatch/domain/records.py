@@ -22,25 +22,54 @@ __all__ = [
     "is_commit_sha",
 ]
 
-_REPO_PART = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REPO_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
+_SHA = re.compile(r"[0-9a-f]{40}")
 
 
 class InvalidRepoId(ValueError):
     """A repo id that is not `org/name`."""
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, eq=False)
 class RepoId:
-    """A model repo on the hub, `org/name`."""
+    """A model repo on the hub, `org/name`, spelled as given.
+
+    The hub resolves ids case-insensitively, so two spellings of one id are equal (and hash alike):
+    `RepoId.parse("Org/Name") == RepoId.parse("org/name")`; `key` is the spelling-free form.
+    Ordering is by (org, name) as spelled, like the store's listings.
+    """
 
     org: str
     name: str
 
+    @property
+    def key(self) -> str:
+        """The id lowercased: what two spellings of one repo share."""
+        return f"{self.org}/{self.name}".lower()
+
+    def __eq__(self, other: object) -> bool:
+        return self.key == other.key if isinstance(other, RepoId) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __lt__(self, other: "RepoId") -> bool:
+        return (self.org, self.name) < (other.org, other.name)
+
+    def __le__(self, other: "RepoId") -> bool:
+        return self == other or self < other
+
+    def __gt__(self, other: "RepoId") -> bool:
+        return other < self
+
+    def __ge__(self, other: "RepoId") -> bool:
+        return self == other or other < self
+
     @classmethod
     def parse(cls, text: str) -> "RepoId":
-        parts = text.strip().split("/")
-        if len(parts) != 2 or not all(_REPO_PART.match(p) for p in parts) or ".." in text:
+        """`org/name`, matched in full: surrounding whitespace or a trailing newline is refused."""
+        parts = text.split("/") if isinstance(text, str) else []
+        if len(parts) != 2 or not all(_REPO_PART.fullmatch(p) for p in parts) or ".." in text:
             raise InvalidRepoId(
                 f"{text!r} is not a model repo id: expected 'org/name' "
                 "(letters, digits, '.', '_' or '-'), e.g. 'meta-llama/Llama-2-7b-hf'"
@@ -55,7 +84,7 @@ class RepoId:
 
 
 def is_commit_sha(text: str) -> bool:
-    return bool(_SHA.match(text))
+    return bool(_SHA.fullmatch(text))
 
 
 class Kind(str, Enum):

@@ -37,7 +37,7 @@ LFS_PATTERNS: tuple[str, ...] = (
 LFS_SIZE = 10 * 1024 * 1024
 _VERSION = re.compile(r"^v(\d+)$")
 _DATE = re.compile(r"^\s*(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?))?")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_SHA = re.compile(r"[0-9a-f]{40}")
 _DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
 WEIGHTS_SPEC = "weights.json"
 GATED_FILE = "GATED"
@@ -207,7 +207,7 @@ def load_repo(folder: Path) -> RepoHistory:
         row = rows.get(version, {})
         files = _load_files(vdir)
         sha = (row.get("commit") or "").strip().lower() or _derived_sha(repo_id, version, files)
-        if not _SHA.match(sha):
+        if not _SHA.fullmatch(sha):
             raise HistoryError(f"{where}: commit {sha!r} is not 40 hex digits")
         if sha in seen:
             raise HistoryError(f"{where}: commit {sha} appears twice")

@@ -13,7 +13,7 @@ from hubwatch.hubsim.repos import Commit, RepoHistory
 
 __all__ = ["Advance", "SimError", "SimState", "parse_at"]
 
-_HEX = re.compile(r"^[0-9a-f]{4,40}$")
+_HEX = re.compile(r"[0-9a-f]{4,40}")
 MAIN_REFS = ("main", "refs/heads/main")
 
 
@@ -117,7 +117,7 @@ class SimState:
         if revision in MAIN_REFS:
             return commits[-1]
         rev = revision.lower()
-        if _HEX.match(rev):
+        if _HEX.fullmatch(rev):
             found = [c for c in commits if c.sha.startswith(rev)]
             if len(found) == 1:
                 return found[0]

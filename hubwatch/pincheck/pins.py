@@ -19,7 +19,7 @@ SKIP_DIRS = frozenset(
      ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", "build", "dist", ".eggs"}
 )
 MAX_BYTES = 2_000_000
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_HEX = re.compile(r"[0-9a-f]{7,40}")
 _FLOATING = frozenset({"main", "master", "head"})
 
 
@@ -54,7 +54,7 @@ def pin_kind(revision: str | None, dynamic: bool = False) -> str:
         return "dynamic"
     if revision is None or revision.strip().lower() in _FLOATING:
         return "unpinned"
-    return "commit" if _HEX.match(revision) else "ref"
+    return "commit" if _HEX.fullmatch(revision) else "ref"
 
 
 @dataclass(frozen=True)
