@@ -30,6 +30,7 @@ __all__ = [
 
 # Repos per IN-list: well under SQLite's and PostgreSQL's bound-parameter limits (2 per repo).
 BATCH = 500
+_MAX_INT64 = 2**63 - 1  # past it SQLite raises OverflowError, PostgreSQL "bigint out of range"
 
 
 def _check_repo(repo: RepoId) -> RepoId:
@@ -106,8 +107,8 @@ def repo_states(
 ) -> list[RepoState]:
     """Repos ordered by org/name with their revision counts; optionally one repo or one org's,
     `limit` of them from `offset` (a page of the watch list, however long it is)."""
-    if offset < 0 or (limit is not None and limit < 0):
-        raise InvalidRecord(f"offset and limit must be ≥ 0, got offset={offset}, limit={limit}")
+    if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
+        raise InvalidRecord(f"offset and limit must be 0 … 2**63-1, got offset={offset}, limit={limit}")
     query = sa.select(REPOS, _revision_count().label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
     query = query.where(in_scope(repo, org))
     if watched_only:

@@ -10,7 +10,7 @@ from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, get_ctx, read_json, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.feeds.routes.common import require_known
+from hubwatch.feeds.routes.common import PageQuery, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
 
@@ -24,7 +24,7 @@ MODELS_PAGE = 1000
 
 
 @router.get("/models")
-def models(ctx: Ctx, page: int = 0) -> dict[str, Any]:
+def models(ctx: Ctx, page: PageQuery = 0) -> dict[str, Any]:
     """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is one."""
     if page < 0:
         raise bad_request(f"page must be ≥ 0, got {page}")

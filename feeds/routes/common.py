@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from fastapi import Query
 
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.domain.records import Kind, RepoId, Severity
@@ -10,7 +12,12 @@ from hubwatch.domain.records import Kind, RepoId, Severity
 if TYPE_CHECKING:
     from hubwatch.storage import RepoState, Store
 
-__all__ = ["parse_kinds", "parse_severity", "repo_state", "require_known"]
+__all__ = ["MAX_PAGE", "PageQuery", "parse_kinds", "parse_severity", "repo_state", "require_known"]
+
+# The highest `?page=` any listing answers: its offset stays far inside a 64-bit integer (SQLite
+# raises OverflowError past one, PostgreSQL "bigint out of range"); beyond it is a 400, not a 500.
+MAX_PAGE = 1_000_000
+PageQuery = Annotated[int, Query(ge=0, le=MAX_PAGE, description=f"0-based page index, at most {MAX_PAGE}")]
 
 
 def parse_kinds(values: list[str]) -> list[Kind] | None:

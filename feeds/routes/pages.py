@@ -18,7 +18,7 @@ from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estima
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
-from hubwatch.feeds.routes.common import repo_state, require_known
+from hubwatch.feeds.routes.common import PageQuery, repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 
@@ -65,12 +65,12 @@ def _listing(request: Request, ctx: AppContext, page: int, org: str | None) -> R
 
 
 @router.get("/")
-def index(request: Request, ctx: Ctx, page: int = 0) -> Response:
+def index(request: Request, ctx: Ctx, page: PageQuery = 0) -> Response:
     return _listing(request, ctx, page, None)
 
 
 @router.get("/orgs/{org}")
-def org_page(request: Request, org: str, ctx: Ctx, page: int = 0) -> Response:
+def org_page(request: Request, org: str, ctx: Ctx, page: PageQuery = 0) -> Response:
     """The watched models of one organisation (user) on the hub, with its feed."""
     org = org_from_path(org)
     if page == 0 and not ctx.store.watched(org=org, limit=1):
