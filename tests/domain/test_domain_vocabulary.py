@@ -42,7 +42,7 @@ def test_the_diff_engine_speaks_the_enum() -> None:
     change = make_change(Kind.CONTEXT, Severity.LOW, file="config.json", key="k", old=1, new=2,
                          summary="s", direction=UPDATE)
     assert change.direction is Direction.UPDATE and change.detail["direction"] == "update"
-    assert ChangeRecord(Kind.CARD, Severity.INFO, "README.md", "s").direction is Direction.HAZARD
+    assert ChangeRecord(Kind.CARD, Severity.INFO, "README.md", "s").direction is Direction.UPDATE  # hazards are said explicitly
     with pytest.raises(ValueError, match="change of config.json has direction 'up'"):
         make_change(Kind.CONTEXT, Severity.LOW, file="config.json", key="k", old=1, new=2, summary="s",
                     direction="up")  # type: ignore[arg-type]
