@@ -17,6 +17,7 @@ from hubwatch.hubsim.documents import (
     folders_of,
     model_document,
 )
+from hubwatch.hubsim.names import refs_document
 from hubwatch.hubsim.repos import Commit, RepoFile
 from hubwatch.hubsim.responses import check_gate, page, raw_segments
 from hubwatch.hubsim.state import SimError, SimState
@@ -87,7 +88,7 @@ def _model_info(request: Request, state: SimState, repo_id: str, revision: str |
 
 
 def _history_to(state: SimState, repo_id: str, commit: Commit) -> tuple[Commit, ...]:
-    commits = state.commits(repo_id)
+    commits = state.history(repo_id).commits  # all of them: a ref may point past what main shows
     return commits[: commits.index(commit) + 1]
 
 
@@ -97,13 +98,8 @@ def _commits(request: Request, state: SimState, repo_id: str, revision: str) -> 
     formatted = "formatted" in _expand(request)
     items = [commit_item(repo, c, formatted) for c in reversed(_history_to(state, repo_id, commit))]
     chunk, headers = page(request, items, 50, state)
+    headers["X-Total-Count"] = str(len(items))  # the hub's commit listing says how many there are
     return JSONResponse(chunk, headers=headers)
-
-
-def _refs(state: SimState, repo_id: str) -> Response:
-    head = state.head(repo_id)
-    main = {"name": "main", "ref": "refs/heads/main", "targetCommit": head.sha}
-    return JSONResponse({"branches": [main], "tags": [], "converts": [], "pullRequests": []})
 
 
 def _tree(request: Request, state: SimState, repo_id: str, revision: str, path: str) -> Response:
@@ -200,7 +196,7 @@ async def repo_api(request: Request) -> Response:
     segs = raw_segments(request, 2)
     if len(segs) < 2 or not segs[0] or not segs[1]:
         raise SimError(404, "RepoNotFound", "Repository not found: a model id is org/name")
-    repo_id, rest, method = f"{segs[0]}/{segs[1]}", segs[2:], request.method
+    repo_id, rest, method = state.canonical(f"{segs[0]}/{segs[1]}"), segs[2:], request.method
     if method in {"GET", "HEAD"}:
         if not rest:
             return _model_info(request, state, repo_id, None)
@@ -209,7 +205,8 @@ async def repo_api(request: Request) -> Response:
         if rest[0] == "commits":
             return _commits(request, state, repo_id, "/".join(rest[1:]) or "main")
         if rest == ["refs"]:
-            return _refs(state, repo_id)
+            head = state.head(repo_id)
+            return JSONResponse(refs_document(state, repo_id, head, _flag(request.query_params.get("include_prs"))))
         if rest[0] == "tree" and len(rest) >= 2:
             return _tree(request, state, repo_id, rest[1], "/".join(rest[2:]).strip("/"))
         if rest[0] == "safetensors-metadata" and len(rest) >= 2:

@@ -11,9 +11,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hubwatch.hubsim import api, control, files
+from hubwatch.hubsim import api, control, files, names
 from hubwatch.hubsim.responses import error_response, sim_error_response
-from hubwatch.hubsim.state import SimError, SimState
+from hubwatch.hubsim.state import Moved, SimError, SimState
 
 __all__ = ["create_app"]
 
@@ -56,6 +56,8 @@ class FaultMiddleware:
 
 async def _sim_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, SimError)
+    if isinstance(exc, Moved):
+        return names.moved_response(request, exc)
     return sim_error_response(exc)
 
 
@@ -78,7 +80,10 @@ def create_app(state: SimState) -> ASGIApp:
         Route("/_sim/reset", control.reset, methods=["POST"]),
         Route("/_sim/faults", control.faults, methods=["GET", "POST"]),
         Route("/_sim/{org}/{name}/advance", control.advance, methods=["POST"]),
+        Route("/_sim/{org}/{name}/rename", names.rename, methods=["POST"]),
+        Route("/_sim/{org}/{name}/refs", names.set_ref, methods=["POST"]),
         Route("/{org}/{name}/resolve/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
+        Route("/{org}/{name}/raw/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
     ]
     app = Starlette(
         routes=routes,

@@ -72,7 +72,8 @@ def _state(request: Request) -> SimState:
 
 async def advance(request: Request) -> Response:
     """`POST /_sim/{org}/{name}/advance`: reveal the next version; 409 at the end."""
-    event = _state(request).advance(f"{request.path_params['org']}/{request.path_params['name']}")
+    state = _state(request)
+    event = state.advance(state.canonical(f"{request.path_params['org']}/{request.path_params['name']}", follow=True))
     return JSONResponse(
         {
             "repo": event.repo_id,

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from hubwatch.hubsim.names import lfs_pointer_response
 from hubwatch.hubsim.repos import RepoFile, git_blob_sha1
 from hubwatch.hubsim.responses import (
     check_gate,
@@ -59,15 +60,17 @@ def _chunks(data: bytes) -> Iterator[bytes]:
 async def resolve_file(request: Request) -> Response:
     state: SimState = request.app.state.sim
     segs = raw_segments(request, 0)
-    if len(segs) < 5 or segs[2] != "resolve":
+    if len(segs) < 5 or segs[2] not in ("resolve", "raw"):
         raise SimError(404, "EntryNotFound", "Entry not found: expected /{org}/{name}/resolve/{revision}/{path}")
-    repo_id, revision, path = f"{segs[0]}/{segs[1]}", segs[3], "/".join(segs[4:])
+    repo_id, revision, path = state.canonical(f"{segs[0]}/{segs[1]}"), segs[3], "/".join(segs[4:])
     repo = state.history(repo_id)
     check_gate(request, repo)
     commit = state.resolve(repo_id, revision)
     f: RepoFile | None = commit.files.get(path)
     if f is None:
         raise SimError(404, "EntryNotFound", f"Entry not found: {path} in {repo_id}@{commit.sha}")
+    if segs[2] == "raw" and f.lfs_sha256 is not None:
+        return lfs_pointer_response(request, commit, f)  # /raw/ serves what git stores: the pointer
 
     headers = {
         "X-Repo-Commit": commit.sha,

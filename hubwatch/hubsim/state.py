@@ -1,20 +1,22 @@
-"""The emulator's live state: which revisions of each repo are visible, revision lookup, advance/reset."""
+"""The emulator's live state: which revisions of each repo are visible, revision lookup (branches, tags,
+`refs/pr/N`, HEAD), ids matched case-insensitively, renames (the old id answers 307), advance/reset."""
 
 from __future__ import annotations
 
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from hubwatch.hubsim.faults import FaultConfig, Faults
 from hubwatch.hubsim.repos import Commit, RepoHistory
 
-__all__ = ["Advance", "SimError", "SimState", "parse_at"]
+__all__ = ["Advance", "Moved", "SimError", "SimState", "parse_at"]
 
 _HEX = re.compile(r"[0-9a-f]{4,40}")
-MAIN_REFS = ("main", "refs/heads/main")
+MAIN_REFS = ("main", "refs/heads/main", "HEAD")
+REF_KINDS = {"branch": "refs/heads/", "tag": "refs/tags/", "pr": "refs/pr/"}
 
 
 class SimError(Exception):
@@ -25,6 +27,15 @@ class SimError(Exception):
         self.status = status
         self.code = code
         self.message = message
+
+
+class Moved(SimError):
+    """A renamed repo's old id: the hub answers 307 with the same path under the new id."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__(307, "RepoMoved", f"Repository {old} was renamed to {new}")
+        self.old = old
+        self.new = new
 
 
 def parse_at(at: str | int | None) -> int | None:
@@ -72,6 +83,8 @@ class SimState:
         self._at = at
         self._visible: dict[str, int] = {}
         self._advanced_at: dict[str, datetime] = {}
+        self._refs: dict[str, dict[str, Commit]] = {}  # repo id → full ref name → commit
+        self._moved: dict[str, str] = {}  # a renamed id, lowercased → the id it now is
         self.reset(at)
 
     def reset(self, at: int | None = None, *, faults: bool = True) -> None:
@@ -82,8 +95,73 @@ class SimState:
                 rid: sum(1 for c in h.commits if at is None or c.number <= at) for rid, h in self.repos.items()
             }
             self._advanced_at.clear()
+            self._refs.clear()
         if faults:
             self.faults.set(self.start_faults)
+
+    def canonical(self, repo_id: str, *, follow: bool = False) -> str:
+        """The id as the emulator spells it, matched case-insensitively (as the hub does); a renamed
+        id raises Moved (or, with `follow`, gives the new id); unknown ids are returned as given."""
+        if repo_id in self.repos:
+            return repo_id
+        key = repo_id.lower()
+        with self._lock:
+            found = next((rid for rid in self.repos if rid.lower() == key), None)
+            moved = self._moved.get(key)
+        if found is not None:
+            return found
+        if moved is not None:
+            if follow:
+                return moved
+            raise Moved(repo_id, moved)
+        return repo_id
+
+    def rename(self, old: str, new: str) -> str:
+        """Rename a repo (history, refs and visibility move with it); `old` then answers 307."""
+        old = self.canonical(old, follow=True)
+        if old not in self.repos:
+            raise SimError(404, "RepoNotFound", f"Repository not found: {old}")
+        org, sep, name = new.partition("/")
+        if not sep or not org or not name or "/" in name:
+            raise SimError(400, "BadRequest", f"rename target must be org/name, got {new!r}")
+        with self._lock:
+            if any(rid.lower() == new.lower() for rid in self.repos if rid != old):
+                raise SimError(409, "Conflict", f"{new} already exists")
+            self.repos[new] = replace(self.repos.pop(old), repo_id=new)
+            self._visible[new] = self._visible.pop(old, 0)
+            if old in self._advanced_at:
+                self._advanced_at[new] = self._advanced_at.pop(old)
+            if old in self._refs:
+                self._refs[new] = self._refs.pop(old)
+            self._moved = {k: (new if v == old else v) for k, v in self._moved.items() if k != new.lower()}
+            if old.lower() != new.lower():
+                self._moved[old.lower()] = new
+        return new
+
+    def set_ref(self, repo_id: str, kind: str, name: str, version: str | int) -> tuple[str, Commit]:
+        """Point a branch, tag or `refs/pr/N` at a version of the repo (any, even one main does not
+        show yet: a pull request's commit); returns the full ref name and the commit."""
+        repo = self.repos.get(self.canonical(repo_id, follow=True))
+        if repo is None:
+            raise SimError(404, "RepoNotFound", f"Repository not found: {repo_id}")
+        if kind not in REF_KINDS or not name or (kind == "pr" and not name.isdigit()):
+            raise SimError(400, "BadRequest", f"a ref is branch, tag or pr (a number) with a name, got {kind}={name!r}")
+        try:
+            number = parse_at(version)
+        except ValueError as exc:
+            raise SimError(400, "BadRequest", str(exc)) from exc
+        commit = next((c for c in repo.commits if c.number == number), None)
+        if commit is None:
+            raise SimError(404, "RevisionNotFound", f"{repo.repo_id} has no version v{number}")
+        ref = REF_KINDS[kind] + name
+        with self._lock:
+            self._refs.setdefault(repo.repo_id, {})[ref] = commit
+        return ref, commit
+
+    def refs(self, repo_id: str) -> dict[str, Commit]:
+        """The repo's refs besides main: full ref name → commit."""
+        with self._lock:
+            return dict(self._refs.get(repo_id, {}))
 
     def history(self, repo_id: str) -> RepoHistory:
         """The repo, or RepoNotFound (also while none of its versions is visible yet)."""
@@ -112,13 +190,19 @@ class SimState:
         return max(head, advanced) if advanced else head
 
     def resolve(self, repo_id: str, revision: str) -> Commit:
-        """A branch name (`main`), a full sha or a unique prefix (≥ 4 hex) of a visible commit."""
+        """`main` (or `HEAD`), a branch, tag or `refs/pr/N` (full name or short), a full sha or a
+        unique prefix (≥ 4 hex) of a visible commit or of one a ref points at."""
         commits = self.commits(repo_id)
         if revision in MAIN_REFS:
             return commits[-1]
+        refs = self.refs(repo_id)
+        for name in (revision, f"refs/heads/{revision}", f"refs/tags/{revision}"):
+            if name in refs:
+                return refs[name]
         rev = revision.lower()
         if _HEX.fullmatch(rev):
-            found = [c for c in commits if c.sha.startswith(rev)]
+            reachable = {c.sha: c for c in (*commits, *refs.values())}
+            found = [c for sha, c in reachable.items() if sha.startswith(rev)]
             if len(found) == 1:
                 return found[0]
         raise SimError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
