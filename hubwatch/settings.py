@@ -48,7 +48,23 @@ class Settings(BaseSettings):
     advisory_prefix: str = Field(default="x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
     admin_token: str | None = Field(default=None, description="Bearer token for admin endpoints; unset disables them.")
     webhook_secret: str | None = Field(default=None, description="Secret the hub webhook must send in X-Webhook-Secret.")
-    hub_timeout_s: float = Field(default=20.0, gt=0, description="Timeout of one hub request, seconds.")
+    hub_timeout_s: float = Field(
+        default=20.0, gt=0,
+        description="Timeout of one hub request as a whole (connect, answer and the whole body), seconds.",
+    )
+    poll_deadline_s: float = Field(
+        default=300.0, gt=0,
+        description="Deadline of one repo's whole poll (all its hub requests), seconds; past it the repo resumes next time.",
+    )
+    hub_retries: int = Field(
+        default=2, ge=0, le=5,
+        description="Retries of a hub request that failed with a 5xx, a timeout or a dropped connection (short waits, within the poll's deadline); 429s are never retried but defer the repo.",
+    )
+    breaker_failures: int = Field(
+        default=5, ge=1,
+        description="Hub requests failing in a row (after retries) that open the circuit breaker: no request for the cool-down, then one probe.",
+    )
+    breaker_cooldown_s: float = Field(default=60.0, gt=0, description="How long the open circuit breaker waits before its probe, seconds.")
     osv_page_size: int = Field(default=100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
     feed_limit: int = Field(default=50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
 

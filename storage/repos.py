@@ -200,7 +200,8 @@ def record_poll(
     at = checked_utc(at, "poll time")
     started = checked_utc(started, "poll start") if started is not None else at
     repo_id = ensure_repo(conn, repo, at)
-    failures = REPOS.c.failures + 1 if state is PollState.ERROR else 0
+    # Gated, missing and disabled repos back off like errors: only a good poll resets the count.
+    failures = 0 if state in (PollState.OK, PollState.NEW) else REPOS.c.failures + 1
     error = clean_text(error) if error is not None else None
     conn.execute(
         sa.update(REPOS)

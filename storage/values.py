@@ -22,7 +22,7 @@ class RepoState:
     last_polled_at: datetime | None
     revision_count: int
     next_poll_at: datetime | None
-    failures: int = 0  # consecutive polls that ended in PollState.ERROR (reset by any other state)
+    failures: int = 0  # consecutive polls that failed (error, gated, not found, disabled); reset by OK
     lease_owner: str | None = None
     lease_expires_at: datetime | None = None
     watched: bool = True

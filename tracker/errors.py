@@ -7,9 +7,12 @@ __all__ = [
     "HubError",
     "HubUnavailable",
     "InvalidContent",
+    "PollTimedOut",
     "RateLimited",
+    "RepoDisabled",
     "RepoNotFound",
     "RevisionNotFound",
+    "TokenRejected",
 ]
 
 
@@ -39,6 +42,18 @@ class GatedRepo(HubError):
     fix = "accept the model's terms on the hub and set HF_TOKEN to a token of that account"
 
 
+class RepoDisabled(HubError):
+    """403 "Access to this resource is disabled.": the hub took the repo down (polled with backoff)."""
+
+    fix = "nothing to do locally: the hub disabled this repo; unwatch it or wait for it to come back"
+
+
+class TokenRejected(HubError):
+    """401 "Invalid credentials in Authorization header": every request fails until the token changes."""
+
+    fix = "set a valid HF_TOKEN (or HUBWATCH_HF_TOKEN), or unset it to poll public repos anonymously"
+
+
 class RateLimited(HubError):
     fix = "wait and retry; a token (HF_TOKEN) raises the hub's limits"
 
@@ -49,6 +64,12 @@ class RateLimited(HubError):
 
 class HubUnavailable(HubError):
     fix = "the hub did not answer properly; retry later or check HUBWATCH_HUB_ENDPOINT"
+
+
+class PollTimedOut(HubError):
+    """The poll of one repo used up its deadline (`HUBWATCH_POLL_DEADLINE_S`); it resumes next time."""
+
+    fix = "nothing to do: the hub is slow; the repo is polled again later (HUBWATCH_POLL_DEADLINE_S bounds one poll)"
 
 
 class InvalidContent(HubError):

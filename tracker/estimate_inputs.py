@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.records import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
-from hubwatch.domain.snapshot import Snapshot
+from hubwatch.domain.snapshot import Snapshot, unreadable_header
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Manifest
@@ -68,8 +68,9 @@ def snapshot_manifest(snapshot: Snapshot, config: Mapping[str, Any]) -> Manifest
     weights = _json_object(snapshot, "weights.json")
     if weights is not None:
         return Manifest.from_weights_json(weights)
-    if snapshot.safetensors:
-        return Manifest.from_safetensors_headers(snapshot.safetensors)
+    readable = {f: h for f, h in snapshot.safetensors.items() if unreadable_header(h) is None}
+    if readable and len(readable) == len(snapshot.safetensors):
+        return Manifest.from_safetensors_headers(readable)
     for path in sorted(snapshot.contents):
         if path.endswith(".safetensors.index.json") and "/" not in path:
             index = _json_object(snapshot, path)

@@ -7,6 +7,7 @@ into `hubwatch.tracker.errors` types here and nowhere else, each carrying the re
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -15,9 +16,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
 from hubwatch.tracker.errors import InvalidContent
+from hubwatch.tracker.guard import HubGuard
 from hubwatch.tracker.hub_errors import translate_errors
+from hubwatch.tracker.transport import install as install_transport, origin_of
 from hubwatch.domain.remote_data import MAX_DOWNLOAD_BYTES, load_remote_json
-from hubwatch.domain.snapshot import Snapshot, is_tracked
+from hubwatch.domain.snapshot import UNREADABLE_HEADER, Snapshot, is_tracked
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
@@ -42,17 +45,39 @@ class RecentModel:
 class HubClient:
     """Reads repos from the hub (or the emulator) with the official client."""
 
-    def __init__(self, api: HfApi, *, timeout_s: float = 20.0, max_download_bytes: int = MAX_DOWNLOAD_BYTES) -> None:
+    def __init__(
+        self,
+        api: HfApi,
+        *,
+        timeout_s: float = 20.0,
+        max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+        guard: HubGuard | None = None,
+    ) -> None:
+        install_transport()  # hubwatch's deadlines under the library, and none of its own retries
         self._api = api
         self._timeout = timeout_s
         self._max_download = max_download_bytes
+        self.guard = guard or HubGuard(origin_of(self.endpoint), timeout_s=timeout_s)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HubClient:
         from huggingface_hub import HfApi
 
-        api = HfApi(endpoint=settings.hub_endpoint.rstrip("/"), token=settings.hf_token, library_name="hubwatch")
-        return cls(api, timeout_s=settings.hub_timeout_s)
+        endpoint = settings.hub_endpoint.rstrip("/")
+        api = HfApi(endpoint=endpoint, token=settings.hf_token, library_name="hubwatch")
+        guard = HubGuard(
+            origin_of(endpoint),
+            timeout_s=settings.hub_timeout_s,
+            retries=settings.hub_retries,
+            breaker_failures=settings.breaker_failures,
+            breaker_cooldown_s=settings.breaker_cooldown_s,
+        )
+        return cls(api, timeout_s=settings.hub_timeout_s, guard=guard)
+
+    @property
+    def token(self) -> str | None:
+        token = self._api.token
+        return token if isinstance(token, str) else None
 
     @property
     def endpoint(self) -> str:
@@ -61,8 +86,11 @@ class HubClient:
     # -- error translation: the only place library errors become ours ---------------------------
 
     def _call(self, fn: Callable[[], T], repo: str | None, revision: str | None = None, file: str | None = None) -> T:
-        with translate_errors(self.endpoint, repo, revision, file):
-            return fn()
+        def translated() -> T:
+            with translate_errors(self.endpoint, repo, revision, file):
+                return fn()
+
+        return self.guard.call(translated, repo, revision)
 
     # -- repo state ------------------------------------------------------------------------------
 
@@ -196,16 +224,29 @@ class HubClient:
                 raise InvalidContent(f"{path}: not valid JSON ({exc})", repo_id=rid, revision=sha) from exc
         return body
 
-    def safetensors_header(self, repo: RepoId, sha: str, path: str) -> dict[str, Any]:
-        """Tensor name → {"dtype", "shape"} of one safetensors file, read by range requests."""
+    def safetensors_header(self, repo: RepoId, sha: str, path: str, *, lenient: bool = False) -> dict[str, Any]:
+        """Tensor name → {"dtype", "shape"} of one safetensors file, read by range requests.
+
+        A header that cannot be read (its length beyond the file or the limits, nested without end,
+        not JSON) is InvalidContent; with `lenient` (a snapshot) it is what upstream committed, returned
+        as `{UNREADABLE_HEADER: reason}` for the diff to record as a finding.
+        """
+        from huggingface_hub.errors import SafetensorsParsingError
+
         rid = str(repo)
-        meta = self._call(
-            lambda: self._api.parse_safetensors_file_metadata(rid, path, revision=sha, timeout=self._timeout),
-            rid,
-            sha,
-            path,
-        )
-        return {name: {"dtype": t.dtype, "shape": list(t.shape)} for name, t in sorted(meta.tensors.items())}
+
+        def fetch() -> dict[str, Any]:
+            try:
+                meta = self._api.parse_safetensors_file_metadata(rid, path, revision=sha, timeout=self._timeout)
+                return {name: {"dtype": t.dtype, "shape": list(t.shape)} for name, t in sorted(meta.tensors.items())}
+            except (SafetensorsParsingError, RecursionError, KeyError, TypeError, ValueError) as exc:
+                if not lenient:
+                    raise
+                text = str(exc).strip().splitlines()
+                kind = "nested too deeply" if isinstance(exc, RecursionError) else (text[0] if text else repr(exc))
+                return {UNREADABLE_HEADER: kind[:300]}
+
+        return self._call(fetch, rid, sha, path)
 
     def snapshot(self, repo: RepoId, sha: str, *, previous: Snapshot | None = None) -> Snapshot:
         """The revision's listing, tracked contents and safetensors headers.
@@ -224,7 +265,7 @@ class HubClient:
                 if same and previous is not None and path in previous.safetensors:
                     headers[path] = dict(previous.safetensors[path])
                 else:
-                    fetch[path] = partial(self.safetensors_header, repo, sha, path)
+                    fetch[path] = partial(self.safetensors_header, repo, sha, path, lenient=True)
             elif is_tracked(path):
                 if same and previous is not None and path in previous.contents:
                     contents[path] = previous.contents[path]
@@ -244,7 +285,8 @@ class HubClient:
         if len(jobs) <= 1:
             return {path: job() for path, job in jobs.items()}
         with ThreadPoolExecutor(max_workers=_PARALLEL, thread_name_prefix="hubwatch-fetch") as pool:
-            futures = {path: pool.submit(job) for path, job in jobs.items()}
+            # Each job in a copy of this context: the poll's deadline holds in the pool's threads too.
+            futures = {path: pool.submit(contextvars.copy_context().run, job) for path, job in jobs.items()}
             try:
                 return {path: future.result() for path, future in futures.items()}
             except BaseException:

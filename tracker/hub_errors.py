@@ -13,9 +13,14 @@ from hubwatch.tracker.errors import (
     HubUnavailable,
     InvalidContent,
     RateLimited,
+    RepoDisabled,
     RepoNotFound,
     RevisionNotFound,
+    TokenRejected,
 )
+from hubwatch.tracker.transport import HubAnswer, HubConnection
+
+_BAD_TOKEN = "invalid credentials in authorization header"
 
 __all__ = ["translate_errors"]
 
@@ -38,6 +43,23 @@ def _retry_after(response: Any) -> float | None:
     return None
 
 
+def _token_rejected(exc: Any) -> bool:
+    response = getattr(exc, "response", None)
+    if response is None or response.status_code != 401:
+        return False
+    message = str(response.headers.get("x-error-message") or "")
+    if not message:
+        try:
+            message = str(response.json().get("error") or "")
+        except (ValueError, AttributeError):
+            message = ""
+    return message.strip().lower().rstrip(".") == _BAD_TOKEN
+
+
+def _rejected(where: dict[str, str | None]) -> TokenRejected:
+    return TokenRejected("the hub rejected the token: 401 invalid credentials in Authorization header", **where)
+
+
 @contextmanager
 def translate_errors(
     endpoint: str, repo: str | None, revision: str | None = None, file: str | None = None
@@ -52,11 +74,25 @@ def translate_errors(
         yield
     except HubError:
         raise
+    except HubAnswer as exc:  # a status huggingface_hub would have retried (transport.py raises it instead)
+        if exc.status == 429:
+            raise RateLimited(
+                f"{what}rate limited by the hub", retry_after=_retry_after(exc), **where
+            ) from exc
+        raise HubUnavailable(f"{what}hub answered HTTP {exc.status}", **where) from exc
+    except HubConnection as exc:
+        if exc.truncated:
+            raise InvalidContent(f"{what}{exc}", **where) from exc
+        raise HubUnavailable(f"{what}{exc}", **where) from exc
+    except hf.DisabledRepoError as exc:
+        raise RepoDisabled("the hub disabled this repo (403: access to this resource is disabled)", **where) from exc
     except hf.GatedRepoError as exc:
         raise GatedRepo(f"{what}repo is gated: access not granted to this token", **where) from exc
     except hf.RevisionNotFoundError as exc:
         raise RevisionNotFound(f"{what}revision not found", **where) from exc
     except hf.RepositoryNotFoundError as exc:
+        if _token_rejected(exc):
+            raise _rejected(where) from exc
         raise RepoNotFound("repo not found (or private)", **where) from exc
     except hf.RemoteEntryNotFoundError as exc:
         raise InvalidContent(f"{what}listed but not served (entry not found)", **where) from exc
@@ -64,6 +100,8 @@ def translate_errors(
         raise InvalidContent(f"{what}safetensors header cannot be parsed: {exc}", **where) from exc
     except hf.HfHubHTTPError as exc:
         status = exc.response.status_code if exc.response is not None else None
+        if _token_rejected(exc):
+            raise _rejected(where) from exc
         if status == 429:
             raise RateLimited(
                 f"{what}rate limited by the hub", retry_after=_retry_after(exc.response), **where

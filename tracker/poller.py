@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import PollState, RepoId
-from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoNotFound
+from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabled, RepoNotFound, TokenRejected
+from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
+from hubwatch.tracker.hubstate import clear_token_problem, record_token_problem
 from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
 
 if TYPE_CHECKING:
@@ -58,6 +60,7 @@ class Failed:
     fix: str
     saved: tuple[str, ...] = ()  # revisions stored before the failure
     retry_after: float | None = None
+    token_rejected: bool = False  # the hub rejected the token: a hub-wide failure, not this repo's
 
 
 PollOutcome = Unchanged | NewRevisions | Failed
@@ -69,6 +72,8 @@ def _state_of(exc: HubError) -> PollState:
         return PollState.GATED
     if isinstance(exc, RepoNotFound):
         return PollState.NOT_FOUND
+    if isinstance(exc, RepoDisabled):
+        return PollState.DISABLED
     return PollState.ERROR
 
 
@@ -89,12 +94,18 @@ def poll_repo(
     progress: Progress | None = None,
     now: Clock = system_clock,
 ) -> PollOutcome:
-    """Poll one repo: one request when its head has not moved, else every new commit in order."""
+    """Poll one repo: one request when its head has not moved, else every new commit in order.
+
+    All of its hub requests share one deadline (`poll_deadline_s`). A rejected token is recorded
+    hub-wide (`tracker.hubstate`), not on the repo: the repo's state and backoff stay as they were.
+    """
     saved: list[str] = []
     say = progress or (lambda _repo, _text: None)
+    deadline = start_poll_deadline(settings.poll_deadline_s)
     try:
         stored_head = store.head(repo)
         head = hub.head(repo)
+        clear_token_problem(store)  # the hub took this token: a rejection recorded before is over
         if stored_head is not None and stored_head.sha == head:
             store.record_poll(repo, PollState.OK, None, now())
             return Unchanged(repo, head)
@@ -129,12 +140,18 @@ def poll_repo(
         store.record_poll(repo, PollState.OK, None, now())
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head, tuple(dropped))
+    except TokenRejected as exc:
+        record_token_problem(store, hub.token, "the hub rejected the token (401 invalid credentials)", exc.fix, now())
+        reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
+        return Failed(repo, reason, PollState.ERROR, exc.fix, tuple(saved), None, token_rejected=True)
     except HubError as exc:
         state = _state_of(exc)
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
         store.record_poll(repo, state, reason, now())
         retry = exc.retry_after if isinstance(exc, RateLimited) else None
         return Failed(repo, reason, state, exc.fix, tuple(saved), retry)
+    finally:
+        end_poll_deadline(deadline)
 
 
 def poll_repos(
@@ -163,6 +180,8 @@ def poll_repos(
         outcomes.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome)
+        if isinstance(outcome, Failed) and outcome.token_rejected:
+            break  # every later request would be refused the same way: stop calling the hub
     return outcomes
 
 

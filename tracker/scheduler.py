@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
 from hubwatch.tracker.errors import HubError
+from hubwatch.tracker.hubstate import halted
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
@@ -83,6 +84,8 @@ class PollCycle:
         if not self._lock.acquire(blocking=False):
             return []  # a cycle is already running in this process
         try:
+            if self._token_halted():
+                return []  # the hub rejected this token: no request until the token changes
             outcomes: list[PollOutcome] = []
             seen: set[RepoId] = set()
             listed_at = self._clock()
@@ -95,6 +98,8 @@ class PollCycle:
             if recent is not None:  # a failed listing leaves its window to the next one
                 self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
             while True:
+                if self._token_halted():
+                    return outcomes
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 claimed = [r for r in claimed if r not in seen]
                 if not claimed:
@@ -114,6 +119,12 @@ class PollCycle:
             return None
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock)
         return outcome
+
+    def _token_halted(self) -> bool:
+        problem = halted(self._store, self._hub, self._clock())
+        if problem is not None:
+            log.warning("not polling: %s (token %s); fix: %s", problem.reason, problem.fingerprint, problem.fix)
+        return problem is not None
 
     def _listing(self, since: datetime) -> dict[RepoId, RecentModel] | None:
         """Models modified on the hub since `since` (a page per ~1000), or None when it cannot vouch."""
@@ -137,7 +148,9 @@ class PollCycle:
         if isinstance(outcome, Failed):
             log.warning("%s (%s)", outcome.reason, outcome.fix)
         at = self._clock()
-        if listing_ok and not isinstance(outcome, Failed):
+        if isinstance(outcome, Failed) and outcome.token_rejected:
+            when = at  # not this repo's fault: due again once the token is fixed (cycles skip until then)
+        elif listing_ok and not isinstance(outcome, Failed):
             # The listing tells when it moves (it reaches back before this poll), so its own
             # head request waits for the safety re-check.
             when = at + timedelta(seconds=self._settings.recheck_interval_s)

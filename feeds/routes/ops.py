@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
 from hubwatch.feeds.builders.metrics import MetricsSnapshot, prometheus_text
 from hubwatch.feeds.context import AppContext, get_ctx
 from hubwatch.feeds.errors import error_body
@@ -27,7 +28,11 @@ def healthz(ctx: Ctx) -> JSONResponse:
         ctx.store.advisory("x_HEALTHZ-probe")  # one indexed read: proves the database answers
     except (StorageError, SQLAlchemyError) as exc:
         return JSONResponse(error_body("unavailable", f"database: {exc}"), status_code=503)
-    return JSONResponse({"status": "ok", "database": "ok"})
+    # A rejected hub token keeps the app up (pages, feeds and the OSV API serve the store) but
+    # polling stopped: 200 with the problem under "hub", so monitors see it without a restart loop.
+    problem = TokenProblem.loads(ctx.store.meta(TOKEN_KEY))
+    hub: object = "ok" if problem is None else {"status": "token_rejected", **problem.to_json()}
+    return JSONResponse({"status": "ok" if problem is None else "degraded", "database": "ok", "hub": hub})
 
 
 @router.get("/metrics")

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
+from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
@@ -60,7 +61,8 @@ def _listing(request: Request, ctx: AppContext, page: int, org: str | None) -> R
     shown = states[:PAGE_SIZE]
     latest = ctx.store.latest_changes([s.repo for s in shown])
     rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
-    context: dict[str, Any] = {"rows": rows, "page": page, "more": len(states) > PAGE_SIZE, "org": org}
+    context: dict[str, Any] = {"rows": rows, "page": page, "more": len(states) > PAGE_SIZE, "org": org,
+                               "token_problem": TokenProblem.loads(ctx.store.meta(TOKEN_KEY))}
     return ctx.templates.TemplateResponse(request, "index.html", context)
 
 

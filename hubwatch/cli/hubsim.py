@@ -40,6 +40,11 @@ __all__ = ["hubsim"]
               help="Share of the bytes a truncated GET sends.")  # fmt: skip
 @click.option("--invalid-json", default=None, metavar="GLOB", help="Serve matching files as a body that is not JSON.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --error-rate draws.")
+@click.option("--fault", "more_faults", multiple=True, metavar="NAME=VALUE",
+              help="Any other fault setting (repeatable), e.g. invalid_token='*', disabled='org/*', deleted=GLOB, "
+                   "gated='meta-llama/*' gated_token=hf_x, ratelimit_quota=500 ratelimit_window_s=300, "
+                   "trickle=GLOB trickle_ms=1000, reset_rate=0.1, broken_header=GLOB broken_header_kind=nested, "
+                   "rate_limit_path=GLOB (values read as JSON, else as text).")  # fmt: skip
 @click.option("--webhook", default=None, metavar="URL", help="POST a hub-style webhook here after each advance.")
 @click.option("--webhook-secret", default=None, help="Sent as X-Webhook-Secret with each webhook.")
 @click.option("--log-level", default="info", show_default=True,
@@ -59,6 +64,7 @@ def hubsim(
     truncate_fraction: float,
     invalid_json: str | None,
     seed: int,
+    more_faults: tuple[str, ...],
     webhook: str | None,
     webhook_secret: str | None,
     log_level: str,
@@ -79,7 +85,18 @@ def hubsim(
         url_of,
     )
 
+    import json
+
     try:
+        extra: dict[str, object] = {}
+        for item in more_faults:
+            name, sep, raw = item.partition("=")
+            if not sep:
+                raise FaultError(f"--fault expects NAME=VALUE, got {item!r}")
+            try:
+                extra[name.strip()] = json.loads(raw)
+            except ValueError:
+                extra[name.strip()] = raw
         faults = FaultConfig(
             error_rate=error_rate,
             error_status=error_status,
@@ -91,6 +108,8 @@ def hubsim(
             invalid_json=invalid_json,
             seed=seed,
         )
+        if extra:
+            faults = FaultConfig.from_mapping({**faults.to_json(), **extra})
         state = build_state(
             root or demo_root(),
             at=at,

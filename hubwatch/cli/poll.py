@@ -55,7 +55,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
     """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed."""
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
-    from hubwatch.tracker.poller import failed, poll_repos
+    from hubwatch.tracker.poller import Failed, failed, poll_repos
     from hubwatch.wiring import open_runtime
 
     out, err = out_console(), err_console()
@@ -76,10 +76,17 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
             def done(outcome: PollOutcome) -> None:
                 bar.advance(task)
+                if isinstance(outcome, Failed) and outcome.token_rejected:
+                    return  # said once, as the command's error (exit 3)
                 out.print(_outcome_line(outcome), highlight=False, soft_wrap=True)
 
             outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
                                   progress=progress, on_outcome=done, clock=rt.clock)
+    rejected = [o for o in failed(outcomes) if o.token_rejected]
+    if rejected:
+        from hubwatch.tracker.errors import TokenRejected
+
+        raise TokenRejected("the hub rejected the token (401 Invalid credentials in Authorization header); no repo was polled after it")
     if failed(outcomes):
         click.get_current_context().exit(EXIT_FAILED)
 

@@ -12,11 +12,11 @@ from typing import Any, Mapping
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.remote_data import load_remote_json
-from hubwatch.domain.snapshot import Snapshot
+from hubwatch.domain.snapshot import Snapshot, unreadable_header
 
-from .changes import UPDATE, make_change
+from .changes import HAZARD, UPDATE, make_change
 
-__all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals"]
+__all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals", "unreadable_header_records"]
 
 DTYPE_BYTES = {
     "F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2,
@@ -146,4 +146,23 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
         delta = new_total - old_total
         add(Kind.WEIGHTS, Severity.MEDIUM, "metadata.total_size", old_total, new_total,
             f"total_size {_human(old_total)} → {_human(new_total)} ({'+' if delta > 0 else ''}{delta} bytes)")  # fmt: skip
+    return records + unreadable_header_records(old, new)
+
+
+def unreadable_header_records(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
+    """A safetensors header that cannot be read is a finding on its revision (like invalid JSON);
+    readable again later: a fix."""
+    records: list[ChangeRecord] = []
+    for file in sorted(set(old.safetensors) | set(new.safetensors)):
+        before = unreadable_header(old.safetensors.get(file)) if file in old.safetensors else None
+        after = unreadable_header(new.safetensors.get(file)) if file in new.safetensors else None
+        mark = f"invalid_safetensors:{file}"
+        if after is not None and before is None:
+            records.append(make_change(
+                Kind.WEIGHTS, Severity.HIGH, file=file, key=None, old=None, new=None, direction=HAZARD,
+                summary=f"{file}: safetensors header cannot be read ({after})", error=after, hazards=[mark]))  # fmt: skip
+        elif before is not None and after is None and file in new.safetensors:
+            records.append(make_change(
+                Kind.WEIGHTS, Severity.MEDIUM, file=file, key=None, old=None, new=None, direction=UPDATE,
+                summary=f"{file}: safetensors header readable again", error=before, clears=[mark]))  # fmt: skip
     return records

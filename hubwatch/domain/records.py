@@ -161,7 +161,8 @@ class PollState(str, Enum):
     OK = "ok"
     GATED = "gated"
     NOT_FOUND = "not_found"
-    ERROR = "error"  # counted in the repo's consecutive failures (any other state resets them)
+    DISABLED = "disabled"  # 403 "Access to this resource is disabled."
+    ERROR = "error"  # every state but NEW and OK counts in the repo's consecutive failures (OK resets them)
 
     def __str__(self) -> str:
         return str(self.value)  # prints as stored (CLI tables, pages): "ok", not "PollState.OK"

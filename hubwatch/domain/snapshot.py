@@ -8,7 +8,18 @@ from typing import Any, Mapping
 
 from hubwatch.domain.records import FileRecord
 
-__all__ = ["Snapshot", "TRACKED_PATTERNS", "is_tracked"]
+__all__ = ["Snapshot", "TRACKED_PATTERNS", "UNREADABLE_HEADER", "is_tracked", "unreadable_header"]
+
+# The key of the stand-in header stored for a safetensors file whose header cannot be read (a length
+# beyond the file or the limits, nesting without end, not JSON): {UNREADABLE_HEADER: "the reason"}.
+UNREADABLE_HEADER = "__unreadable__"
+
+
+def unreadable_header(header: object) -> str | None:
+    """Why a stored safetensors header could not be read, or None when it is a real one."""
+    if isinstance(header, dict) and UNREADABLE_HEADER in header:
+        return str(header[UNREADABLE_HEADER])
+    return None
 
 # Files whose content is fetched and stored for every revision (everything else: listing only).
 TRACKED_PATTERNS: tuple[str, ...] = (

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hubwatch.hubsim import api, control, files, names
+from hubwatch.hubsim import api, control, files, modes, names
 from hubwatch.hubsim.responses import error_response, sim_error_response
 from hubwatch.hubsim.state import Moved, SimError, SimState
 
@@ -29,7 +29,8 @@ class FaultMiddleware:
         if scope["type"] != "http" or scope["path"].startswith("/_sim"):
             await self.app(scope, receive, send)
             return
-        verdict = self.state.faults.next_request()
+        modes.count(self.state)
+        verdict = self.state.faults.next_request(scope["path"])
         if verdict.delay_s:
             await asyncio.sleep(verdict.delay_s)
         if verdict.status == 429:
@@ -51,7 +52,7 @@ class FaultMiddleware:
             response = error_response(verdict.status, "ServerError", "hubsim: injected server error")
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        await modes.serve(self.state, self.app, scope, receive, send)
 
 
 async def _sim_error(request: Request, exc: Exception) -> Response:

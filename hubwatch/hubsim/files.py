@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 import re
+import struct
 from collections.abc import Iterator
 
 from starlette.requests import Request
@@ -19,7 +20,7 @@ from hubwatch.hubsim.responses import (
 )
 from hubwatch.hubsim.state import SimError, SimState
 
-__all__ = ["BROKEN_JSON", "parse_range", "resolve_file"]
+__all__ = ["BROKEN_JSON", "broken_header", "parse_range", "resolve_file"]
 
 # What a file hit by the `invalid_json` fault is served as.
 BROKEN_JSON = b'{"hubsim_fault": "invalid json", "truncated": [1, 2,'
@@ -45,6 +46,20 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
     if start >= size or start > end:
         raise SimError(416, "RangeNotSatisfiable", f"Range {header} is outside a file of {size} bytes")
     return start, end
+
+
+def broken_header(kind: str) -> bytes:
+    """A small safetensors file whose header is broken as `kind` says (FaultConfig.broken_header_kind)."""
+    if kind == "nested":
+        payload = b"[" * 100_000  # parsers that recurse give up long before the end
+    elif kind == "beyond_limit":
+        return struct.pack("<Q", 30_000_000) + b"{}" + b" " * 6  # past the client's 25 MB header limit
+    elif kind == "beyond_file":
+        return struct.pack("<Q", 1_000_000) + b'{"a":{"dtype":"F16",'  # the length runs past the file's end
+    else:
+        payload = b"this header is not JSON"
+    payload += b" " * (-len(payload) % 8)
+    return struct.pack("<Q", len(payload)) + payload
 
 
 def _content_type(path: str) -> str:
@@ -78,10 +93,12 @@ async def resolve_file(request: Request) -> Response:
         "Content-Type": _content_type(path),
         "X-Request-Id": request_id(),
     }
-    broken = state.faults.breaks_json(repo_id, path)
-    size = len(BROKEN_JSON) if broken else f.size
-    if broken:
-        headers["ETag"] = f'"{git_blob_sha1(BROKEN_JSON)}"'
+    kind = state.faults.broken_header(repo_id, path) if path.endswith(".safetensors") else None
+    bad: bytes | None = broken_header(kind) if kind else (BROKEN_JSON if state.faults.breaks_json(repo_id, path) else None)
+    broken = bad is not None
+    size = len(bad) if bad is not None else f.size
+    if bad is not None:
+        headers["ETag"] = f'"{git_blob_sha1(bad)}"'
     else:
         headers["ETag"] = f'"{f.etag}"'
         if f.lfs_sha256 is not None:
@@ -104,8 +121,8 @@ async def resolve_file(request: Request) -> Response:
         (start, end), status = wanted, 206
         headers["Content-Range"] = f"bytes {start}-{end}/{size}"
     headers["Content-Length"] = str(max(0, end - start + 1))
-    if broken:
-        body: Iterator[bytes] = _chunks(BROKEN_JSON[start : end + 1])
+    if bad is not None:
+        body: Iterator[bytes] = _chunks(bad[start : end + 1])
     elif end < start:
         body = _chunks(b"")
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -93,7 +94,11 @@ def bearer(request: Request) -> str | None:
 
 def check_gate(request: Request, repo: RepoHistory) -> None:
     """Gated repo: no token → 401 GatedRepo; a token other than the GATED file's → 403 GatedRepo."""
-    if repo.gated_token is None:
+    gate = repo.gated_token
+    faults = request.app.state.sim.faults.config
+    if gate is None and faults.gated and fnmatch.fnmatchcase(repo.repo_id, faults.gated):
+        gate = faults.gated_token  # a gated copy (FaultConfig.gated): the real hub gates these
+    if gate is None:
         return
     token = bearer(request)
     if token is None:
@@ -103,7 +108,7 @@ def check_gate(request: Request, repo: RepoHistory) -> None:
             f"Access to model {repo.repo_id} is restricted. You must have access to it and be authenticated"
             " to access it. Please log in.",
         )
-    if repo.gated_token and token != repo.gated_token:
+    if gate and token != gate:
         raise SimError(
             403,
             "GatedRepo",

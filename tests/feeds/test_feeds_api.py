@@ -86,7 +86,7 @@ def test_webhook_checks_the_secret_and_calls_back(client: TestClient, seeded: Se
 
 
 def test_healthz_and_metrics(client: TestClient) -> None:
-    assert client.get("/healthz").json() == {"status": "ok", "database": "ok"}
+    assert client.get("/healthz").json() == {"status": "ok", "database": "ok", "hub": "ok"}
     metrics = client.get("/metrics")
     assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
     text = metrics.text

@@ -24,5 +24,5 @@ def test_metrics_age_is_measured_on_the_apps_clock(tmp_path: Path) -> None:
         app = create_app(Settings(database_url="sqlite://"), store, clock=fixed_clock(POLLED + timedelta(seconds=90)))
         with TestClient(app) as client:
             text = client.get("/metrics").text
-            assert client.get("/healthz").json() == {"status": "ok", "database": "ok"}
+            assert client.get("/healthz").json() == {"status": "ok", "database": "ok", "hub": "ok"}
     assert "hubwatch_last_poll_age_seconds 90\n" in text

@@ -1,0 +1,139 @@
+"""hubwatch's retry policy around every hub call: deadlines, deferral, a breaker, bounded retries.
+
+`HubGuard.call` runs one translated hub call (`tracker/hub.py`) and decides, before and after it:
+
+- a rejected token stops every later call of this client at once (no request) until a client is
+  built with another token (settings reloaded);
+- a 429 is never retried or slept on: `RateLimited(retry_after=…)` defers that repo; the hub's
+  `RateLimit` header saying nothing is left (on any answer, a 429 included) closes this client's
+  gate for the window: later calls raise `RateLimited` at once, sending nothing, so the other repos
+  (and, for the listing, the cycle) are deferred too;
+- a poll's deadline (`HUBWATCH_POLL_DEADLINE_S`) bounds all of its calls together;
+- `HubUnavailable` (5xx, timeouts, resets) is retried a few times with a short exponential wait
+  (tenacity), never past the deadline; `breaker_failures` such failed calls in a row open a
+  circuit breaker (pybreaker): no call for `breaker_cooldown_s`, then one probe.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+import pybreaker
+import tenacity
+
+from hubwatch.tracker.errors import HubUnavailable, PollTimedOut, RateLimited, TokenRejected
+from hubwatch.tracker.transport import Limits, RateGate, limits
+
+__all__ = ["HubGuard", "end_poll_deadline", "poll_deadline", "start_poll_deadline"]
+
+T = TypeVar("T")
+
+_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
+    "hubwatch_poll_deadline", default=None
+)  # (monotonic deadline, the seconds it was set for)
+
+
+@contextmanager
+def poll_deadline(seconds: float | None) -> Iterator[None]:
+    """Every hub call inside the block shares one deadline, `seconds` from now (None: none)."""
+    if seconds is None:
+        yield
+        return
+    token = _DEADLINE.set((time.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def start_poll_deadline(seconds: float | None) -> contextvars.Token[tuple[float, float] | None]:
+    """`poll_deadline` without a block: pass what it returns to `end_poll_deadline` (in a finally)."""
+    return _DEADLINE.set((time.monotonic() + seconds, seconds) if seconds is not None else None)
+
+
+def end_poll_deadline(token: contextvars.Token[tuple[float, float] | None]) -> None:
+    _DEADLINE.reset(token)
+
+
+class HubGuard:
+    """The policy of one hub client (see the module docstring); thread-safe."""
+
+    def __init__(
+        self,
+        origin: str,
+        *,
+        timeout_s: float,
+        retries: int = 2,
+        breaker_failures: int = 5,
+        breaker_cooldown_s: float = 60.0,
+    ) -> None:
+        self.origin = origin
+        self._timeout = timeout_s
+        self._retries = retries
+        self._lock = threading.Lock()
+        self._rejected: TokenRejected | None = None
+        self.gate = RateGate()
+        self.breaker = pybreaker.CircuitBreaker(
+            fail_max=breaker_failures,
+            reset_timeout=breaker_cooldown_s,
+            exclude=[lambda exc: not isinstance(exc, HubUnavailable)],
+            throw_new_error_on_trip=False,
+            name=f"hub {origin}",
+        )
+
+    @property
+    def token_rejected(self) -> TokenRejected | None:
+        """The rejection that stopped this client, or None."""
+        with self._lock:
+            return self._rejected
+
+    def call(self, fn: Callable[[], T], repo: str | None, revision: str | None = None) -> T:
+        where = {"repo_id": repo, "revision": revision}
+        rejected = self.token_rejected
+        if rejected is not None:
+            raise TokenRejected(f"not called: the hub rejected the token ({rejected})", **where)
+        wait = self.gate.wait_s(self.origin)
+        if wait > 0:
+            raise RateLimited(
+                f"deferred {wait:.0f} s: the hub's rate-limit window has no request left", retry_after=wait, **where
+            )
+        bounds = _DEADLINE.get()
+        deadline = bounds[0] if bounds is not None else None
+        if deadline is not None and time.monotonic() >= deadline:
+            raise PollTimedOut(f"the poll's deadline of {bounds[1] if bounds else 0:.0f} s passed", **where)
+        try:
+            with limits(Limits(self._timeout, deadline, self.gate)):
+                result: T = self.breaker.call(self._retrying, fn, deadline)
+                return result
+        except pybreaker.CircuitBreakerError as exc:
+            raise HubUnavailable(
+                f"not called: the hub failed {self.breaker.fail_max} times in a row; the next try is a probe"
+                f" after {self.breaker.reset_timeout:.0f} s",
+                **where,
+            ) from exc
+        except TokenRejected as exc:
+            with self._lock:
+                self._rejected = exc
+            raise
+
+    def _retrying(self, fn: Callable[[], T], deadline: float | None) -> T:
+        class _NoTimeLeft(tenacity.stop.stop_base):
+            def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+                return deadline is not None and time.monotonic() + 1.0 >= deadline
+
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_any(
+                tenacity.stop_after_attempt(self._retries + 1), tenacity.stop_before_delay(self._timeout), _NoTimeLeft()
+            ),
+            wait=tenacity.wait_exponential(multiplier=0.2, max=2.0),
+            retry=tenacity.retry_if_exception(
+                lambda exc: isinstance(exc, HubUnavailable) and not isinstance(exc, PollTimedOut)
+            ),
+            reraise=True,
+        )
+        return retrying(fn)

@@ -1,0 +1,217 @@
+"""hubwatch's HTTP transport under huggingface_hub: its own deadlines, no retries in the library.
+
+huggingface_hub 2.4 retries paged listings itself (`utils._pagination` → `http_backoff`: five
+tries on 408/429/5xx and on timeouts, resets and protocol errors, sleeping Retry-After + 1 or
+1–8 s between them) and sends listings with no timeout at all. Installed with the library's
+public `set_client_factory`, this transport makes hubwatch own that policy:
+
+- a retryable answer (408, 429, 5xx) is raised as `HubAnswer`, and a timeout or broken connection
+  as `HubConnection` — neither is an httpx error, so `http_backoff` never sleeps on them;
+- each request gets the hub timeout as a whole: connect/read timeouts of at most what is left,
+  and the body is cut off once the deadline passes, however slowly it trickles in;
+- the `RateLimit` header of every answer is noted in the caller's `RateGate` when it says nothing
+  is left, so the next call is deferred instead of sent into a 429.
+
+Requests made outside `limits(...)` (no hubwatch call in progress) pass through untouched.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "HubAnswer",
+    "HubConnection",
+    "Limits",
+    "RateGate",
+    "install",
+    "limits",
+    "origin_of",
+]
+
+RETRYABLE = frozenset({408, 429, 500, 502, 503, 504})
+_ERROR_BODY_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of the hub call in progress: per request, and the monotonic deadline of the poll."""
+
+    timeout_s: float
+    deadline: float | None = None  # time.monotonic() value; None: no poll deadline
+    gate: RateGate | None = None  # where a `RateLimit` header with nothing remaining is noted
+
+    def request_deadline(self, start: float) -> float:
+        end = start + self.timeout_s
+        return min(end, self.deadline) if self.deadline is not None else end
+
+
+_LIMITS: contextvars.ContextVar[Limits | None] = contextvars.ContextVar("hubwatch_hub_limits", default=None)
+
+
+@contextmanager
+def limits(value: Limits) -> Iterator[None]:
+    """Bound every request made by the library inside the block (this thread and context)."""
+    token = _LIMITS.set(value)
+    try:
+        yield
+    finally:
+        _LIMITS.reset(token)
+
+
+class HubAnswer(Exception):
+    """The hub answered a status huggingface_hub would retry (408, 429, 5xx); raised instead."""
+
+    def __init__(self, status: int, headers: dict[str, str], message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}" if message else f"HTTP {status}")
+        self.status = status
+        self.headers = headers
+        self.message = message
+
+
+class HubConnection(Exception):
+    """The request did not complete: timed out, past its deadline, or the connection broke."""
+
+    def __init__(self, message: str, *, timeout: bool, truncated: bool = False) -> None:
+        super().__init__(message)
+        self.timeout = timeout
+        self.truncated = truncated
+
+
+class RateGate:
+    """Per hub origin, until when (monotonic) its `RateLimit` header said no request is left.
+
+    One per hub client (`HubGuard`): the window is the hub's account quota for its token.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._closed_until: dict[str, float] = {}
+
+    def close(self, origin: str, seconds: float) -> None:
+        with self._lock:
+            until = time.monotonic() + max(0.0, seconds)
+            self._closed_until[origin] = max(until, self._closed_until.get(origin, 0.0))
+
+    def wait_s(self, origin: str) -> float:
+        """Seconds until `origin` may be called again (0: now)."""
+        with self._lock:
+            until = self._closed_until.get(origin)
+        return max(0.0, until - time.monotonic()) if until is not None else 0.0
+
+
+def origin_of(url: object) -> str:
+    """`scheme://host:port` of a URL (what the rate gate is keyed by)."""
+    import httpx2
+
+    parsed = httpx2.URL(str(url))
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    return f"{parsed.scheme}://{parsed.host}:{port}"
+
+
+def _observe_rate_limit(gate: RateGate | None, request: httpx2.Request, response: httpx2.Response) -> None:
+    from huggingface_hub.utils import parse_ratelimit_headers  # type: ignore[attr-defined]  # lazy module
+
+    info = parse_ratelimit_headers(response.headers)
+    if gate is not None and info is not None and info.remaining <= 0:
+        gate.close(origin_of(request.url), float(info.reset_in_seconds))
+
+
+def _checked(stream: httpx2.SyncByteStream, deadline: float) -> Iterator[bytes]:
+    import httpx2
+
+    try:
+        for chunk in stream:
+            if time.monotonic() > deadline:
+                raise HubConnection("the hub's answer did not arrive in time (body still arriving)", timeout=True)
+            yield chunk
+    except httpx2.TimeoutException as exc:
+        raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
+    except httpx2.RemoteProtocolError as exc:
+        raise HubConnection(f"truncated or malformed response: {exc}", timeout=False, truncated=True) from exc
+    except httpx2.TransportError as exc:
+        raise HubConnection(f"the connection to the hub broke: {exc}", timeout=False, truncated=True) from exc
+
+
+def _transport() -> httpx2.BaseTransport:
+    import httpx2
+
+    class _Stream(httpx2.SyncByteStream):
+        """The body, cut off at the request's deadline; errors raised as HubConnection."""
+
+        def __init__(self, inner: httpx2.SyncByteStream, deadline: float) -> None:
+            self._inner, self._deadline = inner, deadline
+
+        def __iter__(self) -> Iterator[bytes]:
+            yield from _checked(self._inner, self._deadline)
+
+        def close(self) -> None:
+            self._inner.close()
+
+    class HubwatchTransport(httpx2.BaseTransport):
+        def __init__(self) -> None:
+            self._inner = httpx2.HTTPTransport()
+
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            bounds = _LIMITS.get()
+            if bounds is None:
+                return self._inner.handle_request(request)
+            deadline = bounds.request_deadline(time.monotonic())
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise HubConnection("the poll's deadline passed before this request", timeout=True)
+            request.extensions["timeout"] = {"connect": left, "read": left, "write": left, "pool": left}
+            try:
+                response = self._inner.handle_request(request)
+            except httpx2.TimeoutException as exc:
+                raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
+            except httpx2.TransportError as exc:
+                raise HubConnection(f"cannot reach the hub: {exc}", timeout=False) from exc
+            _observe_rate_limit(bounds.gate, request, response)
+            inner = response.stream
+            assert isinstance(inner, httpx2.SyncByteStream)
+            response.stream = _Stream(inner, deadline)
+            if response.status_code in RETRYABLE:
+                body = response.read()[:_ERROR_BODY_BYTES]
+                response.close()
+                message = response.headers.get("x-error-message") or body.decode("utf-8", "replace")[:200]
+                raise HubAnswer(response.status_code, {k.lower(): v for k, v in response.headers.items()}, message)
+            return response
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return HubwatchTransport()
+
+
+_installed = False
+_install_lock = threading.Lock()
+
+
+def install() -> None:
+    """Make huggingface_hub's shared client use this transport (once per process)."""
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        import httpx2
+        from huggingface_hub import set_client_factory
+        from huggingface_hub.utils._http import hf_request_event_hook
+
+        def factory() -> httpx2.Client:
+            return httpx2.Client(
+                event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True, timeout=None,
+                transport=_transport(),
+            )
+
+        set_client_factory(factory)
+        _installed = True
