@@ -27,7 +27,7 @@ import pybreaker
 import tenacity
 
 from hubwatch.tracker.errors import HubUnavailable, PollTimedOut, RateLimited, TokenRejected
-from hubwatch.tracker.transport import Limits, RateGate, limits
+from hubwatch.tracker.transport import Limits, RateGate, install, limits
 
 __all__ = ["HubGuard", "end_poll_deadline", "poll_deadline", "start_poll_deadline"]
 
@@ -106,6 +106,7 @@ class HubGuard:
         deadline = bounds[0] if bounds is not None else None
         if deadline is not None and time.monotonic() >= deadline:
             raise PollTimedOut(f"the poll's deadline of {bounds[1] if bounds else 0:.0f} s passed", **where)
+        install()  # on the library's current session (a new client factory makes a new one)
         try:
             with limits(Limits(self._timeout, deadline, self.gate)):
                 result: T = self.breaker.call(self._retrying, fn, deadline)

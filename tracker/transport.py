@@ -1,12 +1,15 @@
-"""hubwatch's HTTP transport under huggingface_hub: its own deadlines, no retries in the library.
+"""hubwatch's hooks under huggingface_hub's HTTP client: its own deadlines, no retries in the library.
 
 huggingface_hub 2.4 retries paged listings itself (`utils._pagination` → `http_backoff`: five
 tries on 408/429/5xx and on timeouts, resets and protocol errors, sleeping Retry-After + 1 or
-1–8 s between them) and sends listings with no timeout at all. Installed with the library's
-public `set_client_factory`, this transport makes hubwatch own that policy:
+1–8 s between them) and sends listings with no timeout at all. Installed as hooks on the library's
+shared client's event hooks (added to whatever client the library's factory built), hubwatch owns
+that policy:
 
-- a retryable answer (408, 429, 5xx) is raised as `HubAnswer`, and a timeout or broken connection
-  as `HubConnection` — neither is an httpx error, so `http_backoff` never sleeps on them;
+- a retryable answer (408, 429, 5xx) is raised as `HubAnswer`, and a timeout or broken body as
+  `HubConnection` — neither is an httpx error, so `http_backoff` never sleeps on them (a connect
+  failure is raised by httpx before any hook: the library may retry it, but no request starts
+  once the deadline has passed);
 - each request gets the hub timeout as a whole: connect/read timeouts of at most what is left,
   and the body is cut off once the deadline passes, however slowly it trickles in;
 - the `RateLimit` header of every answer is noted in the caller's `RateGate` when it says nothing
@@ -23,10 +26,8 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import httpx2
+import httpx2
 
 __all__ = [
     "HubAnswer",
@@ -111,8 +112,6 @@ class RateGate:
 
 def origin_of(url: object) -> str:
     """`scheme://host:port` of a URL (what the rate gate is keyed by)."""
-    import httpx2
-
     parsed = httpx2.URL(str(url))
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return f"{parsed.scheme}://{parsed.host}:{port}"
@@ -127,8 +126,6 @@ def _observe_rate_limit(gate: RateGate | None, request: httpx2.Request, response
 
 
 def _checked(stream: httpx2.SyncByteStream, deadline: float) -> Iterator[bytes]:
-    import httpx2
-
     try:
         for chunk in stream:
             if time.monotonic() > deadline:
@@ -142,76 +139,68 @@ def _checked(stream: httpx2.SyncByteStream, deadline: float) -> Iterator[bytes]:
         raise HubConnection(f"the connection to the hub broke: {exc}", timeout=False, truncated=True) from exc
 
 
-def _transport() -> httpx2.BaseTransport:
-    import httpx2
-
-    class _Stream(httpx2.SyncByteStream):
-        """The body, cut off at the request's deadline; errors raised as HubConnection."""
-
-        def __init__(self, inner: httpx2.SyncByteStream, deadline: float) -> None:
-            self._inner, self._deadline = inner, deadline
-
-        def __iter__(self) -> Iterator[bytes]:
-            yield from _checked(self._inner, self._deadline)
-
-        def close(self) -> None:
-            self._inner.close()
-
-    class HubwatchTransport(httpx2.BaseTransport):
-        def __init__(self) -> None:
-            self._inner = httpx2.HTTPTransport()
-
-        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-            bounds = _LIMITS.get()
-            if bounds is None:
-                return self._inner.handle_request(request)
-            deadline = bounds.request_deadline(time.monotonic())
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise HubConnection("the poll's deadline passed before this request", timeout=True)
-            request.extensions["timeout"] = {"connect": left, "read": left, "write": left, "pool": left}
-            try:
-                response = self._inner.handle_request(request)
-            except httpx2.TimeoutException as exc:
-                raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
-            except httpx2.TransportError as exc:
-                raise HubConnection(f"cannot reach the hub: {exc}", timeout=False) from exc
-            _observe_rate_limit(bounds.gate, request, response)
-            inner = response.stream
-            assert isinstance(inner, httpx2.SyncByteStream)
-            response.stream = _Stream(inner, deadline)
-            if response.status_code in RETRYABLE:
-                body = response.read()[:_ERROR_BODY_BYTES]
-                response.close()
-                message = response.headers.get("x-error-message") or body.decode("utf-8", "replace")[:200]
-                raise HubAnswer(response.status_code, {k.lower(): v for k, v in response.headers.items()}, message)
-            return response
-
-        def close(self) -> None:
-            self._inner.close()
-
-    return HubwatchTransport()
+def _on_request(request: httpx2.Request) -> None:
+    bounds = _LIMITS.get()
+    if bounds is None:
+        return
+    now = time.monotonic()
+    deadline = bounds.request_deadline(now)
+    left = deadline - now
+    if left <= 0:
+        raise HubConnection("the poll's deadline passed before this request", timeout=True)
+    request.extensions["timeout"] = {"connect": left, "read": left, "write": left, "pool": left}
+    request.extensions["hubwatch_deadline"] = deadline
 
 
-_installed = False
+def _on_response(response: httpx2.Response) -> None:
+    bounds = _LIMITS.get()
+    deadline = response.request.extensions.get("hubwatch_deadline")
+    if bounds is None or not isinstance(deadline, float):
+        return
+    _observe_rate_limit(bounds.gate, response.request, response)
+    inner = response.stream
+    assert isinstance(inner, httpx2.SyncByteStream)
+    response.stream = _Stream(inner, deadline)
+    if response.status_code in RETRYABLE:
+        body = response.read()[:_ERROR_BODY_BYTES]
+        response.close()
+        message = response.headers.get("x-error-message") or body.decode("utf-8", "replace")[:200]
+        raise HubAnswer(response.status_code, {k.lower(): v for k, v in response.headers.items()}, message)
+
+
+class _Stream(httpx2.SyncByteStream):
+    """The body, cut off at the request's deadline; errors raised as HubConnection."""
+
+    def __init__(self, inner: httpx2.SyncByteStream, deadline: float) -> None:
+        self._inner, self._deadline = inner, deadline
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from _checked(self._inner, self._deadline)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
 _install_lock = threading.Lock()
 
 
 def install() -> None:
-    """Make huggingface_hub's shared client use this transport (once per process)."""
-    global _installed
+    """Add hubwatch's hooks to huggingface_hub's current shared client (idempotent; cheap).
+
+    Checked on every hub call: a client factory set by anyone else (`set_client_factory`) makes
+    a new session, which gets the hooks on its first hubwatch call. Whatever client that factory
+    builds, requests made inside `limits(...)` are bounded and never retried by the library.
+    """
+    from huggingface_hub import get_session
+
+    session = get_session()
+    hooks = session.event_hooks
+    if _on_request in hooks.get("request", []):
+        return
     with _install_lock:
-        if _installed:
-            return
-        import httpx2
-        from huggingface_hub import set_client_factory
-        from huggingface_hub.utils._http import hf_request_event_hook
-
-        def factory() -> httpx2.Client:
-            return httpx2.Client(
-                event_hooks={"request": [hf_request_event_hook]}, follow_redirects=True, timeout=None,
-                transport=_transport(),
-            )
-
-        set_client_factory(factory)
-        _installed = True
+        hooks = session.event_hooks
+        if _on_request not in hooks.get("request", []):
+            session.event_hooks = {
+                "request": [*hooks.get("request", []), _on_request],
+                "response": [*hooks.get("response", []), _on_response],
+            }
