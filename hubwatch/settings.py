@@ -67,6 +67,22 @@ class Settings(BaseSettings):
     breaker_cooldown_s: float = Field(default=60.0, gt=0, description="How long the open circuit breaker waits before its probe, seconds.")
     osv_page_size: int = Field(default=100, ge=1, le=1000, description="Records per page of the web OSV API (`POST /v1/query`).")
     feed_limit: int = Field(default=50, ge=1, le=1000, description="Entries per Atom/RSS/JSON feed.")
+    lease_s: float = Field(
+        default=60.0,
+        ge=2,
+        le=3600,
+        description="Seconds a worker's claim on a repo lasts; a heartbeat renews it every third of that while "
+        "the poll runs, so a crashed (kill -9) worker's repos are free again within this time.",
+    )
+    claim_batch: int = Field(
+        default=4, ge=1, le=100, description="Repos one worker claims at a time (small, so several workers share a cycle's work)."
+    )
+    shutdown_grace_s: float = Field(
+        default=20.0,
+        ge=0,
+        description="On SIGTERM, seconds `hubwatch run` waits for the repo being polled (it stops at the next "
+        "revision boundary); its lease is released either way.",
+    )
 
     @model_validator(mode="after")
     def _public_url_follows_host_and_port(self) -> "Settings":

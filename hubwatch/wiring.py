@@ -70,7 +70,8 @@ def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
 def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
     from hubwatch.tracker.scheduler import Scheduler
 
-    return Scheduler(cycle, runtime.settings.poll_interval_s)
+    # A quarter interval of jitter: several workers take turns reading the listing first.
+    return Scheduler(cycle, runtime.settings.poll_interval_s, jitter_s=runtime.settings.poll_interval_s / 4)
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from hubwatch.storage.tables import REPOS
 from hubwatch.storage.validate import is_storable
 from sqlalchemy.engine import Connection
 
-__all__ = ["claim_due", "release", "renew"]
+__all__ = ["claim_due", "claim_repo", "due_count", "drop_leases", "mark_all_due", "release", "renew", "renew_many", "unlease"]
 
 
 def _check(worker_id: str, lease_s: float | None = None) -> None:
@@ -87,3 +87,89 @@ def release(conn: Connection, repo: RepoId, worker_id: str, next_poll_at: dateti
         .values(lease_owner=None, lease_expires_at=None, next_poll_at=when)
     )
     return bool(result.rowcount)
+
+
+def claim_repo(conn: Connection, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+    """Lease one watched repo whatever its due time (a webhook's poll); False when it is not
+    watched or another worker's lease on it is live."""
+    _check(worker_id, lease_s)
+    now = checked_utc(now, "claim time")
+    query = sa.select(REPOS.c.id).where(
+        REPOS.c.org == repo.org,
+        REPOS.c.name == repo.name,
+        REPOS.c.watched.is_(True),
+        sa.or_(REPOS.c.lease_expires_at.is_(None), REPOS.c.lease_expires_at <= now),
+    )
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True, of=REPOS)
+    row_id = conn.execute(query).scalar_one_or_none()
+    if row_id is None:
+        return False
+    conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.id == row_id)
+        .values(lease_owner=worker_id, lease_expires_at=now + timedelta(seconds=lease_s))
+    )
+    return True
+
+
+def renew_many(conn: Connection, repos: list[RepoId], worker_id: str, now: datetime, lease_s: float) -> int:
+    """Extend every live lease `worker_id` holds among `repos` in one statement (the heartbeat)."""
+    _check(worker_id, lease_s)
+    now = checked_utc(now, "renew time")
+    if not repos:
+        return 0
+    pairs = [sa.and_(REPOS.c.org == r.org, REPOS.c.name == r.name) for r in repos]
+    result = conn.execute(
+        sa.update(REPOS)
+        .where(sa.or_(*pairs), REPOS.c.lease_owner == worker_id, REPOS.c.lease_expires_at > now)
+        .values(lease_expires_at=now + timedelta(seconds=lease_s))
+    )
+    return int(result.rowcount)
+
+
+def unlease(conn: Connection, repos: list[RepoId], worker_id: str) -> int:
+    """Drop `worker_id`'s leases on `repos`, keeping their next poll time (claimed but not polled)."""
+    _check(worker_id)
+    if not repos:
+        return 0
+    pairs = [sa.and_(REPOS.c.org == r.org, REPOS.c.name == r.name) for r in repos]
+    result = conn.execute(
+        sa.update(REPOS)
+        .where(sa.or_(*pairs), REPOS.c.lease_owner == worker_id)
+        .values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(result.rowcount)
+
+
+def drop_leases(conn: Connection, worker_id: str) -> int:
+    """Drop every lease `worker_id` holds: a worker (re)starting under a stable id holds none yet,
+    so what the store says it holds was left by its previous, crashed run."""
+    _check(worker_id)
+    result = conn.execute(
+        sa.update(REPOS).where(REPOS.c.lease_owner == worker_id).values(lease_owner=None, lease_expires_at=None)
+    )
+    return int(result.rowcount)
+
+
+def mark_all_due(conn: Connection, now: datetime) -> int:
+    """Make every watched repo due at `now` (a listing too busy to vouch for what did not move)."""
+    now = checked_utc(now, "due time")
+    result = conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.watched.is_(True), sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at > now))
+        .values(next_poll_at=now)
+    )
+    return int(result.rowcount)
+
+
+def due_count(conn: Connection, now: datetime) -> int:
+    """How many watched repos are due and not leased by a live lease (one indexed count)."""
+    now = checked_utc(now, "due time")
+    return int(conn.execute(
+        sa.select(sa.func.count()).select_from(REPOS).where(
+            REPOS.c.watched.is_(True),
+            sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at <= now),
+            sa.or_(REPOS.c.lease_expires_at.is_(None), REPOS.c.lease_expires_at <= now),
+        )
+    ).scalar_one())

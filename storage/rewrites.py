@@ -11,6 +11,7 @@ from datetime import datetime
 
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
+from hubwatch.storage.idempotent import insert_ignoring
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
@@ -44,14 +45,16 @@ def record_rewrite(
     ).first()
     if latest is not None and (latest.old_head, latest.new_head) == (old_head, new_head):
         return False
-    conn.execute(
-        sa.insert(HISTORY_REWRITES).values(
+    # One row per (repo, old head, new head) is a constraint: a concurrent poll that recorded the
+    # same rewrite first makes this insert a no-op instead of a duplicate (both dialects).
+    inserted = conn.execute(
+        insert_ignoring(conn, HISTORY_REWRITES, ["repo_id", "old_head", "new_head"]).values(
             repo_id=repo_id, detected_at=at, old_head=old_head, new_head=new_head, dropped=list(dropped)
-        )
-    )
+        ).returning(HISTORY_REWRITES.c.id)  # a row back only when inserted (psycopg reports rowcount -1 here)
+    ).first() is not None
     if find_revision(conn, repo, new_head) is not None:
         conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
-    return True
+    return bool(inserted)
 
 
 def move_head(conn: Connection, repo: RepoId, sha: str) -> bool:

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, lookup, rederived, repos, revisions, rewrites
+from hubwatch.storage import feed, history, leases, lookup, rederived, repos, revisions, rewrites, telemetry
 from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
@@ -289,3 +289,40 @@ class Store:
 
     def release(self, repo: RepoId, worker_id: str, next_poll_at: datetime | None) -> bool:
         return self._write(lambda c: leases.release(c, repo, worker_id, next_poll_at))
+
+    def claim_repo(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+        """Lease one watched repo now, due or not (a webhook's poll); False when leased elsewhere."""
+        return self._write(lambda c: leases.claim_repo(c, repo, worker_id, now, lease_s))
+
+    def renew_many(self, repos_: Sequence[RepoId], worker_id: str, now: datetime, lease_s: float) -> int:
+        """The heartbeat: extend `worker_id`'s live leases on `repos_` in one statement."""
+        return self._write(lambda c: leases.renew_many(c, list(repos_), worker_id, now, lease_s))
+
+    def unlease(self, repos_: Sequence[RepoId], worker_id: str) -> int:
+        """Drop `worker_id`'s leases on `repos_`, keeping their next poll times."""
+        return self._write(lambda c: leases.unlease(c, list(repos_), worker_id))
+
+    def drop_leases(self, worker_id: str) -> int:
+        """Drop every lease `worker_id` holds (a restarted worker under the same id)."""
+        return self._write(lambda c: leases.drop_leases(c, worker_id))
+
+    def mark_all_due(self, now: datetime) -> int:
+        """Make every watched repo due at `now` (one cycle's fallback when the listing is too busy)."""
+        return self._write(lambda c: leases.mark_all_due(c, now))
+
+    # -- telemetry --------------------------------------------------------------------------
+    def record_cycle(self, report: telemetry.CycleReport) -> None:
+        self._write(lambda c: telemetry.record_cycle(c, report))
+
+    def live_workers(self, since: datetime) -> set[str]:
+        """Workers that finished a poll cycle since `since` (to share a cycle's work fairly)."""
+        with self._read() as c:
+            return telemetry.live_workers(c, since)
+
+    def due_count(self, now: datetime) -> int:
+        with self._read() as c:
+            return leases.due_count(c, now)
+
+    def cycle_totals(self) -> telemetry.CycleTotals:
+        with self._read() as c:
+            return telemetry.cycle_totals(c)

@@ -17,6 +17,7 @@ __all__ = [
     "ESTIMATES",
     "FILE_VERSIONS",
     "HISTORY_REWRITES",
+    "POLL_CYCLES",
     "POLL_RUNS",
     "REPOS",
     "REVISIONS",
@@ -28,6 +29,7 @@ __all__ = [
     "EstimateRow",
     "FileVersionRow",
     "HistoryRewriteRow",
+    "PollCycleRow",
     "PollRunRow",
     "RepoRow",
     "RevisionRow",
@@ -179,6 +181,7 @@ class AdvisoryEventRow(SQLModel, table=True):
     __table_args__ = (
         sa.Index("ix_advisory_events_advisory", "advisory_id"),
         sa.Index("ix_advisory_events_value", "value"),
+        sa.UniqueConstraint("advisory_id", "range_index", "ordinal", name="uq_advisory_events_position"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -209,11 +212,37 @@ class PollRunRow(SQLModel, table=True):
     error: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class PollCycleRow(SQLModel, table=True):
+    """Telemetry: one poll cycle of one worker (requests by status, new revisions, failures, lag)."""
+
+    __tablename__ = "poll_cycles"
+    __table_args__ = (sa.Index("ix_poll_cycles_started", "started_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    worker: str = Field(sa_type=sa.String(200))
+    started_at: datetime = Field(sa_type=UTCDateTime)
+    finished_at: datetime = Field(sa_type=UTCDateTime)
+    listing: str = Field(sa_type=sa.String(16))  # ok, busy (too many entries), failed, none (a webhook's poll)
+    repos: int = Field(default=0)
+    new_revisions: int = Field(default=0)
+    failures: int = Field(default=0)
+    rate_limited: int = Field(default=0)
+    requests_ok: int = Field(default=0)
+    requests_4xx: int = Field(default=0)
+    requests_429: int = Field(default=0)
+    requests_5xx: int = Field(default=0)
+    lag_max_s: float | None = Field(default=None, sa_type=sa.Float)
+    lag_mean_s: float | None = Field(default=None, sa_type=sa.Float)
+
+
 class HistoryRewriteRow(SQLModel, table=True):
     """A force-push seen upstream: stored revisions no longer on the main branch, and its head then."""
 
     __tablename__ = "history_rewrites"
-    __table_args__ = (sa.Index("ix_history_rewrites_repo", "repo_id", "id"),)
+    __table_args__ = (
+        sa.Index("ix_history_rewrites_repo", "repo_id", "id"),
+        sa.UniqueConstraint("repo_id", "old_head", "new_head", name="uq_history_rewrites_repo_heads"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
@@ -243,4 +272,5 @@ ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
 ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
 HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]
+POLL_CYCLES: sa.Table = PollCycleRow.__table__  # type: ignore[attr-defined]
 STORE_META: sa.Table = StoreMetaRow.__table__  # type: ignore[attr-defined]

@@ -93,13 +93,18 @@ def poll_repo(
     settings: Settings,
     progress: Progress | None = None,
     now: Clock = system_clock,
+    stop: Callable[[], bool] | None = None,
 ) -> PollOutcome:
     """Poll one repo: one request when its head has not moved, else every new commit in order.
+
+    `stop` (a shutdown) is asked before each revision: when it says so the poll ends there, with
+    what it stored so far and no failure (the next poll resumes at the next revision).
 
     All of its hub requests share one deadline (`poll_deadline_s`). A rejected token is recorded
     hub-wide (`tracker.hubstate`), not on the repo: the repo's state and backoff stay as they were.
     """
     saved: list[str] = []
+    started = now()
     say = progress or (lambda _repo, _text: None)
     deadline = start_poll_deadline(settings.poll_deadline_s)
     try:
@@ -107,7 +112,7 @@ def poll_repo(
         head = hub.head(repo)
         clear_token_problem(store)  # the hub took this token: a rejection recorded before is over
         if stored_head is not None and stored_head.sha == head:
-            store.record_poll(repo, PollState.OK, None, now())
+            store.record_poll(repo, PollState.OK, None, now(), started=started)
             return Unchanged(repo, head)
         known = store.known_shas(repo)
         first_time = not known
@@ -129,6 +134,8 @@ def poll_repo(
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
         baseline = load_baseline(store, repo, baseline_sha)
         for index, revision in enumerate(new, start=1):
+            if stop is not None and stop():
+                break
             say(repo, f"{index}/{len(new)} {revision.sha[:12]} {revision.title[:50]}")
             result = process_revision(
                 repo, revision, baseline, hub=hub, store=store, settings=settings,
@@ -137,7 +144,7 @@ def poll_repo(
             if result.saved:
                 saved.append(revision.sha)
             baseline = result.baseline
-        store.record_poll(repo, PollState.OK, None, now())
+        store.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head, tuple(dropped))
     except TokenRejected as exc:
@@ -147,7 +154,7 @@ def poll_repo(
     except HubError as exc:
         state = _state_of(exc)
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
-        store.record_poll(repo, state, reason, now())
+        store.record_poll(repo, state, reason, now(), started=started, new_revisions=len(saved))
         retry = exc.retry_after if isinstance(exc, RateLimited) else None
         return Failed(repo, reason, state, exc.fix, tuple(saved), retry)
     finally:
@@ -163,6 +170,7 @@ def poll_repos(
     progress: Progress | None = None,
     on_outcome: Callable[[PollOutcome], None] | None = None,
     clock: Clock = system_clock,
+    stop: Callable[[], bool] | None = None,
 ) -> list[PollOutcome]:
     """Poll each repo in turn; one repo's failure never stops the others.
 
@@ -171,7 +179,7 @@ def poll_repos(
     outcomes: list[PollOutcome] = []
     for repo in repos:
         try:
-            outcome = poll_repo(repo, hub=hub, store=store, settings=settings, progress=progress, now=clock)
+            outcome = poll_repo(repo, hub=hub, store=store, settings=settings, progress=progress, now=clock, stop=stop)
         except Exception as exc:  # the loop must survive a bug on one repo's content; record it
             log.exception("polling %s failed", repo)
             reason = f"{repo}: internal error while processing: {exc!r}"

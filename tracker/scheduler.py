@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
+from hubwatch.tracker.cycle_meter import CycleMeter
 from hubwatch.tracker.errors import HubError
+from hubwatch.tracker.heartbeat import Heartbeat
 from hubwatch.tracker.hubstate import halted
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
 
@@ -54,7 +56,12 @@ def default_worker_id() -> str:
 
 
 class PollCycle:
-    """One poll cycle: claim due repos, poll them, release each with its next poll time."""
+    """One poll cycle: claim due repos in small batches, poll them under a renewed lease, release each.
+
+    Leases last `settings.lease_s` and a heartbeat renews them every third of that while the batch
+    is worked on, so a crashed worker's repos are free again within one lease; `stop()` (SIGTERM)
+    ends the cycle at the next revision boundary with nothing recorded as a failure.
+    """
 
     def __init__(
         self,
@@ -63,61 +70,95 @@ class PollCycle:
         store: Store,
         settings: Settings,
         worker_id: str | None = None,
-        batch: int = 10,
-        lease_s: int = 900,
+        batch: int | None = None,
+        lease_s: float | None = None,
         clock: Clock = system_clock,
     ) -> None:
         self._hub, self._store, self._settings = hub, store, settings
         self.worker_id = worker_id or default_worker_id()
-        self._batch, self._lease_s, self._clock = batch, lease_s, clock
+        self._batch = batch or settings.claim_batch
+        self._lease_s = lease_s or settings.lease_s
+        self._clock = clock
         self._lock = threading.Lock()
         self._since: datetime | None = None  # where the next listing must reach back to
+        self._stopping = threading.Event()
+        self.heartbeat = Heartbeat(store, self.worker_id, self._lease_s, clock)
 
     def __call__(self) -> list[PollOutcome]:
-        """Run one cycle until no repo is due; returns every outcome, in order.
+        """Run one cycle until no repo is due (or `stop()`); returns every outcome, in order.
 
         Store work follows what is due or moved, not the watch list: the recently-modified
         listing names the repos that moved since the last cycle, those that are watched are
         made due (one batched query each), and `claim_due` hands out those plus the repos whose
-        safety re-check is due.
+        safety re-check is due. A listing too busy to reach back (over its entry limit) makes
+        every watched repo due for this one cycle, and the next listing reaches back only to it.
         """
-        if not self._lock.acquire(blocking=False):
-            return []  # a cycle is already running in this process
+        if self._stopping.is_set() or not self._lock.acquire(blocking=False):
+            return []  # stopping, or a cycle is already running in this process
         try:
             if self._token_halted():
                 return []  # the hub rejected this token: no request until the token changes
+            meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
             outcomes: list[PollOutcome] = []
             seen: set[RepoId] = set()
             listed_at = self._clock()
             # Every repo not due was polled within the re-check interval: no listing need reach further.
             floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
             since = max(self._since, floor) if self._since is not None else floor
-            recent = self._listing(since)
+            recent, meter.listing = self._listing(since)
             if recent:
                 self._mark_moved(recent, listed_at)
-            if recent is not None:  # a failed listing leaves its window to the next one
+            if meter.listing == "busy":
+                made = self._store.mark_all_due(listed_at)
+                log.warning("recently-modified listing too busy to reach back to %s: %d watched repos get their "
+                            "own head request this cycle", since.isoformat(), made)
+            if meter.listing != "failed":  # a failed listing leaves its window to the next one
                 self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
-            while True:
-                if self._token_halted():
-                    return outcomes
+            share = self._fair_share()
+            while not self._stopping.is_set() and not self._token_halted():
+                if len(seen) >= share:
+                    break  # our share of what was due: the other live workers' cycles take the rest
                 claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
+                again = [r for r in claimed if r in seen]
+                if again:  # due again already: leave it to the next cycle, leased by no one
+                    self._store.unlease(again, self.worker_id)
                 claimed = [r for r in claimed if r not in seen]
                 if not claimed:
-                    _log_cycle(outcomes)
-                    return outcomes
+                    break
                 seen.update(claimed)
                 failures = {s.repo: s.failures for s in self._store.watched_among(claimed)}
-                for repo in claimed:
-                    outcomes.append(self._poll_one(repo, failures.get(repo, 0), listing_ok=recent is not None))
+                with self.heartbeat.holding(claimed):
+                    for index, repo in enumerate(claimed):
+                        if self._stopping.is_set():
+                            self._store.unlease(claimed[index:], self.worker_id)
+                            break
+                        outcome = self._poll_one(repo, failures.get(repo, 0), listing_ok=meter.listing != "failed")
+                        outcomes.append(outcome)
+                        if isinstance(outcome, Failed) and outcome.token_rejected:
+                            self._store.unlease(claimed[index + 1:], self.worker_id)
+                            break
+            _log_cycle(outcomes)
+            self._record(meter, outcomes)
+            return outcomes
         finally:
             self._lock.release()
 
     def poll_now(self, repo: RepoId) -> PollOutcome | None:
-        """Poll one watched repo at once (a webhook said it changed); None when it is not watched."""
+        """Poll one watched repo at once (a webhook said it changed), under its lease like any poll.
+
+        None when it is not watched, or when another worker holds it right now (that worker's
+        poll, or the next cycle's listing, sees the change).
+        """
         state = self._store.repo_state(repo)  # one indexed lookup, not the whole watch list
-        if state is None or not state.watched:
+        if state is None or not state.watched or self._stopping.is_set():
             return None
-        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock)
+        if not self._store.claim_repo(repo, self.worker_id, self._clock(), self._lease_s):
+            log.info("webhook for %s: leased by another worker, left to it", repo)
+            return None
+        meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
+        with self.heartbeat.holding([repo]):
+            outcome = self._poll_one(repo, state.failures, listing_ok=self._since is not None)
+        self._record(meter, [outcome])
         return outcome
 
     def _token_halted(self) -> bool:
@@ -126,13 +167,40 @@ class PollCycle:
             log.warning("not polling: %s (token %s); fix: %s", problem.reason, problem.fingerprint, problem.fix)
         return problem is not None
 
-    def _listing(self, since: datetime) -> dict[RepoId, RecentModel] | None:
-        """Models modified on the hub since `since` (a page per ~1000), or None when it cannot vouch."""
+    def _fair_share(self) -> float:
+        """How many repos this cycle takes: all that are due when it is the only live worker, else
+        its share of them (at least one batch) — the others' cycles, within one interval, take the rest."""
+        now = self._clock()
+        peers = self._store.live_workers(now - timedelta(seconds=2 * self._settings.poll_interval_s))
+        peers.add(self.worker_id)
+        if len(peers) == 1:
+            return float("inf")
+        due = self._store.due_count(now)
+        return float(max(self._batch, -(-due // len(peers))))
+
+    def stop(self) -> None:
+        """Stop claiming; the repo being polled stops at its next revision boundary."""
+        self._stopping.set()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for a running cycle to end; True when none runs."""
+        if not self._lock.acquire(timeout=max(0.0, timeout_s)):
+            return False
+        self._lock.release()
+        return True
+
+    def close(self) -> None:
+        self.heartbeat.close()
+
+    def _listing(self, since: datetime) -> tuple[dict[RepoId, RecentModel] | None, str]:
+        """Models modified on the hub since `since` (a page per ~1000) and how the listing went:
+        `ok`, `busy` (more entries than it reads: None) or `failed` (None)."""
         try:
-            return self._hub.recently_modified(since)
+            recent = self._hub.recently_modified(since)
         except HubError as exc:
             log.info("recently-modified listing unavailable (%s); repos are checked when due", exc)
-            return None
+            return None, "failed"
+        return recent, "ok" if recent is not None else "busy"
 
     def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> None:
         """Make the watched repos the listing shows at another commit than the stored head due now."""
@@ -142,7 +210,8 @@ class PollCycle:
 
     def _poll_one(self, repo: RepoId, prior_failures: int, *, listing_ok: bool) -> PollOutcome:
         """Poll a due repo by its own head request; the next is the re-check while the listing works."""
-        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock)
+        (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock,
+                                stop=self._stopping.is_set)
         # Consecutive failures live in the store, so backoff holds whichever worker polls next.
         failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
@@ -150,22 +219,37 @@ class PollCycle:
         at = self._clock()
         if isinstance(outcome, Failed) and outcome.token_rejected:
             when = at  # not this repo's fault: due again once the token is fixed (cycles skip until then)
+        elif self._stopping.is_set() and not isinstance(outcome, Failed):
+            when = at  # stopped between revisions: due again at once, for whichever worker is up
         elif listing_ok and not isinstance(outcome, Failed):
             # The listing tells when it moves (it reaches back before this poll), so its own
             # head request waits for the safety re-check.
             when = at + timedelta(seconds=self._settings.recheck_interval_s)
         else:
             when = next_poll_at(outcome, failures, self._settings, at)
+        self.heartbeat.release(repo)
         self._store.release(repo, self.worker_id, when)
         return outcome
+
+    def _record(self, meter: CycleMeter, outcomes: list[PollOutcome]) -> None:
+        # Every cycle is recorded, also one that found nothing: it also tells the other workers this one is live.
+        try:
+            self._store.record_cycle(meter.report(outcomes, self._store))
+        except Exception:  # telemetry must never fail a cycle
+            log.exception("recording poll telemetry failed")
 
 
 class Scheduler:
     """Runs a job every `interval_s` seconds in a background thread (coalesced, one at a time)."""
 
-    def __init__(self, job: Callable[[], object], interval_s: float, *, run_at_start: bool = True) -> None:
+    def __init__(
+        self, job: Callable[[], object], interval_s: float, *, run_at_start: bool = True, jitter_s: float = 0.0
+    ) -> None:
         self._job = job
         self._interval_s = interval_s
+        # A random delay of each run, so which of several workers reads a fresh listing first (and
+        # so polls what moved) changes from cycle to cycle instead of following fixed start times.
+        self._jitter_s = jitter_s
         self._run_at_start = run_at_start
         self._scheduler: BackgroundScheduler | None = None
         self._extra: ThreadPoolExecutor | None = None
@@ -192,6 +276,7 @@ class Scheduler:
             coalesce=True,
             max_instances=1,
             misfire_grace_time=max(1, int(self._interval_s)),
+            jitter=self._jitter_s or None,
             **kwargs,
         )
         scheduler.start()

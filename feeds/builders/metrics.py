@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = ["MetricsSnapshot", "prometheus_text"]
 
@@ -14,11 +14,19 @@ class MetricsSnapshot:
     revisions: int
     advisories: int
     last_poll_age_s: float | None  # None: nothing polled yet
+    # Poll telemetry (`poll_cycles`): totals over all cycles, and the latest cycle.
+    cycles: int = 0
+    cycle_sums: Mapping[str, int] = field(default_factory=dict)
+    last_cycle_duration_s: float | None = None
+    last_cycle_lag_max_s: float | None = None
+    last_cycle_lag_mean_s: float | None = None
 
 
-def _metric(lines: list[str], name: str, help_text: str, samples: list[tuple[str, float]]) -> None:
+def _metric(
+    lines: list[str], name: str, help_text: str, samples: list[tuple[str, float]], kind: str = "gauge"
+) -> None:
     lines.append(f"# HELP {name} {help_text}")
-    lines.append(f"# TYPE {name} gauge")
+    lines.append(f"# TYPE {name} {kind}")
     for labels, value in samples:
         lines.append(f"{name}{labels} {value:g}")
 
@@ -35,4 +43,30 @@ def prometheus_text(snapshot: MetricsSnapshot) -> str:
     if snapshot.last_poll_age_s is not None:
         _metric(lines, "hubwatch_last_poll_age_seconds", "Seconds since the most recent poll of any repo.",
                 [("", round(snapshot.last_poll_age_s, 3))])
+    _cycle_metrics(lines, snapshot)
     return "\n".join(lines) + "\n"
+
+
+def _cycle_metrics(lines: list[str], snapshot: MetricsSnapshot) -> None:
+    sums = snapshot.cycle_sums
+    _metric(lines, "hubwatch_poll_cycles_total", "Poll cycles run (all workers).", [("", float(snapshot.cycles))],
+            "counter")
+    statuses = [("ok", "requests_ok"), ("4xx", "requests_4xx"), ("429", "requests_429"), ("5xx", "requests_5xx")]
+    _metric(lines, "hubwatch_hub_requests_total", "Hub answers received by poll cycles, by status class.",
+            [(f'{{status="{label}"}}', float(sums.get(key, 0))) for label, key in statuses], "counter")
+    for key, help_text in (
+        ("repos", "Repo polls run by poll cycles."),
+        ("new_revisions", "Revisions stored by poll cycles."),
+        ("failures", "Repo polls that failed."),
+        ("rate_limited", "Rate-limit waits: 429 answers and repos deferred for Retry-After."),
+    ):
+        _metric(lines, f"hubwatch_poll_{key}_total", help_text, [("", float(sums.get(key, 0)))], "counter")
+    for name, value, help_text in (
+        ("hubwatch_last_cycle_duration_seconds", snapshot.last_cycle_duration_s, "Duration of the latest poll cycle."),
+        ("hubwatch_last_cycle_lag_max_seconds", snapshot.last_cycle_lag_max_s,
+         "Latest cycle with new revisions: largest time from upstream commit to stored revision."),
+        ("hubwatch_last_cycle_lag_mean_seconds", snapshot.last_cycle_lag_mean_s,
+         "Latest cycle with new revisions: mean time from upstream commit to stored revision."),
+    ):
+        if value is not None:
+            _metric(lines, name, help_text, [("", round(value, 3))])

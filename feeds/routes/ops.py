@@ -39,10 +39,17 @@ def healthz(ctx: Ctx) -> JSONResponse:
 def metrics(ctx: Ctx) -> PlainTextResponse:
     stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
     last = stats.last_polled_at
+    cycles = ctx.store.cycle_totals()  # SQL sums over poll_cycles, and the newest row
+    latest = cycles.latest
     snapshot = MetricsSnapshot(
         repos_by_state=stats.repos_by_state,
         revisions=stats.revisions,
         advisories=stats.advisories,
         last_poll_age_s=(ctx.clock() - as_utc(last)).total_seconds() if last is not None else None,
+        cycles=cycles.cycles,
+        cycle_sums=cycles.sums,
+        last_cycle_duration_s=(latest.finished_at - latest.started_at).total_seconds() if latest else None,
+        last_cycle_lag_max_s=cycles.lag[0] if cycles.lag else None,
+        last_cycle_lag_mean_s=cycles.lag[1] if cycles.lag else None,
     )
     return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from hubwatch.tracker.poller import PollOutcome
+    from hubwatch.tracker.scheduler import PollCycle, Scheduler
     from hubwatch.wiring import Runtime
 
 __all__ = ["demo", "run", "serve"]
@@ -78,6 +79,10 @@ def run(no_web: bool, worker_id: str | None) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with open_runtime(clock=command_clock()) as rt:
         cycle = build_cycle(rt, worker_id)
+        if worker_id:  # a restart under a stable id: the leases its crashed run left are its own
+            left = rt.store.drop_leases(worker_id)
+            if left:
+                out.print(escape(f"worker {worker_id}: took back {left} leases of its previous run"))
         scheduler = build_scheduler(rt, cycle)
         scheduler.start()
         out.print(escape(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
@@ -97,7 +102,30 @@ def run(no_web: bool, worker_id: str | None) -> None:
         except KeyboardInterrupt:
             pass
         finally:
-            scheduler.stop(wait=False)
+            _shut_down(out, rt, cycle, scheduler)
+
+
+def _shut_down(out: Console, rt: Runtime, cycle: PollCycle, scheduler: Scheduler) -> None:
+    """Stop claiming, let the repo being polled reach its next revision boundary within
+    HUBWATCH_SHUTDOWN_GRACE_S, release what is still leased: nothing is recorded as a failure."""
+    import os
+    import sys
+
+    cycle.stop()
+    grace = rt.settings.shutdown_grace_s
+    idle = cycle.wait_idle(grace)
+    scheduler.stop(wait=idle)
+    cycle.close()
+    if idle:
+        out.print(escape(f"worker {cycle.worker_id}: stopped"))
+        return
+    # Still inside one hub call past the grace: every revision is its own transaction, so leaving
+    # now loses nothing stored; the leases go back so another worker (or this one, restarted) resumes.
+    rt.store.drop_leases(cycle.worker_id)
+    out.print(escape(f"worker {cycle.worker_id}: stopped after {grace:g}s with a poll in flight; its repos are free"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 @cli.command()

@@ -17,6 +17,7 @@ from hubwatch.hubsim.documents import (
     folders_of,
     model_document,
 )
+from hubwatch.hubsim.busy import busy_models
 from hubwatch.hubsim.names import refs_document
 from hubwatch.hubsim.repos import Commit, RepoFile
 from hubwatch.hubsim.responses import check_gate, page, raw_segments
@@ -61,6 +62,8 @@ async def list_models(request: Request) -> Response:
         if "gated" in q and _flag(q.get("gated")) != (repo.gated_token is not None):
             continue
         docs.append(doc)
+    if state.busy_listing is not None and not (search or author or wanted_tags):
+        docs.extend(busy_models(*state.busy_listing))
     sort = q.get("sort") or "lastModified"
     key = sort if sort in {"lastModified", "createdAt", "id"} else "lastModified"
     docs.sort(key=lambda d: (str(d[key]), str(d["id"])), reverse=key != "id")

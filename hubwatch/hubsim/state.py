@@ -79,6 +79,8 @@ class SimState:
         self.start_faults = faults or FaultConfig()
         self.faults = Faults(self.start_faults)
         self.on_advance = on_advance
+        # A busy hub: this many synthetic models (in the listing only) modified at that time.
+        self.busy_listing: tuple[int, datetime] | None = None
         self._lock = threading.Lock()
         self._at = at
         self._visible: dict[str, int] = {}

@@ -1,0 +1,24 @@
+"""Idempotent inserts: INSERT … ON CONFLICT DO NOTHING on SQLite and PostgreSQL alike.
+
+For rows a unique constraint says exist once: a concurrent writer that got there first turns the
+second insert into a no-op (rowcount 0) instead of a duplicate or an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection
+
+__all__ = ["insert_ignoring"]
+
+
+def insert_ignoring(conn: Connection, table: sa.Table, conflict: Sequence[str]) -> sa.Insert:
+    """An INSERT into `table` that does nothing when a row with the same `conflict` columns exists."""
+    if conn.dialect.name == "postgresql":
+        return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
+    if conn.dialect.name == "sqlite":
+        return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
+    raise NotImplementedError(f"idempotent inserts are not written for {conn.dialect.name}")

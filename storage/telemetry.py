@@ -1,0 +1,94 @@
+"""Poll telemetry per cycle (`poll_cycles`): record one cycle, and the totals `/metrics` shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import sqlalchemy as sa
+from hubwatch.storage.coltypes import checked_utc
+from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.tables import POLL_CYCLES
+from sqlalchemy.engine import Connection
+
+__all__ = ["CycleReport", "CycleTotals", "cycle_totals", "live_workers", "record_cycle"]
+
+_COUNTS = ("repos", "new_revisions", "failures", "rate_limited", "requests_ok", "requests_4xx", "requests_429",
+           "requests_5xx")
+
+
+@dataclass(frozen=True)
+class CycleReport:
+    """What one poll cycle of one worker did."""
+
+    worker: str
+    started_at: datetime
+    finished_at: datetime
+    listing: str  # ok, busy, failed, none
+    repos: int = 0
+    new_revisions: int = 0
+    failures: int = 0
+    rate_limited: int = 0  # 429 answers and repos deferred for Retry-After
+    requests_ok: int = 0  # 1xx-3xx
+    requests_4xx: int = 0  # 429 excluded
+    requests_429: int = 0
+    requests_5xx: int = 0
+    lag_max_s: float | None = None  # upstream commit date → stored, over this cycle's new revisions
+    lag_mean_s: float | None = None
+
+
+@dataclass(frozen=True)
+class CycleTotals:
+    """Sums over every recorded cycle, and the latest cycle (None before the first)."""
+
+    cycles: int
+    sums: dict[str, int] = field(default_factory=dict)
+    latest: CycleReport | None = None
+    lag: tuple[float, float] | None = None  # (max, mean) of the newest cycle that stored revisions
+
+
+def record_cycle(conn: Connection, report: CycleReport) -> None:
+    started = checked_utc(report.started_at, "cycle start")
+    finished = checked_utc(report.finished_at, "cycle end")
+    if finished < started:
+        raise InvalidRecord(f"a poll cycle cannot end ({finished}) before it starts ({started})")
+    values = {name: int(getattr(report, name)) for name in _COUNTS}
+    if any(v < 0 for v in values.values()):
+        raise InvalidRecord(f"poll cycle counts must not be negative: {values}")
+    conn.execute(
+        sa.insert(POLL_CYCLES).values(
+            worker=report.worker[:200], started_at=started, finished_at=finished, listing=report.listing[:16],
+            lag_max_s=report.lag_max_s, lag_mean_s=report.lag_mean_s, **values,
+        )
+    )
+
+
+def cycle_totals(conn: Connection) -> CycleTotals:
+    """Aggregates in SQL (cheap however many cycles), plus the newest cycle's row."""
+    sums = conn.execute(
+        sa.select(sa.func.count(), *(sa.func.coalesce(sa.func.sum(POLL_CYCLES.c[n]), 0) for n in _COUNTS))
+    ).one()
+    row = conn.execute(
+        sa.select(POLL_CYCLES).order_by(POLL_CYCLES.c.finished_at.desc(), POLL_CYCLES.c.id.desc()).limit(1)
+    ).first()
+    latest = None
+    if row is not None:
+        latest = CycleReport(
+            worker=row.worker, started_at=row.started_at, finished_at=row.finished_at, listing=row.listing,
+            lag_max_s=row.lag_max_s, lag_mean_s=row.lag_mean_s, **{n: int(getattr(row, n)) for n in _COUNTS},
+        )
+    lag_row = conn.execute(
+        sa.select(POLL_CYCLES.c.lag_max_s, POLL_CYCLES.c.lag_mean_s)
+        .where(POLL_CYCLES.c.lag_max_s.is_not(None))
+        .order_by(POLL_CYCLES.c.finished_at.desc(), POLL_CYCLES.c.id.desc())
+        .limit(1)
+    ).first()
+    lag = (float(lag_row[0]), float(lag_row[1])) if lag_row is not None else None
+    return CycleTotals(int(sums[0]), {n: int(v) for n, v in zip(_COUNTS, sums[1:])}, latest, lag)
+
+
+def live_workers(conn: Connection, since: datetime) -> set[str]:
+    """The workers that finished a poll cycle at or after `since` (every cycle is recorded)."""
+    since = checked_utc(since, "since")
+    rows = conn.execute(sa.select(POLL_CYCLES.c.worker).where(POLL_CYCLES.c.finished_at >= since).distinct())
+    return {str(r[0]) for r in rows}

@@ -1,0 +1,68 @@
+"""Measures one poll cycle for `poll_cycles`: requests by status, outcomes, rate-limit waits, lag."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hubwatch.domain.clock import Clock
+from hubwatch.tracker import requests_seen
+from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome
+
+if TYPE_CHECKING:
+    from hubwatch.storage import Store
+    from hubwatch.storage.telemetry import CycleReport
+
+__all__ = ["CycleMeter"]
+
+
+class CycleMeter:
+    """Started with the cycle; `report()` at its end turns what happened into a `CycleReport`.
+
+    Requests are the answers counted at the hub client's session (`requests_seen`) between start
+    and end for this hub's origin (cycles of several workers in one process against one hub
+    would share counts; workers are processes). Lag is, per new revision, the time from its
+    upstream commit date to the end of the poll that stored it.
+    """
+
+    def __init__(self, endpoint: str, worker: str, clock: Clock) -> None:
+        requests_seen.install()
+        self._endpoint, self._worker, self._clock = endpoint, worker, clock
+        self._before = requests_seen.snapshot(endpoint)
+        self.started_at = clock()
+        self.listing = "none"
+
+    def report(self, outcomes: Sequence[PollOutcome], store: Store) -> CycleReport:
+        from hubwatch.storage.telemetry import CycleReport
+
+        finished = self._clock()
+        counts = requests_seen.snapshot(self._endpoint)
+        counts.subtract(self._before)
+        by = {"ok": 0, "4xx": 0, "429": 0, "5xx": 0}
+        for status, n in counts.items():
+            key = "429" if status == 429 else "5xx" if status >= 500 else "4xx" if status >= 400 else "ok"
+            by[key] += max(n, 0)
+        lags: list[float] = []
+        for outcome in outcomes:
+            if isinstance(outcome, NewRevisions):
+                for sha in outcome.shas:
+                    entry = store.revision(outcome.repo, sha)
+                    if entry is not None:
+                        lags.append(max(0.0, (finished - entry.revision.date).total_seconds()))
+        failures = [o for o in outcomes if isinstance(o, Failed)]
+        return CycleReport(
+            worker=self._worker,
+            started_at=self.started_at,
+            finished_at=max(finished, self.started_at),
+            listing=self.listing,
+            repos=len(outcomes),
+            new_revisions=sum(len(o.shas) for o in outcomes if isinstance(o, NewRevisions)),
+            failures=len(failures),
+            rate_limited=by["429"] + sum(1 for o in failures if o.retry_after is not None),
+            requests_ok=by["ok"],
+            requests_4xx=by["4xx"],
+            requests_429=by["429"],
+            requests_5xx=by["5xx"],
+            lag_max_s=max(lags) if lags else None,
+            lag_mean_s=sum(lags) / len(lags) if lags else None,
+        )
