@@ -23,11 +23,14 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
-import httpx2
+if TYPE_CHECKING:
+    import httpx2
 
 __all__ = [
     "HubAnswer",
@@ -112,6 +115,8 @@ class RateGate:
 
 def origin_of(url: object) -> str:
     """`scheme://host:port` of a URL (what the rate gate is keyed by)."""
+    import httpx2
+
     parsed = httpx2.URL(str(url))
     port = parsed.port or (443 if parsed.scheme == "https" else 80)
     return f"{parsed.scheme}://{parsed.host}:{port}"
@@ -126,6 +131,8 @@ def _observe_rate_limit(gate: RateGate | None, request: httpx2.Request, response
 
 
 def _checked(stream: httpx2.SyncByteStream, deadline: float) -> Iterator[bytes]:
+    import httpx2
+
     try:
         for chunk in stream:
             if time.monotonic() > deadline:
@@ -153,6 +160,8 @@ def _on_request(request: httpx2.Request) -> None:
 
 
 def _on_response(response: httpx2.Response) -> None:
+    import httpx2
+
     bounds = _LIMITS.get()
     deadline = response.request.extensions.get("hubwatch_deadline")
     if bounds is None or not isinstance(deadline, float):
@@ -160,7 +169,7 @@ def _on_response(response: httpx2.Response) -> None:
     _observe_rate_limit(bounds.gate, response.request, response)
     inner = response.stream
     assert isinstance(inner, httpx2.SyncByteStream)
-    response.stream = _Stream(inner, deadline)
+    response.stream = _stream_type()(inner, deadline)
     if response.status_code in RETRYABLE:
         body = response.read()[:_ERROR_BODY_BYTES]
         response.close()
@@ -168,17 +177,23 @@ def _on_response(response: httpx2.Response) -> None:
         raise HubAnswer(response.status_code, {k.lower(): v for k, v in response.headers.items()}, message)
 
 
-class _Stream(httpx2.SyncByteStream):
-    """The body, cut off at the request's deadline; errors raised as HubConnection."""
+@cache
+def _stream_type() -> Callable[[httpx2.SyncByteStream, float], httpx2.SyncByteStream]:
+    import httpx2
 
-    def __init__(self, inner: httpx2.SyncByteStream, deadline: float) -> None:
-        self._inner, self._deadline = inner, deadline
+    class Stream(httpx2.SyncByteStream):
+        """The body, cut off at the request's deadline; errors raised as HubConnection."""
 
-    def __iter__(self) -> Iterator[bytes]:
-        yield from _checked(self._inner, self._deadline)
+        def __init__(self, inner: httpx2.SyncByteStream, deadline: float) -> None:
+            self._inner, self._deadline = inner, deadline
 
-    def close(self) -> None:
-        self._inner.close()
+        def __iter__(self) -> Iterator[bytes]:
+            yield from _checked(self._inner, self._deadline)
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return Stream
 
 
 _install_lock = threading.Lock()

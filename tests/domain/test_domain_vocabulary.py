@@ -21,7 +21,7 @@ T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
 
 def test_values_are_the_stored_text() -> None:
     assert [d.value for d in Direction] == ["hazard", "update"]
-    assert [s.value for s in PollState] == ["new", "ok", "gated", "not_found", "error"]
+    assert [s.value for s in PollState] == ["new", "ok", "gated", "not_found", "disabled", "error"]
     for member in (*Direction, *PollState):
         assert member == member.value and str(member) == f"{member}" == member.value  # prints as stored
         assert json.dumps({"x": member}) == json.dumps({"x": member.value})
@@ -33,7 +33,7 @@ def test_parse_accepts_members_and_text_and_names_bad_values() -> None:
     assert PollState.parse("not_found") is PollState.NOT_FOUND
     with pytest.raises(ValueError, match="change 'a.json' has direction 'sideways': expected 'hazard' or 'update'"):
         Direction.parse("sideways", "change 'a.json'")
-    with pytest.raises(ValueError, match="poll state 'fine' is not one of new, ok, gated, not_found, error"):
+    with pytest.raises(ValueError, match="poll state 'fine' is not one of new, ok, gated, not_found, disabled, error"):
         PollState.parse("fine")
 
 
@@ -68,9 +68,12 @@ def test_poll_states_round_trip_through_the_store_as_enums(store: Store) -> None
     assert state is not None and state.state is PollState.NEW
     store.record_poll(REPO, PollState.GATED, None, T0)
     state = store.repo_state(REPO)
-    assert state is not None and state.state is PollState.GATED and state.failures == 0
+    assert state is not None and state.state is PollState.GATED and state.failures == 1  # backs off too
     store.record_poll(REPO, "error", "boom", T0)  # text is accepted at the edge
     state = store.repo_state(REPO)
-    assert state is not None and state.state is PollState.ERROR and state.failures == 1
+    assert state is not None and state.state is PollState.ERROR and state.failures == 2
+    store.record_poll(REPO, PollState.OK, None, T0)
+    state = store.repo_state(REPO)
+    assert state is not None and state.failures == 0  # only a good poll resets the count
     with pytest.raises(InvalidRecord, match="poll state 'fine' is not one of"):
         store.record_poll(REPO, "fine", None, T0)

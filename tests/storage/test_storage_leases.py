@@ -40,7 +40,7 @@ def test_record_poll_sets_state_and_counts_failures(store: Store) -> None:
     )
     store.record_poll(REPOS[0], "gated", None, T0 + timedelta(minutes=2), new_revisions=0)
     [s] = store.watched()
-    assert (s.state, s.last_error, s.failures) == ("gated", None, 0)
+    assert (s.state, s.last_error, s.failures) == ("gated", None, 3)  # gated backs off like an error
     with store.engine.connect() as conn:
         runs = conn.execute(sa.text("SELECT outcome, error FROM poll_runs ORDER BY id")).all()
     assert [tuple(r) for r in runs] == [("error", "hub answered 503")] * 2 + [("gated", None)]
