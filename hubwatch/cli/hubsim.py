@@ -43,7 +43,7 @@ __all__ = ["hubsim"]
 @click.option("--fault", "more_faults", multiple=True, metavar="NAME=VALUE",
               help="Any other fault setting (repeatable), e.g. invalid_token='*', disabled='org/*', deleted=GLOB, "
                    "gated='meta-llama/*' gated_token=hf_x, ratelimit_quota=500 ratelimit_window_s=300, "
-                   "trickle=GLOB trickle_ms=1000, reset_rate=0.1, broken_header=GLOB broken_header_kind=nested, "
+                   "trickle=GLOB trickle_ms=1000, reset_rate=0.1, chaos_rate=0.3, broken_header=GLOB broken_header_kind=nested, "
                    "rate_limit_path=GLOB (values read as JSON, else as text).")  # fmt: skip
 @click.option("--webhook", default=None, metavar="URL", help="POST a hub-style webhook here after each advance.")
 @click.option("--webhook-secret", default=None, help="Sent as X-Webhook-Secret with each webhook.")

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from hubwatch.hubsim import api, control, files, modes, names
+from hubwatch.hubsim import api, chaos, control, files, modes, names
 from hubwatch.hubsim.responses import error_response, sim_error_response
 from hubwatch.hubsim.state import Moved, SimError, SimState
 
@@ -51,6 +51,9 @@ class FaultMiddleware:
         if verdict.status is not None:
             response = error_response(verdict.status, "ServerError", "hubsim: injected server error")
             await response(scope, receive, send)
+            return
+        if verdict.chaos is not None:
+            await chaos.serve(verdict.chaos, self.state, self.app, scope, receive, send)
             return
         await modes.serve(self.state, self.app, scope, receive, send)
 

@@ -41,7 +41,10 @@ class FaultConfig:
     - `trickle` (glob on the request path): the body sent one byte every `trickle_ms`;
     - `reset_rate`: share of requests whose connection is dropped after the headers;
     - `broken_header` (glob on file paths) served as a safetensors file whose header is broken in
-      the way `broken_header_kind` says: `not_json`, `nested`, `beyond_limit` or `beyond_file`.
+      the way `broken_header_kind` says: `not_json`, `nested`, `beyond_limit` or `beyond_file`;
+    - `chaos_rate`: share of requests (0..1, RNG seeded by `seed`) hit by one transient fault drawn
+      evenly from `hubsim/chaos.py`'s kinds: a 5xx, 429 with and without Retry-After, a dropped
+      connection, a body cut off mid-way, a proxy's HTML error page, a slow body.
     """
 
     error_rate: float = 0.0
@@ -66,6 +69,7 @@ class FaultConfig:
     reset_rate: float = 0.0
     broken_header: str | None = None
     broken_header_kind: str = "not_json"
+    chaos_rate: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.error_rate <= 1.0:
@@ -76,6 +80,8 @@ class FaultConfig:
             raise FaultError("latency_ms, rate_limit and retry_after must not be negative")
         if not 0.0 <= self.reset_rate <= 1.0:
             raise FaultError(f"reset_rate must be within 0..1, got {self.reset_rate}")
+        if not 0.0 <= self.chaos_rate <= 1.0:
+            raise FaultError(f"chaos_rate must be within 0..1, got {self.chaos_rate}")
         if self.ratelimit_quota < 0 or self.ratelimit_window_s <= 0 or self.trickle_ms < 0:
             raise FaultError("ratelimit_quota and trickle_ms must not be negative, ratelimit_window_s must be positive")
         if self.broken_header_kind not in BROKEN_HEADER_KINDS:
@@ -116,6 +122,7 @@ class Verdict:
     delay_s: float
     status: int | None  # None: serve normally
     retry_after: int | None = None
+    chaos: float | None = None  # a draw in [0, 1) picking one transient fault (`chaos_rate`), or None
 
 
 def matches(pattern: str | None, repo_id: str, path: str) -> bool:
@@ -156,6 +163,8 @@ class Faults:
                 return Verdict(delay, 429, cfg.retry_after)
             if cfg.error_rate > 0 and self._rng.random() < cfg.error_rate:
                 return Verdict(delay, cfg.error_status)
+            if cfg.chaos_rate > 0 and self._rng.random() < cfg.chaos_rate:
+                return Verdict(delay, None, chaos=self._rng.random())
             return Verdict(delay, None)
 
     def truncation(self, repo_id: str, path: str) -> float | None:
