@@ -6,12 +6,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request, Response
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from hubwatch import __version__
 from hubwatch.feeds.context import AppContext
 from hubwatch.feeds.errors import install_error_handlers
+from hubwatch.feeds.redirects import canonical_redirect, install_redirects
 from hubwatch.feeds.routes import admin, api, badges, feeds, ops, osv, pages
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
@@ -65,6 +66,8 @@ def create_app(
     app.middleware("http")(_security_headers)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
+    install_redirects(app)
     for module in (ops, osv, api, badges, admin, feeds, pages):
-        app.include_router(module.router)
+        # An alias or another spelling of a repo id in the path answers 308 to the canonical URL.
+        app.include_router(module.router, dependencies=[Depends(canonical_redirect)])
     return app

@@ -18,7 +18,7 @@ from hubwatch.storage.migrate import migrate  # light: Alembic loads when it run
 if TYPE_CHECKING:
     from hubwatch.storage.stats import StoreStats
     from hubwatch.storage.store import Store
-    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
+    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
 
 # The errors are plain Python; the rest loads SQLAlchemy and Alembic, so it is imported on first
 # use: `hubwatch --help` or code that only catches a StorageError never pays for a database layer.
@@ -28,6 +28,7 @@ _LAZY = {
     "FeedItem": "hubwatch.storage.values",
     "HistoryEntry": "hubwatch.storage.values",
     "HistoryRewrite": "hubwatch.storage.values",
+    "RepoRename": "hubwatch.storage.values",
     "RepoState": "hubwatch.storage.values",
 }
 
@@ -50,6 +51,7 @@ __all__ = [
     "InvalidDatabaseUrl",
     "InvalidRecord",
     "MigrationFailed",
+    "RepoRename",
     "RepoState",
     "StorageError",
     "Store",

@@ -13,7 +13,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha, stored_revisions
 from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
 from hubwatch.domain.records import AdvisoryRecord, RepoId
-from hubwatch.storage.repos import find_repo, find_revision
+from hubwatch.storage.repos import find_repo, find_revision, repo_match
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.dialects import postgresql, sqlite
@@ -137,7 +137,7 @@ def _record(row: Any) -> AdvisoryRecord:
 def list_advisories(conn: Connection, repo: RepoId | None = None) -> list[AdvisoryRecord]:
     query = _select()
     if repo is not None:
-        query = query.where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+        query = query.where(repo_match(repo))
     return [_record(r) for r in conn.execute(query)]
 
 

@@ -63,7 +63,7 @@ def recent_changes(
         match = sa.and_(match, CHANGES.c.severity.in_(severity_values))
     has_match = sa.exists().where(CHANGES.c.revision_id == REVISIONS.c.id, match)
     query = (
-        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name)
+        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
         .where(has_match)
         .order_by(REVISIONS.c.date.desc(), REVISIONS.c.id.desc())
@@ -80,6 +80,7 @@ def recent_changes(
             revision=revision_record(r),
             changes=changes.get(r.id, []),
             advisory_ids=advisories.get(r.id, []),
+            origin=RepoId.parse(r.first_id) if r.first_id else None,
         )
         for r in rows
     ]

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId
+from hubwatch.storage.repos import repo_match, repos_match
 from hubwatch.storage.tables import REPOS
 from hubwatch.storage.validate import is_storable
 from sqlalchemy.engine import Connection
@@ -58,7 +59,7 @@ def claim_due(conn: Connection, worker_id: str, now: datetime, limit: int, lease
 
 
 def _owned(worker_id: str, repo: RepoId) -> sa.ColumnElement[bool]:
-    return sa.and_(REPOS.c.org == repo.org, REPOS.c.name == repo.name, REPOS.c.lease_owner == worker_id)
+    return sa.and_(repo_match(repo), REPOS.c.lease_owner == worker_id)
 
 
 def renew(conn: Connection, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
@@ -95,8 +96,7 @@ def claim_repo(conn: Connection, repo: RepoId, worker_id: str, now: datetime, le
     _check(worker_id, lease_s)
     now = checked_utc(now, "claim time")
     query = sa.select(REPOS.c.id).where(
-        REPOS.c.org == repo.org,
-        REPOS.c.name == repo.name,
+        repo_match(repo),
         REPOS.c.watched.is_(True),
         sa.or_(REPOS.c.lease_expires_at.is_(None), REPOS.c.lease_expires_at <= now),
     )
@@ -119,7 +119,7 @@ def renew_many(conn: Connection, repos: list[RepoId], worker_id: str, now: datet
     now = checked_utc(now, "renew time")
     if not repos:
         return 0
-    pairs = [sa.and_(REPOS.c.org == r.org, REPOS.c.name == r.name) for r in repos]
+    pairs = [repos_match(repos)]
     result = conn.execute(
         sa.update(REPOS)
         .where(sa.or_(*pairs), REPOS.c.lease_owner == worker_id, REPOS.c.lease_expires_at > now)
@@ -133,7 +133,7 @@ def unlease(conn: Connection, repos: list[RepoId], worker_id: str) -> int:
     _check(worker_id)
     if not repos:
         return 0
-    pairs = [sa.and_(REPOS.c.org == r.org, REPOS.c.name == r.name) for r in repos]
+    pairs = [repos_match(repos)]
     result = conn.execute(
         sa.update(REPOS)
         .where(sa.or_(*pairs), REPOS.c.lease_owner == worker_id)

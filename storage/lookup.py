@@ -6,6 +6,7 @@ import sqlalchemy as sa
 from hubwatch.storage.errors import AmbiguousRevision
 from hubwatch.domain.records import RepoId
 from hubwatch.storage.osvrange import StoredRevision, lineage
+from hubwatch.storage.repos import repo_match
 from hubwatch.storage.tables import REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix
 from sqlalchemy.engine import Connection
@@ -52,7 +53,7 @@ def revision_shas(conn: Connection, repo: RepoId, tip: str | None = None) -> lis
     rows = conn.execute(
         sa.select(REPOS.c.head_sha, REVISIONS.c.id, REVISIONS.c.sha, REVISIONS.c.parent_sha, REVISIONS.c.position)
         .select_from(REPOS.outerjoin(REVISIONS, REVISIONS.c.repo_id == REPOS.c.id))
-        .where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+        .where(repo_match(repo))
         .order_by(REVISIONS.c.position, REVISIONS.c.id)
     ).all()
     if not rows:

@@ -10,20 +10,23 @@ import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import PollState, RepoId
-from hubwatch.storage.tables import POLL_RUNS, REPOS, REVISIONS
+from hubwatch.storage.tables import POLL_RUNS, REPO_ALIASES, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text
 from hubwatch.storage.values import RepoState
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 __all__ = [
+    "canonical_id",
     "ensure_repo",
     "find_repo",
     "find_revision",
     "in_scope",
     "mark_due",
     "record_poll",
+    "repo_match",
     "repo_states",
+    "repos_match",
     "set_watched",
     "watched_among",
 ]
@@ -39,21 +42,52 @@ def _check_repo(repo: RepoId) -> RepoId:
     return repo
 
 
+def repo_match(repo: RepoId) -> sa.ColumnElement[bool]:
+    """The condition on `repos` rows for `repo`, spelled in any case, under its id or an id it had
+    before a rename (an alias): the unique `key`, or the one alias row with that key."""
+    key = _check_repo(repo).key
+    alias = sa.select(REPO_ALIASES.c.repo_id).where(REPO_ALIASES.c.key == key).scalar_subquery()
+    return sa.or_(REPOS.c.key == key, REPOS.c.id == alias)
+
+
+def repos_match(repos: Iterable[RepoId]) -> sa.ColumnElement[bool]:
+    """`repo_match` for several repos in one condition (IN-lists on the two unique keys)."""
+    keys = sorted({_check_repo(r).key for r in repos})
+    if not keys:
+        return sa.false()
+    aliased = sa.select(REPO_ALIASES.c.repo_id).where(REPO_ALIASES.c.key.in_(keys))
+    return sa.or_(REPOS.c.key.in_(keys), REPOS.c.id.in_(aliased))
+
+
 def in_scope(repo: RepoId | None = None, org: str | None = None) -> sa.ColumnElement[bool]:
     """The condition on `repos` rows for one repo and/or one org (true when neither is given)."""
     condition: sa.ColumnElement[bool] = sa.true()
     if repo is not None:
-        condition = sa.and_(condition, REPOS.c.org == repo.org, REPOS.c.name == repo.name)
+        condition = sa.and_(condition, repo_match(repo))
     if org is not None:
         condition = sa.and_(condition, REPOS.c.org == org)
     return condition
 
 
 def find_repo(conn: Connection, repo: RepoId) -> int | None:
-    _check_repo(repo)
-    return conn.execute(
-        sa.select(REPOS.c.id).where(REPOS.c.org == repo.org, REPOS.c.name == repo.name)
-    ).scalar_one_or_none()
+    """The row id of `repo` (any spelling, or an id it had before a rename), or None."""
+    key = _check_repo(repo).key
+    found = conn.execute(sa.select(REPOS.c.id).where(REPOS.c.key == key)).scalar_one_or_none()
+    if found is None:
+        found = conn.execute(
+            sa.select(REPO_ALIASES.c.repo_id).where(REPO_ALIASES.c.key == key)
+        ).scalar_one_or_none()
+    return found
+
+
+def canonical_id(conn: Connection, repo: RepoId) -> RepoId | None:
+    """The id of `repo`'s row as the store spells it (the hub's spelling, the newest name after
+    a rename), found by any spelling or alias; None when the store does not know the repo."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    row = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
+    return RepoId(row.org, row.name)
 
 
 def find_revision(conn: Connection, repo: RepoId, sha: str) -> int | None:
@@ -74,8 +108,17 @@ def ensure_repo(conn: Connection, repo: RepoId, now: datetime, *, watched: bool 
     dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
     conn.execute(
         dialect.insert(REPOS)
-        .values(org=repo.org, name=repo.name, watched=watched, state=PollState.NEW.value, failures=0, created_at=now)
-        .on_conflict_do_nothing(index_elements=["org", "name"])
+        .values(
+            org=repo.org,
+            name=repo.name,
+            key=repo.key,
+            first_id=str(repo),
+            watched=watched,
+            state=PollState.NEW.value,
+            failures=0,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["key"])
     )
     found = find_repo(conn, repo)
     assert found is not None
@@ -144,8 +187,8 @@ def _state(r: sa.Row[Any]) -> RepoState:
     )
 
 
-def _batches(repos: Iterable[RepoId]) -> Iterator[list[tuple[str, str]]]:
-    keys = sorted({(_check_repo(r).org, r.name) for r in repos})
+def _batches(repos: Iterable[RepoId]) -> Iterator[list[str]]:
+    keys = sorted({_check_repo(r).key for r in repos})
     for start in range(0, len(keys), BATCH):
         yield keys[start : start + BATCH]
 
@@ -157,7 +200,7 @@ def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
     for batch in _batches(repos):
         query = (
             sa.select(REPOS, _revision_count().label("revision_count"))
-            .where(REPOS.c.watched.is_(True), sa.tuple_(REPOS.c.org, REPOS.c.name).in_(batch))
+            .where(REPOS.c.watched.is_(True), REPOS.c.key.in_(batch))
             .order_by(REPOS.c.org, REPOS.c.name)
         )
         found.extend(_state(r) for r in conn.execute(query))
@@ -173,7 +216,7 @@ def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:
             sa.update(REPOS)
             .where(
                 REPOS.c.watched.is_(True),
-                sa.tuple_(REPOS.c.org, REPOS.c.name).in_(batch),
+                REPOS.c.key.in_(batch),
                 sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at > now),
             )
             .values(next_poll_at=now)

@@ -87,14 +87,17 @@ def recent_rewrites(
     if limit <= 0:
         return []
     query = (
-        sa.select(HISTORY_REWRITES, REPOS.c.org, REPOS.c.name)
+        sa.select(HISTORY_REWRITES, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == HISTORY_REWRITES.c.repo_id)
         .order_by(HISTORY_REWRITES.c.detected_at.desc(), HISTORY_REWRITES.c.id.desc())
         .where(in_scope(repo, org))
         .limit(limit)
     )
     return [
-        HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at)
+        HistoryRewrite(
+            RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at,
+            RepoId.parse(r.first_id) if r.first_id else None,
+        )
         for r in conn.execute(query)
     ]
 

@@ -10,6 +10,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
 from hubwatch.domain.records import RepoId
+from hubwatch.storage.repos import repos_match
 from hubwatch.storage.tables import ADVISORIES, CHANGES, REPOS, REVISIONS
 from hubwatch.storage.values import FeedItem
 from sqlalchemy.engine import Connection
@@ -55,7 +56,7 @@ def latest_changes(conn: Connection, repos: Sequence[RepoId]) -> dict[RepoId, Fe
     what `recent_changes(1, repo=…)` gives one repo, for all of `repos` in three queries."""
     if not repos:
         return {}
-    wanted = sa.tuple_(REPOS.c.org, REPOS.c.name).in_([(r.org, r.name) for r in repos])
+    wanted = repos_match(repos)
     has_change = sa.exists().where(CHANGES.c.revision_id == REVISIONS.c.id)
     ranked = (
         sa.select(
@@ -69,7 +70,7 @@ def latest_changes(conn: Connection, repos: Sequence[RepoId]) -> dict[RepoId, Fe
         .subquery()
     )
     rows = conn.execute(
-        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name)
+        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
         .join(ranked, ranked.c.rid == REVISIONS.c.id)
         .where(ranked.c.rank == 1)
@@ -83,6 +84,7 @@ def latest_changes(conn: Connection, repos: Sequence[RepoId]) -> dict[RepoId, Fe
             revision=revision_record(r),
             changes=changes.get(r.id, []),
             advisory_ids=advisories.get(r.id, []),
+            origin=RepoId.parse(r.first_id) if r.first_id else None,
         )
         for r in rows
     }

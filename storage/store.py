@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, lookup, rederived, repos, revisions, rewrites, telemetry
+from hubwatch.storage import feed, history, leases, lookup, rederived, renames, repos, revisions, rewrites, telemetry
 from hubwatch.storage import stats as agg
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
@@ -24,7 +24,7 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
-from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoState
+from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
@@ -140,6 +140,26 @@ class Store:
         self._write(
             lambda c: repos.record_poll(c, repo, state, error, at, started=started, new_revisions=new_revisions)
         )
+
+    def canonical_id(self, repo: RepoId) -> RepoId | None:
+        """`repo` as the store spells it (any spelling or an id before a rename finds it); None when unknown."""
+        with self._read() as c:
+            return repos.canonical_id(c, repo)
+
+    def rename_repo(self, old: RepoId, new: RepoId, at: datetime) -> bool:
+        """The hub answers `new` for `old`: the repo (history, leases, advisories) takes the id
+        `new`, `old` stays an alias; True when a rename was recorded (idempotent; case-only: False)."""
+        return self._write(lambda c: renames.rename_repo(c, old, new, at))
+
+    def renames(self, repo: RepoId) -> list[RepoRename]:
+        """The repo's recorded renames (found by any of its ids), oldest first."""
+        with self._read() as c:
+            return renames.repo_renames(c, repo)
+
+    def recent_renames(self, limit: int, repo: RepoId | None = None, org: str | None = None) -> list[RepoRename]:
+        """The newest recorded renames (of one repo, one org or all), newest first."""
+        with self._read() as c:
+            return renames.recent_renames(c, limit, repo=repo, org=org)
 
     # -- revisions --------------------------------------------------------------------------
     def known_shas(self, repo: RepoId) -> set[str]:

@@ -20,6 +20,7 @@ __all__ = [
     "POLL_CYCLES",
     "POLL_RUNS",
     "REPOS",
+    "REPO_ALIASES",
     "REVISIONS",
     "STORE_META",
     "AdvisoryEventRow",
@@ -31,6 +32,7 @@ __all__ = [
     "HistoryRewriteRow",
     "PollCycleRow",
     "PollRunRow",
+    "RepoAliasRow",
     "RepoRow",
     "RevisionRow",
     "StoreMetaRow",
@@ -47,12 +49,15 @@ class RepoRow(SQLModel, table=True):
     __tablename__ = "repos"
     __table_args__ = (
         sa.UniqueConstraint("org", "name", name="uq_repos_org_name"),
+        sa.Index("uq_repos_key", "key", unique=True),
         sa.Index("ix_repos_due", "watched", "next_poll_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    org: str = Field(sa_type=sa.String(96))
+    org: str = Field(sa_type=sa.String(96))  # spelled as the hub spells it (canonical)
     name: str = Field(sa_type=sa.String(96))
+    key: str = Field(sa_type=sa.String(193))  # lowercased org/name: the hub resolves ids case-insensitively
+    first_id: str = Field(sa_type=sa.String(193))  # the id first stored: feed entry ids stay stable across renames
     watched: bool = Field(default=True)
     state: str = Field(default="new", sa_type=sa.String(16))
     last_error: str | None = Field(default=None, sa_type=sa.Text)
@@ -252,6 +257,24 @@ class HistoryRewriteRow(SQLModel, table=True):
     dropped: list[str] = Field(default_factory=list, sa_type=sa.JSON)
 
 
+class RepoAliasRow(SQLModel, table=True):
+    """An id a repo was known by before a rename upstream (the hub answers 307 from it)."""
+
+    __tablename__ = "repo_aliases"
+    __table_args__ = (
+        sa.UniqueConstraint("key", name="uq_repo_aliases_key"),
+        sa.Index("ix_repo_aliases_repo", "repo_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str = Field(sa_type=sa.String(193))  # lowercased old org/name
+    org: str = Field(sa_type=sa.String(96))
+    name: str = Field(sa_type=sa.String(96))
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    renamed_to: str = Field(sa_type=sa.String(193))  # the id the rename went to (org/name as the hub spells it)
+    renamed_at: datetime = Field(sa_type=UTCDateTime)
+
+
 class StoreMetaRow(SQLModel, table=True):
     """A named value about the store itself (e.g. the advisory model its records were derived with)."""
 
@@ -274,3 +297,4 @@ POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
 HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]
 POLL_CYCLES: sa.Table = PollCycleRow.__table__  # type: ignore[attr-defined]
 STORE_META: sa.Table = StoreMetaRow.__table__  # type: ignore[attr-defined]
+REPO_ALIASES: sa.Table = RepoAliasRow.__table__  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, PollState, RepoId, RevisionRecord
 
-__all__ = ["FeedItem", "HistoryEntry", "HistoryRewrite", "RepoState"]
+__all__ = ["FeedItem", "HistoryEntry", "HistoryRewrite", "RepoRename", "RepoState"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class FeedItem:
     revision: RevisionRecord
     changes: list[ChangeRecord]
     advisory_ids: list[str]
+    origin: RepoId | None = None  # the id the store first knew the repo by (stable feed entry ids)
 
 
 @dataclass(frozen=True)
@@ -61,3 +62,16 @@ class HistoryRewrite:
     new_head: str
     dropped: tuple[str, ...]
     detected_at: datetime
+    origin: RepoId | None = None  # the id the store first knew the repo by (stable feed entry ids)
+
+
+@dataclass(frozen=True)
+class RepoRename:
+    """A rename seen upstream: the hub answered `new` for `old` (which now redirects to it).
+    `repo` is the repo's id now (a later rename may have moved it on from `new`)."""
+
+    repo: RepoId
+    old: RepoId
+    new: RepoId
+    renamed_at: datetime
+    origin: RepoId | None = None

@@ -14,7 +14,7 @@ from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import FileRecord, InvalidRepoId, RepoId, RevisionRecord
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.guard import HubGuard
 from hubwatch.tracker.hub_errors import translate_errors
@@ -96,13 +96,23 @@ class HubClient:
 
     def head(self, repo: RepoId, revision: str | None = None) -> str:
         """The commit sha the repo's main branch (or `revision`) points at: one request."""
+        return self.head_and_id(repo, revision)[0]
+
+    def head_and_id(self, repo: RepoId, revision: str | None = None) -> tuple[str, RepoId]:
+        """The head's commit sha and the id the hub answered for `repo`: one request. The id is
+        the hub's spelling, and after a rename upstream the new id (the hub answers the old one
+        with a 307, which the client follows); `repo` itself when the answer names no valid id."""
         rid = str(repo)
         info = self._call(
             lambda: self._api.model_info(rid, revision=revision, expand=["sha"], timeout=self._timeout), rid, revision
         )
         if not info.sha:
             raise InvalidContent("model info carries no commit sha", repo_id=rid, revision=revision)
-        return str(info.sha)
+        try:
+            answered = RepoId.parse(str(info.id)) if info.id else repo
+        except InvalidRepoId:
+            answered = repo
+        return str(info.sha), answered
 
     def commits(self, repo: RepoId, *, limit: int | None = None) -> list[RevisionRecord]:
         """The main branch's commits, oldest first; each one's parent is the commit before it.

@@ -44,12 +44,14 @@ class Unchanged:
     repo: RepoId
     head: str
     rewritten: tuple[str, ...] = ()  # a force-push back to a stored revision dropped these
+    renamed_from: RepoId | None = None  # the hub answered this poll's id under a new one
 
 
 @dataclass(frozen=True)
 class NewRevisions:
     repo: RepoId
     shas: tuple[str, ...]  # stored by this poll, oldest first
+    renamed_from: RepoId | None = None  # the hub answered this poll's id under a new one
 
 
 @dataclass(frozen=True)
@@ -104,16 +106,21 @@ def poll_repo(
     hub-wide (`tracker.hubstate`), not on the repo: the repo's state and backoff stay as they were.
     """
     saved: list[str] = []
+    renamed_from: RepoId | None = None
     started = now()
     say = progress or (lambda _repo, _text: None)
     deadline = start_poll_deadline(settings.poll_deadline_s)
     try:
         stored_head = store.head(repo)
-        head = hub.head(repo)
+        head, answered = hub.head_and_id(repo)
         clear_token_problem(store)  # the hub took this token: a rejection recorded before is over
+        if str(answered) != str(repo):
+            # Renamed upstream (or spelled otherwise): one repo, carried on under the hub's id.
+            renamed_from = repo if store.rename_repo(repo, answered, now()) else None
+            repo = answered
         if stored_head is not None and stored_head.sha == head:
             store.record_poll(repo, PollState.OK, None, now(), started=started)
-            return Unchanged(repo, head)
+            return Unchanged(repo, head, renamed_from=renamed_from)
         known = store.known_shas(repo)
         first_time = not known
         commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None)
@@ -146,7 +153,9 @@ def poll_repo(
             baseline = result.baseline
         store.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
-        return NewRevisions(repo, tuple(saved)) if saved else Unchanged(repo, head, tuple(dropped))
+        if saved:
+            return NewRevisions(repo, tuple(saved), renamed_from)
+        return Unchanged(repo, head, tuple(dropped), renamed_from)
     except TokenRejected as exc:
         record_token_problem(store, hub.token, "the hub rejected the token (401 invalid credentials)", exc.fix, now())
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"

@@ -1,8 +1,9 @@
 """Build Atom, RSS and JSON Feed documents from the store's feed items (pure; no clock, no I/O).
 
 One entry per revision. Its id is derived from data that never changes once published
-(the revision's date, the repo and the commit), and every timestamp comes from the data, so the
-same items always give the same bytes (and the same ETag).
+(the revision's date, the repo's first id and the commit), and every timestamp comes from the
+data, so the same items always give the same bytes (and the same ETag). The repo's first id is the
+one the store first knew it by: a rename upstream changes titles and links, never an entry's id.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from markupsafe import Markup, escape
 
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
-from hubwatch.storage.values import HistoryRewrite
+from hubwatch.storage.values import HistoryRewrite, RepoRename
 
 __all__ = [
     "EPOCH",
@@ -28,6 +29,7 @@ __all__ = [
     "feed_entries",
     "json_feed",
     "merge_newest_first",
+    "rename_entries",
     "rewrite_entries",
     "rss_bytes",
 ]
@@ -46,6 +48,8 @@ class FeedItemLike(Protocol):
     def changes(self) -> Sequence[ChangeRecord]: ...
     @property
     def advisory_ids(self) -> Sequence[str]: ...
+    @property
+    def origin(self) -> RepoId | None: ...
 
 
 @dataclass(frozen=True)
@@ -71,10 +75,11 @@ class FeedEntry:
     author: str | None
 
 
-def entry_id(repo: RepoId, revision: RevisionRecord) -> str:
-    """The permanent id of a revision's entry (RFC 4151 tag URI): never changes once published."""
+def entry_id(repo: RepoId, revision: RevisionRecord, origin: RepoId | None = None) -> str:
+    """The permanent id of a revision's entry (RFC 4151 tag URI): never changes once published.
+    `origin` is the repo's first id (the store's `first_id`), which a rename does not change."""
     day = as_utc(revision.date).strftime("%Y-%m-%d")
-    return f"tag:hubwatch,{day}:{repo}/{revision.sha}"
+    return f"tag:hubwatch,{day}:{origin or repo}/{revision.sha}"
 
 
 def _title(repo: RepoId, revision: RevisionRecord, changes: Sequence[ChangeRecord]) -> str:
@@ -125,7 +130,7 @@ def feed_entries(items: Iterable[FeedItemLike], base_url: str) -> list[FeedEntry
         tags = tuple(sorted({c.kind.value for c in item.changes} | {c.severity.value for c in item.changes}))
         entries.append(
             FeedEntry(
-                id=entry_id(item.repo, revision),
+                id=entry_id(item.repo, revision, item.origin),
                 title=xml_safe(_title(item.repo, revision, item.changes)),
                 url=url,
                 updated=as_utc(revision.date),
@@ -159,11 +164,41 @@ def rewrite_entries(rewrites: Iterable[HistoryRewrite], base_url: str) -> list[F
         )
         entries.append(
             FeedEntry(
-                id=f"tag:hubwatch,{day}:{rw.repo}/rewrite/{rw.old_head}..{rw.new_head}",
+                id=f"tag:hubwatch,{day}:{rw.origin or rw.repo}/rewrite/{rw.old_head}..{rw.new_head}",
                 title=xml_safe(f"{rw.repo} @ {short_sha(rw.new_head)}: files/medium: {summary}"),
                 url=f"{base_url}/models/{rw.repo}",
                 updated=as_utc(rw.detected_at),
                 text=f"files/medium: {summary}",
+                html=str(escape(html)),
+                tags=("files", "medium"),
+                author=None,
+            )
+        )
+    return entries
+
+
+RENAME_SUMMARY = "renamed upstream from {old} to {new}"
+
+
+def rename_entries(renames: Iterable[RepoRename], base_url: str) -> list[FeedEntry]:
+    """Entries for renames seen upstream (files/medium: the hub redirects the old id, but a repo
+    created later under the old id would take over every pin and download still naming it)."""
+    entries = []
+    for rn in renames:
+        day = as_utc(rn.renamed_at).strftime("%Y-%m-%d")
+        summary = RENAME_SUMMARY.format(old=rn.old, new=rn.new)
+        html = Markup(
+            "<p>The hub answers <code>{}</code> under its new id <code>{}</code>: it redirects the old id for now, "
+            "but a repo created later under the old id would take over what still names it. Update pins and "
+            "downloads to the new id.</p>"
+        ).format(rn.old, rn.new)
+        entries.append(
+            FeedEntry(
+                id=f"tag:hubwatch,{day}:{rn.origin or rn.repo}/renamed/{rn.old.key}",
+                title=xml_safe(f"{rn.new}: files/medium: {summary}"),
+                url=f"{base_url}/models/{rn.repo}",
+                updated=as_utc(rn.renamed_at),
+                text=xml_safe(f"files/medium: {summary}"),
                 html=str(escape(html)),
                 tags=("files", "medium"),
                 author=None,

@@ -13,6 +13,7 @@ from hubwatch.feeds.builders.feeds import (
     feed_entries,
     json_feed,
     merge_newest_first,
+    rename_entries,
     rewrite_entries,
     rss_bytes,
 )
@@ -64,10 +65,12 @@ def _render(
         home_url=f"{base}{home_path}",
     )
     entries = feed_entries(items, base)
-    # Force-pushes are `files`/medium changes with no revision of their own: merged in by time.
+    # Force-pushes and renames are `files`/medium changes with no revision of their own: merged in by time.
     if (kinds is None or Kind.FILES in kinds) and (severity is None or severity.rank <= Severity.MEDIUM.rank):
         limit = ctx.settings.feed_limit
-        entries = merge_newest_first(entries, rewrite_entries(ctx.store.recent_rewrites(limit, **query), base))[:limit]
+        rewrites = rewrite_entries(ctx.store.recent_rewrites(limit, **query), base)
+        renames = rename_entries(ctx.store.recent_renames(limit, **query), base)
+        entries = merge_newest_first(entries, rewrites, renames)[:limit]
     if fmt == "atom":
         body = atom_bytes(meta, entries)
     elif fmt == "rss":

@@ -105,6 +105,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     rewrites = ctx.store.rewrites(repo)
     context: dict[str, Any] = {
         "rewrites": rewrites,
+        "renames": ctx.store.renames(repo),
         "dropped": ctx.store.off_main_branch(repo) if rewrites else set(),
         "repo": repo,
         "state": state,

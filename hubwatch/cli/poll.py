@@ -32,6 +32,14 @@ def _change_json(change: ChangeRecord) -> dict[str, Any]:
 
 
 def _outcome_line(outcome: PollOutcome) -> str:
+    from hubwatch.tracker.poller import Failed
+
+    line = _outcome_text(outcome)
+    renamed = None if isinstance(outcome, Failed) else outcome.renamed_from
+    return line if renamed is None else f"{line} [yellow](renamed from {escape(renamed)})[/yellow]"
+
+
+def _outcome_text(outcome: PollOutcome) -> str:
     from hubwatch.tracker.poller import Failed, NewRevisions
 
     if isinstance(outcome, NewRevisions):
