@@ -21,6 +21,7 @@ __all__ = [
     "ensure_repo",
     "find_repo",
     "find_revision",
+    "first_id",
     "in_scope",
     "mark_due",
     "record_poll",
@@ -88,6 +89,16 @@ def canonical_id(conn: Connection, repo: RepoId) -> RepoId | None:
         return None
     row = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
     return RepoId(row.org, row.name)
+
+
+def first_id(conn: Connection, repo: RepoId) -> RepoId | None:
+    """The id the store first knew `repo` by (advisory and feed ids derive from it, so they
+    survive renames); None when the store does not know the repo."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    row = conn.execute(sa.select(REPOS.c.first_id, REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
+    return RepoId.parse(row.first_id) if row.first_id else RepoId(row.org, row.name)
 
 
 def find_revision(conn: Connection, repo: RepoId, sha: str) -> int | None:

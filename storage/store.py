@@ -146,6 +146,11 @@ class Store:
         with self._read() as c:
             return repos.canonical_id(c, repo)
 
+    def first_id(self, repo: RepoId) -> RepoId | None:
+        """The id the store first knew `repo` by (ids of advisories and feed entries derive from it)."""
+        with self._read() as c:
+            return repos.first_id(c, repo)
+
     def rename_repo(self, old: RepoId, new: RepoId, at: datetime) -> bool:
         """The hub answers `new` for `old`: the repo (history, leases, advisories) takes the id
         `new`, `old` stays an alias; True when a rename was recorded (idempotent; case-only: False)."""

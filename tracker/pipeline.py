@@ -147,7 +147,8 @@ def process_revision(
     # stored is compared with the old head): an update's range ("revisions before this one lack
     # it") would not be what was measured, so only the hazards this revision carries are advised.
     advised = changes if baseline.snapshot.sha == revision.parent else [c for c in changes if c.direction is Direction.HAZARD]
-    advisories = [] if initial else plan_advisories(repo, revision, advised, store.advisories(repo), settings)
+    advisories = [] if initial else plan_advisories(repo, revision, advised, store.advisories(repo), settings,
+                                                  id_repo=store.first_id(repo))
     contents = _stored_contents(snapshot)
     saved = store.save_revision(
         repo,

@@ -56,6 +56,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
     from hubwatch.diff import diff_snapshots
 
     derived: dict[str, AdvisoryRecord] = {}
+    origin = store.first_id(repo)
     replaced: dict[str, list[ChangeRecord]] = {}
     cache: Baseline | None = None
     for entry in store.history(repo):
@@ -75,7 +76,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         if moved is not None:
             changes.append(moved)
         if not initial:
-            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings):
+            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin):
                 derived[record.id] = record
         if not _same(changes, entry.changes):
             replaced[revision.sha] = changes

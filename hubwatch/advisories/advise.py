@@ -56,6 +56,7 @@ def plan_advisories(
     settings: Settings,
     hub_url: str = DEFAULT_HUB,
     web_url: str | None = None,
+    id_repo: RepoId | None = None,
 ) -> list[AdvisoryRecord]:
     """The advisories to upsert with `revision`: new records for it, and earlier ones it updates.
 
@@ -63,7 +64,8 @@ def plan_advisories(
     open hazard advisory carries closes it (`fixed: <this commit>`) instead of being advised again;
     a change that undoes an update is advised by its own meaning, and the two records are linked
     (`related`). Every record returned is validated against the OSV schema. Pure: the same inputs
-    always give the same records.
+    always give the same records. Ids derive from `id_repo` (the id the store first knew the repo
+    by; default `repo`), so a renamed repo keeps its advisory ids.
     """
     if revision.parent is None:
         return []
@@ -102,7 +104,7 @@ def plan_advisories(
     for direction in Direction:
         chosen = [e for e in entries if e.direction == direction and e.severity.rank >= minimum]
         if chosen:
-            record = _build(repo, revision, direction, chosen, prefix, hub_url, web)
+            record = _build(repo, revision, direction, chosen, prefix, hub_url, web, id_repo or repo)
             new_ids[direction] = record.id
             results.append(record)
     for record in earlier:
@@ -153,7 +155,8 @@ def _entry_json(entry: _Entry) -> dict[str, Any]:
 
 
 def _build(
-    repo: RepoId, revision: RevisionRecord, direction: Direction, chosen: list[_Entry], prefix: str, hub: str, web: str
+    repo: RepoId, revision: RevisionRecord, direction: Direction, chosen: list[_Entry], prefix: str, hub: str, web: str,
+    id_repo: RepoId,
 ) -> AdvisoryRecord:
     stamp = rfc3339(revision.date, f"date of revision {revision.sha}")
     repo_url = repo.url(hub)
@@ -181,7 +184,7 @@ def _build(
     reverts = sorted({e.reverts for e in chosen if e.reverts})
     osv: dict[str, Any] = {
         "schema_version": OSV_SCHEMA_VERSION,
-        "id": advisory_id(prefix, repo, revision.sha, _utc_year(revision.date), direction),
+        "id": advisory_id(prefix, id_repo, revision.sha, _utc_year(revision.date), direction),
         "modified": stamp,
         "published": stamp,
         "summary": render_summary(repo, direction.value, items),

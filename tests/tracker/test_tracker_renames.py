@@ -139,3 +139,22 @@ def test_ids_in_another_case_are_the_same_repo(hubsim_factory: Any, store: Any) 
         response = client.get("/models/qwen/QWEN-7b/feed.json")
         assert response.status_code == 308 and response.headers["location"] == f"/models/{QWEN}/feed.json"
         assert client.get(f"/models/{QWEN}").status_code == 200
+
+
+def test_records_raised_after_a_rename_derive_ids_from_the_first_id() -> None:
+    """Advisory ids follow the id the store first knew a repo by, not its name of the day."""
+    from datetime import UTC, datetime
+
+    from hubwatch.advisories.advise import plan_advisories
+    from hubwatch.diff.changes import HAZARD, make_change
+    from hubwatch.domain.records import Kind, RevisionRecord, Severity
+    from hubwatch.settings import Settings
+
+    first, renamed = RepoId("acme", "old-name"), RepoId("acme", "new-name")
+    revision = RevisionRecord("b" * 40, "a" * 40, datetime(2024, 5, 1, tzinfo=UTC), "add a pickle")
+    pickle = make_change(Kind.PICKLE, Severity.HIGH, file="pytorch_model.bin", key=None, old=None, new=1,
+                         summary="pytorch_model.bin added", direction=HAZARD)  # fmt: skip
+    before = plan_advisories(first, revision, [pickle], [], Settings())
+    after = plan_advisories(renamed, revision, [pickle], [], Settings(), id_repo=first)
+    assert [r.id for r in after] == [r.id for r in before]
+    assert renamed.url() in after[0].osv["affected"][0]["package"]["name"]
