@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -154,9 +155,10 @@ class HubSim:
             self._sock = None
         self._server, self._thread = None, None
 
-    def advance(self, repo_id: str) -> str:
-        """Reveal the next version of `repo_id` (webhook sent if configured); returns the new sha."""
-        return self.state.advance(repo_id).commit.sha
+    def advance(self, repo_id: str, at: datetime | None = None) -> str:
+        """Reveal the next version of `repo_id` (webhook sent if configured), listed as modified `at`
+        (default now); returns the new sha."""
+        return self.state.advance(repo_id, at).commit.sha
 
     def head(self, repo_id: str) -> str:
         """The sha `main` points at now."""

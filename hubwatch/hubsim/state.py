@@ -209,8 +209,9 @@ class SimState:
                 return found[0]
         raise SimError(404, "RevisionNotFound", f"Invalid rev id: {revision}")
 
-    def advance(self, repo_id: str) -> Advance:
-        """Reveal the next version; SimError 409 when every version is already visible."""
+    def advance(self, repo_id: str, at: datetime | None = None) -> Advance:
+        """Reveal the next version (listed as modified `at`, default now: emulated time for benchmarks);
+        SimError 409 when every version is already visible."""
         repo = self.repos.get(repo_id)
         if repo is None:
             raise SimError(404, "RepoNotFound", f"Repository not found: {repo_id}")
@@ -221,7 +222,7 @@ class SimState:
                     409, "Conflict", f"{repo_id} already shows its last version ({repo.commits[-1].version})"
                 )
             self._visible[repo_id] = shown + 1
-            self._advanced_at[repo_id] = datetime.now(UTC)
+            self._advanced_at[repo_id] = at or datetime.now(UTC)
         result = Advance(
             repo_id, repo.commits[shown - 1].sha if shown else None, repo.commits[shown], shown + 1, len(repo.commits)
         )

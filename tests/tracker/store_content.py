@@ -48,7 +48,7 @@ def _plain(value: Any) -> Any:
         return json.dumps({k: _plain(v) for k, v in value.items() if k not in _TIMES}, sort_keys=True, default=str)
     if isinstance(value, list):
         return json.dumps([_plain(v) for v in value], sort_keys=True, default=str)
-    if hasattr(value, "isoformat"):
+    if isinstance(value, datetime):
         return value.isoformat()
     return value
 
