@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,19 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
     return response
 
 
+def _bounded_threads(threads: int) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """A lifespan that bounds the thread pool the sync routes (all store work) run in."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        yield
+
+    return lifespan
+
+
 def create_app(
     settings: Settings,
     store: "Store",
@@ -60,6 +74,7 @@ def create_app(
         docs_url=None,  # Swagger UI loads from a CDN; the schema is served as JSON instead
         redoc_url=None,
         openapi_url="/api/openapi.json",
+        lifespan=_bounded_threads(settings.web_threads),
     )
     app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url), clock)
     install_error_handlers(app)

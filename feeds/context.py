@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.templating import Jinja2Templates
 
 from hubwatch.feeds.errors import bad_request, not_found
@@ -18,7 +18,7 @@ from hubwatch.domain.records import InvalidRepoId, RepoId
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["AppContext", "get_ctx", "org_from_path", "read_json", "repo_from_path"]
+__all__ = ["AppContext", "JsonBody", "get_ctx", "json_body", "org_from_path", "read_json", "repo_from_path"]
 
 
 @dataclass(frozen=True)
@@ -72,3 +72,12 @@ async def read_json(request: Request, max_bytes: int = 1 << 20) -> Any:
         return load_remote_json(bytes(body), max_bytes=max_bytes)
     except ValueError as exc:  # not JSON, not UTF-8, or nested too deep
         raise bad_request(f"request body is not valid JSON: {exc}") from exc
+
+
+async def json_body(request: Request) -> Any:
+    """The bounded, parsed JSON body (a FastAPI dependency): read on the event loop, which awaits the
+    body, so the route using it can be a plain `def` whose store work runs in the thread pool."""
+    return await read_json(request)
+
+
+JsonBody = Annotated[Any, Depends(json_body)]

@@ -39,6 +39,16 @@ class Settings(BaseSettings):
         description="Seconds between a repo's own head requests (safety re-check) while the hub's "
         "recently-modified listing tells each poll cycle which repos moved.",
     )
+    web_threads: int = Field(
+        default=12, ge=1, le=64,
+        description="Requests the web app works on at once in its thread pool (every route doing database "
+        "work is a plain function run there); at most the database pool (5 + 10 overflow connections).",
+    )
+    poll_runs_keep_days: int = Field(
+        default=30, ge=1,
+        description="Days the per-repo poll telemetry (`poll_runs`) is kept; each poll cycle deletes a bounded "
+        "batch of older rows.",
+    )
     backfill_limit: int | None = Field(
         default=None, ge=1, description="When set, backfill at most this many past commits for a newly watched repo."
     )

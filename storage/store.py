@@ -339,6 +339,10 @@ class Store:
     def record_cycle(self, report: telemetry.CycleReport) -> None:
         self._write(lambda c: telemetry.record_cycle(c, report))
 
+    def prune_poll_runs(self, before: datetime, limit: int = telemetry.PRUNE_BATCH) -> int:
+        """Delete per-repo poll telemetry started before `before` (at most `limit` rows); the count deleted."""
+        return self._write(lambda c: telemetry.prune_poll_runs(c, before, limit))
+
     def live_workers(self, since: datetime) -> set[str]:
         """Workers that finished a poll cycle since `since` (to share a cycle's work fairly)."""
         with self._read() as c:

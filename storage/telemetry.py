@@ -1,4 +1,4 @@
-"""Poll telemetry per cycle (`poll_cycles`): record one cycle, and the totals `/metrics` shows."""
+"""Poll telemetry: record one cycle (`poll_cycles`), the totals `/metrics` shows, and pruning old `poll_runs`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,17 @@ from datetime import datetime
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.tables import POLL_CYCLES
+from hubwatch.storage.tables import POLL_CYCLES, POLL_RUNS
 from sqlalchemy.engine import Connection
 
-__all__ = ["CycleReport", "CycleTotals", "cycle_totals", "live_workers", "record_cycle"]
+__all__ = ["PRUNE_BATCH", "CycleReport", "CycleTotals", "cycle_totals", "live_workers", "prune_poll_runs", "record_cycle"]
 
 _COUNTS = ("repos", "new_revisions", "failures", "rate_limited", "requests_ok", "requests_4xx", "requests_429",
            "requests_5xx")
+
+# The most `poll_runs` rows one prune looks at (and so deletes): one cycle's call stays cheap however
+# large the table, and a backlog clears over the next cycles.
+PRUNE_BATCH = 10_000
 
 
 @dataclass(frozen=True)
@@ -92,3 +96,19 @@ def live_workers(conn: Connection, since: datetime) -> set[str]:
     since = checked_utc(since, "since")
     rows = conn.execute(sa.select(POLL_CYCLES.c.worker).where(POLL_CYCLES.c.finished_at >= since).distinct())
     return {str(r[0]) for r in rows}
+
+
+def prune_poll_runs(conn: Connection, before: datetime, limit: int = PRUNE_BATCH) -> int:
+    """Delete `poll_runs` rows started before `before`, among the `limit` oldest by id; the count deleted.
+
+    One bounded DELETE: rows are inserted in time order, so the lowest ids (read from the primary
+    key) are the oldest; a row out of order is pruned by a later call once the older ones are gone.
+    """
+    before = checked_utc(before, "prune before")
+    if limit < 1:
+        raise InvalidRecord(f"prune limit must be ≥ 1, got {limit}")
+    oldest = sa.select(POLL_RUNS.c.id).order_by(POLL_RUNS.c.id).limit(limit)
+    result = conn.execute(
+        sa.delete(POLL_RUNS).where(POLL_RUNS.c.id.in_(oldest), POLL_RUNS.c.started_at < before)
+    )
+    return int(result.rowcount or 0)

@@ -63,6 +63,7 @@ class HubClient:
     def from_settings(cls, settings: Settings) -> HubClient:
         from huggingface_hub import HfApi
 
+        install_transport()  # before the client exists: no request of its own to another host
         endpoint = settings.hub_endpoint.rstrip("/")
         api = HfApi(endpoint=endpoint, token=settings.hf_token, library_name="hubwatch")
         guard = HubGuard(

@@ -11,6 +11,7 @@ which nothing moved costs the listing alone; without the listing, each repo is p
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import socket
@@ -35,12 +36,25 @@ if TYPE_CHECKING:
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient, RecentModel
 
-__all__ = ["PollCycle", "Scheduler", "default_worker_id"]
+__all__ = ["RECHECK_SPREAD", "PollCycle", "Scheduler", "default_worker_id", "recheck_at"]
 
 log = logging.getLogger(__name__)
 
 # How far before a repo's last poll the listing is read, for clock skew between us and the hub.
 LISTING_MARGIN_S = 300
+
+# The share of the re-check interval over which repos' re-checks are spread: each repo waits between
+# (1 - RECHECK_SPREAD) and 1 times the interval, a fixed fraction for the repo, so repos polled in
+# one cycle (a bulk backfill) do not all come due again in one cycle. Never beyond the interval:
+# the listing's reach (`floor` in `PollCycle.__call__`) relies on it.
+RECHECK_SPREAD = 0.25
+
+
+def recheck_at(repo: RepoId, at: datetime, interval_s: float) -> datetime:
+    """When a repo polled at `at` is due for its safety re-check: `at` plus its share of the interval."""
+    digest = hashlib.blake2b(repo.key.encode(), digest_size=8).digest()
+    fraction = int.from_bytes(digest, "big") / 2**64  # in [0, 1), the same for the repo every time
+    return at + timedelta(seconds=interval_s * (1 - RECHECK_SPREAD * fraction))
 
 
 def _log_cycle(outcomes: list[PollOutcome]) -> None:
@@ -224,7 +238,7 @@ class PollCycle:
         elif listing_ok and not isinstance(outcome, Failed):
             # The listing tells when it moves (it reaches back before this poll), so its own
             # head request waits for the safety re-check.
-            when = at + timedelta(seconds=self._settings.recheck_interval_s)
+            when = recheck_at(repo, at, self._settings.recheck_interval_s)
         else:
             when = next_poll_at(outcome, failures, self._settings, at)
         self.heartbeat.release(repo)
@@ -235,6 +249,8 @@ class PollCycle:
         # Every cycle is recorded, also one that found nothing: it also tells the other workers this one is live.
         try:
             self._store.record_cycle(meter.report(outcomes, self._store))
+            keep = timedelta(days=self._settings.poll_runs_keep_days)
+            self._store.prune_poll_runs(self._clock() - keep)  # one bounded DELETE a cycle
         except Exception:  # telemetry must never fail a cycle
             log.exception("recording poll telemetry failed")
 

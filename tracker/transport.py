@@ -16,6 +16,10 @@ that policy:
   is left, so the next call is deferred instead of sent into a 429.
 
 Requests made outside `limits(...)` (no hubwatch call in progress) pass through untouched.
+
+`install()` also turns off the library's telemetry: with it on, building the first request's
+headers fetches `/api/agent-harnesses` from the library's default endpoint (huggingface.co),
+whatever endpoint hubwatch was given, and hubwatch makes no request to any host but its hub.
 """
 
 from __future__ import annotations
@@ -206,8 +210,10 @@ def install() -> None:
     a new session, which gets the hooks on its first hubwatch call. Whatever client that factory
     builds, requests made inside `limits(...)` are bounded and never retried by the library.
     """
-    from huggingface_hub import get_session
+    from huggingface_hub import constants, get_session
 
+    # Read at each request's headers (`utils._headers._http_user_agent`): off, no agent-registry fetch.
+    constants.HF_HUB_DISABLE_TELEMETRY = True
     session = get_session()
     hooks = session.event_hooks
     if _on_request in hooks.get("request", []):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from hubwatch.feeds.context import AppContext, get_ctx, read_json
+from hubwatch.feeds.context import AppContext, JsonBody, get_ctx
 from hubwatch.feeds.errors import ApiError, bad_request
 from hubwatch.domain.records import InvalidRepoId, RepoId
 
@@ -37,8 +37,7 @@ def require_admin(request: Request, ctx: Ctx) -> None:
 
 
 @router.post("/admin/watch", dependencies=[Depends(require_admin)])
-async def watch(request: Request, ctx: Ctx) -> JSONResponse:
-    body = await read_json(request)
+def watch(body: JsonBody, ctx: Ctx) -> JSONResponse:
     if not isinstance(body, dict) or not isinstance(body.get("repo"), str):
         raise bad_request("body must be an object with 'repo': 'org/name'")
     try:
@@ -69,8 +68,8 @@ def _hub_repo(payload: Any) -> tuple[RepoId | None, str | None]:
         raise bad_request(f"repo.name: {exc}") from exc
 
 
-@router.post("/webhooks/hub")
-async def hub_webhook(request: Request, ctx: Ctx) -> JSONResponse:
+def require_webhook_secret(request: Request, ctx: Ctx) -> None:
+    """403 when the receiver is disabled or the secret is wrong, 401 without one (before the body is read)."""
     expected = ctx.settings.webhook_secret
     if not expected:
         raise ApiError(403, "forbidden", "the webhook receiver is disabled: set HUBWATCH_WEBHOOK_SECRET")
@@ -79,7 +78,11 @@ async def hub_webhook(request: Request, ctx: Ctx) -> JSONResponse:
         raise ApiError(401, "unauthorized", "missing X-Webhook-Secret header")
     if not _same(given, expected):
         raise ApiError(403, "forbidden", "X-Webhook-Secret does not match")
-    repo, ignored = _hub_repo(await read_json(request))
+
+
+@router.post("/webhooks/hub", dependencies=[Depends(require_webhook_secret)])
+def hub_webhook(payload: JsonBody, ctx: Ctx) -> JSONResponse:
+    repo, ignored = _hub_repo(payload)
     if repo is None:
         return JSONResponse({"accepted": False, "reason": ignored}, status_code=202)
     if ctx.on_webhook is not None:

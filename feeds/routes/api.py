@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 
 from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
-from hubwatch.feeds.context import AppContext, get_ctx, read_json, repo_from_path
+from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.routes.common import PageQuery, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
@@ -80,5 +80,5 @@ def revision_standing(
 
 
 @router.post("/plan")
-async def plan(request: Request) -> dict[str, Any]:
-    return plan_estimate(await read_json(request))
+def plan(body: JsonBody) -> dict[str, Any]:
+    return plan_estimate(body)  # CPU work: in the thread pool, off the event loop

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Response
 
 from hubwatch.feeds.builders.osv import (
     OsvQuery,
@@ -21,7 +21,7 @@ from hubwatch.feeds.builders.osv import (
     parse_query,
     query_response,
 )
-from hubwatch.feeds.context import AppContext, get_ctx, read_json
+from hubwatch.feeds.context import AppContext, JsonBody, get_ctx
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.advisories.osv_export import published_osv
 from hubwatch.domain.records import AdvisoryRecord
@@ -65,8 +65,7 @@ def get_vuln(vuln_id: str, ctx: Ctx) -> dict[str, Any]:
 
 
 @router.post("/query")
-async def query(request: Request, response: Response, ctx: Ctx) -> dict[str, Any]:
-    raw = await read_json(request)
+def query(raw: JsonBody, response: Response, ctx: Ctx) -> dict[str, Any]:
     try:
         parsed = parse_query(raw)
         found, known = _matching(ctx.store, parsed)
@@ -79,8 +78,7 @@ async def query(request: Request, response: Response, ctx: Ctx) -> dict[str, Any
 
 
 @router.post("/querybatch")
-async def querybatch(request: Request, response: Response, ctx: Ctx) -> dict[str, Any]:
-    raw = await read_json(request)
+def querybatch(raw: JsonBody, response: Response, ctx: Ctx) -> dict[str, Any]:
     try:
         queries = parse_batch(raw)
         results, unknown = [], []

@@ -1,0 +1,83 @@
+"""No database work on the event loop: every route is a plain `def` (run in the thread pool) but
+the bounded-body reader, and `/healthz` answers while slow requests hold the pool's threads."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi.routing import APIRoute
+
+from hubwatch.feeds import routes as routes_pkg
+from hubwatch.feeds.app import create_app
+from hubwatch.feeds.context import json_body
+from hubwatch.domain.records import RepoId
+from hubwatch.settings import Settings
+from hubwatch.storage import Store
+
+__all__: list[str] = []
+
+
+def test_no_route_is_a_coroutine() -> None:
+    modules = [importlib.import_module(f"hubwatch.feeds.routes.{m.name}") for m in pkgutil.iter_modules(routes_pkg.__path__)]
+    routes = [r for module in modules if hasattr(module, "router") for r in module.router.routes if isinstance(r, APIRoute)]
+    assert len(routes) > 20
+    async_routes = [r.path for r in routes if inspect.iscoroutinefunction(r.endpoint)]
+    assert async_routes == []  # an async route would run its store work on the event loop
+    for route in routes:  # the only async dependency reads the body, and does no store work
+        stack = list(route.dependant.dependencies)
+        while stack:
+            dep = stack.pop()
+            stack.extend(dep.dependencies)
+            if dep.call is not None and inspect.iscoroutinefunction(dep.call):
+                assert dep.call is json_body, (route.path, dep.call)
+
+
+def test_healthz_answers_while_slow_queries_run(tmp_path: Path) -> None:
+    """Through uvicorn over loopback: eight requests each stuck in the store for a second hold
+    threads, and `/healthz` still answers well inside that second."""
+    release = threading.Event()
+
+    class SlowStore(Store):
+        def repos_holding(self, sha: str) -> list[RepoId]:
+            release.wait(5)
+            return []
+
+    with SlowStore.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
+        app = create_app(Settings(database_url="sqlite://", web_threads=12), store)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 10
+            while not server.started and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+            slow = [threading.Thread(target=httpx.post, args=(f"{base}/v1/query",),
+                                     kwargs={"json": {"commit": "a" * 40}, "timeout": 10}) for _ in range(8)]
+            for t in slow:
+                t.start()
+            time.sleep(0.3)  # the eight are inside the store now
+            started = time.monotonic()
+            answer = httpx.get(f"{base}/healthz", timeout=5)
+            took = time.monotonic() - started
+            assert answer.status_code == 200
+            assert took < 2.0  # blocked, it would wait for the slow ones (5 s)
+            release.set()
+            for t in slow:
+                t.join(10)
+        finally:
+            release.set()
+            server.should_exit = True
+            thread.join(10)
