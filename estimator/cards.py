@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "Card", "card_by_name", "cards_needed", "fits", "max_batch", "parse_cards"]
+__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "Card", "card_by_name", "cards_needed", "fits", "max_batch", "max_batch_of",
+           "parse_cards"]
 
 BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at least this"
 
@@ -92,16 +93,26 @@ def fits(estimate: MemoryEstimate, card: Card) -> bool:
 
 def max_batch(spec: ModelSpec, settings: MemorySettings, method: str, card: Card, cap: int = BATCH_CAP) -> int:
     """The largest batch (at the settings' sequence length) that fits `card`; 0 when batch 1 does not."""
+    return max_batch_of(memory_model(spec, settings, method), card, cap)
+
+
+def max_batch_of(model: MemoryModel, card: Card, cap: int = BATCH_CAP) -> int:
+    """The largest batch of `model` (one method's memory, batch left open) that fits `card`; 0 when
+    batch 1 does not.
+
+    Every term is affine in the batch (`memory_model`), so each peak moment's total is c + k·batch
+    and the fit is `max over moments ≤ limit`: solve each moment for the largest batch from batches 1
+    and 2, take the smallest, then confirm it and its neighbour with the real figures (floating-point
+    rounding can put the solution one off), so the answer is the largest batch that fits exactly.
+    """
 
     def ok(batch: int) -> bool:
-        return fits(estimate_memory(spec, settings.with_(batch=batch), method), card)
+        return fits(model.at(batch), card)
 
-    # Every term is linear in the batch, so each peak moment's total is c + k·batch: solve for the
-    # largest batch from batches 1 and 2, then check it (and its neighbour) with the real estimate.
-    one = estimate_memory(spec, settings.with_(batch=1), method)
+    one = model.at(1)
     if not fits(one, card):
         return 0
-    two = dict(estimate_memory(spec, settings.with_(batch=2), method).moments)
+    two = dict(model.at(2).moments)
     limit = (card.memory_bytes - one.framework_overhead_bytes) / one.headroom
     best = float(cap)
     for name, t1 in one.moments:

@@ -18,13 +18,14 @@ from hubwatch.estimator.memory_activations import (
     LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
 )
 from hubwatch.estimator.memory_kv import (
-    NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes, largest_linear, weight_bytes,
+    NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes_per_sequence, largest_linear,
+    weight_bytes,
 )
 from hubwatch.estimator.memory_roles import plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["MemoryEstimate", "estimate_memory"]
+__all__ = ["MemoryEstimate", "MemoryModel", "estimate_memory", "memory_model"]
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 
@@ -105,36 +106,121 @@ def _head_params(spec: ModelSpec, settings: MemorySettings) -> int:
     return spec.vocab_size * spec.text_stack.hidden_size
 
 
-def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> MemoryEstimate:
-    b = settings.batch
+def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> _ServeModel:
     weights = weight_bytes(spec, settings.serve_dtype)
-    kv = kv_cache_bytes(spec, batch=b, seq_len=seq_len, dtype=settings.kv_dtype)
+    kv = kv_cache_bytes_per_sequence(spec, seq_len=seq_len, dtype=settings.kv_dtype)
     stack = spec.text_stack
     # Prefill, one layer at a time: hidden states, q/k/v, and the MLP intermediate (bf16).
     att = stack.attention
     per_token = 2 * (3 * stack.hidden_size + (att.num_heads + 2 * att.num_kv_heads) * att.head_dim
                      + 2 * stack.intermediate_size * max(1, stack.experts_per_token if stack.num_experts else 1))
-    activations = float(per_token * b * seq_len)
-    logits = 8.0 * spec.vocab_size * b  # fp32 logits of the last position and their softmax
-    terms = (("weights", weights), ("kv_cache", kv), ("activations", activations), ("logits", logits))
-    total = sum(v for _, v in terms)
-    return MemoryEstimate("serve", seq_len, b, terms, "prefill", (("prefill", total),), 0,
-                          settings.framework_overhead_gb * 1e9, settings.headroom)
+    return _ServeModel("serve", seq_len, settings.framework_overhead_gb * 1e9, settings.headroom,
+                       weights, kv, per_token, spec.vocab_size)
+
+
+@dataclass(frozen=True)
+class _ServeModel:
+    """Serving memory with the batch left open (`at(batch)`)."""
+
+    method: str
+    seq_len: int
+    framework_overhead_bytes: float
+    headroom: float
+    weights: float
+    kv_per_sequence: float
+    activations_per_token: int
+    vocab_size: int
+
+    def at(self, batch: int) -> MemoryEstimate:
+        b = batch
+        kv = self.kv_per_sequence * b
+        activations = float(self.activations_per_token * b * self.seq_len)
+        logits = 8.0 * self.vocab_size * b  # fp32 logits of the last position and their softmax
+        terms = (("weights", self.weights), ("kv_cache", kv), ("activations", activations), ("logits", logits))
+        total = sum(v for _, v in terms)
+        return MemoryEstimate("serve", self.seq_len, b, terms, "prefill", (("prefill", total),), 0,
+                              self.framework_overhead_bytes, self.headroom)
+
+
+@dataclass(frozen=True)
+class _TrainModel:
+    """A training method's memory with the batch left open: what does not depend on the batch, and
+    the bytes per token of what does (`at(batch)` multiplies by batch × seq_len tokens)."""
+
+    method: str
+    seq_len: int
+    trainable_params: int
+    framework_overhead_bytes: float
+    headroom: float
+    weights: float
+    states: float
+    casts: float
+    head_casts: float
+    earlier_grads: float
+    backward_grads: float
+    grads: float
+    workspace: float
+    step_tmp: float
+    retained_per_token: float | None
+    kept_per_token: float
+    transient_per_token: float
+    logits_peak_per_token: float
+    logits_kept_per_token: float
+
+    def at(self, batch: int) -> MemoryEstimate:
+        tokens = float(batch * self.seq_len)
+        retained = 0.0 if self.retained_per_token is None else self.retained_per_token * tokens
+        kept = self.kept_per_token * tokens
+        transient = self.transient_per_token * tokens
+        logits_peak = self.logits_peak_per_token * tokens
+        logits_kept = self.logits_kept_per_token * tokens
+        base_terms = (("weights", self.weights), ("optimizer_states", self.states))
+        zero = 0.0
+        moments = {
+            "loss": base_terms + (("autocast_weight_copies", self.casts), ("gradients", self.earlier_grads),
+                                  ("activations", kept), ("previous_step_inputs", retained), ("logits", logits_peak),
+                                  ("workspace", self.workspace)),
+            "head backward": base_terms + (("autocast_weight_copies", self.head_casts),
+                                           ("gradients", self.backward_grads), ("activations", kept + transient),
+                                           ("previous_step_inputs", zero), ("logits", logits_kept),
+                                           ("workspace", self.workspace)),
+            "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", self.grads),
+                                            ("activations", zero), ("previous_step_inputs", zero), ("logits", zero),
+                                            ("workspace", self.step_tmp)),
+        }
+        totals = {name: sum(v for _, v in terms) for name, terms in moments.items()}
+        moment = max(totals, key=lambda n: totals[n])
+        terms = tuple(moments[moment]) + (("kv_cache", 0.0),)
+        return MemoryEstimate(self.method, self.seq_len, batch, terms, moment, tuple(totals.items()),
+                              self.trainable_params, self.framework_overhead_bytes, self.headroom)
+
+
+MemoryModel = _TrainModel | _ServeModel
 
 
 def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None) -> MemoryEstimate:
     """The memory of `method` (default: `settings.method`) for `spec` under `settings`."""
     settings = settings or MemorySettings()
+    return memory_model(spec, settings, method).at(settings.batch)
+
+
+def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None) -> MemoryModel:
+    """The memory of `method` for `spec` under `settings` with the batch left open: `.at(batch)` is
+    `estimate_memory(spec, settings.with_(batch=batch), method)`, the same figures to the last bit.
+
+    Every term is either independent of the batch or bytes per token × batch × seq_len, so a run's
+    figures at many batches (the largest batch per card) cost one build and cheap `at` calls.
+    """
+    settings = settings or MemorySettings()
     method = method or settings.method
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
     if method == "serve":
         return _serve(spec, settings, seq_len)
-    tokens = float(settings.batch * seq_len)
     head = _head_params(spec, settings)
     total = spec.total_params + head - spec.lm_head_params
     litgpt = settings.implementation == "litgpt"
     head_matrix = head if litgpt else max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)
-    retained = 0.0
+    retained_per_token: float | None = None
     if method == "full":
         param_bytes = _PARAM_BYTES[settings.precision]
         amp = settings.precision == "amp-bf16"
@@ -167,7 +253,7 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
                 # the graph; LitGPT's loop (`litgpt/finetune/lora.py` fit) holds the previous micro-batch's
                 # `loss` and `logits` until the next forward has produced new ones, so the previous
                 # graph's inputs are still alive while the next forward and loss run.
-                retained = quantized_inputs_per_token(spec, compute_bytes=2, head=quantized_head > 0) * tokens
+                retained_per_token = quantized_inputs_per_token(spec, compute_bytes=2, head=quantized_head > 0)
         else:
             base = weight_bytes(spec, "bf16") + 2.0 * (total - spec.total_params)
             workspace = 0.0
@@ -207,29 +293,15 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
                            eager=settings.attention == "eager", lora=lora_acts, implementation=settings.implementation,
                            quantized_base=method == "qlora" and settings.nf4_keeps_inputs)
     if settings.grad_checkpointing:
-        kept = act.checkpointed_per_token * tokens
-        transient = (act.one_layer_per_token + act.backward_working_per_token) * tokens
+        kept_per_token = act.checkpointed_per_token
+        transient_per_token = act.one_layer_per_token + act.backward_working_per_token
     else:
-        kept = act.saved_per_token * tokens
-        transient = act.backward_working_per_token * tokens
+        kept_per_token = act.saved_per_token
+        transient_per_token = act.backward_working_per_token
     logits_peak, logits_kept = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.loss)
-    logits_peak *= tokens
-    logits_kept *= tokens
-    base_terms = (("weights", weights), ("optimizer_states", states))
-    zero = 0.0
     # Accumulating: the head's gradient is added in place to the one already there.
     backward_grads = max(head_grad, earlier_grads) if method == "full" else max(grads, earlier_grads)
-    moments = {
-        "loss": base_terms + (("autocast_weight_copies", casts), ("gradients", earlier_grads), ("activations", kept),
-                              ("previous_step_inputs", retained), ("logits", logits_peak), ("workspace", workspace)),
-        "head backward": base_terms + (("autocast_weight_copies", casts if method == "full" else zero),
-                                       ("gradients", backward_grads), ("activations", kept + transient),
-                                       ("previous_step_inputs", zero), ("logits", logits_kept), ("workspace", workspace)),
-        "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", grads), ("activations", zero),
-                                        ("previous_step_inputs", zero), ("logits", zero), ("workspace", step_tmp)),
-    }
-    totals = {name: sum(v for _, v in terms) for name, terms in moments.items()}
-    moment = max(totals, key=lambda n: totals[n])
-    terms = tuple(moments[moment]) + (("kv_cache", 0.0),)
-    return MemoryEstimate(method, seq_len, settings.batch, terms, moment, tuple(totals.items()), trainable,
-                          settings.framework_overhead_gb * 1e9, settings.headroom)
+    return _TrainModel(method, seq_len, trainable, settings.framework_overhead_gb * 1e9, settings.headroom,
+                       weights, states, casts, casts if method == "full" else 0.0, earlier_grads, backward_grads,
+                       grads, workspace, step_tmp, retained_per_token, kept_per_token, transient_per_token,
+                       logits_peak, logits_kept)

@@ -18,6 +18,7 @@ __all__ = [
     "NF4_NO_DQ_BYTES_PER_PARAM",
     "block_linear_params",
     "kv_cache_bytes",
+    "kv_cache_bytes_per_sequence",
     "largest_linear",
     "weight_bytes",
 ]
@@ -98,6 +99,11 @@ def _decoder_stacks(spec: ModelSpec) -> tuple[StackSpec, ...]:
 
 def kv_cache_bytes(spec: ModelSpec, *, batch: int, seq_len: int, dtype: str = "bf16") -> float:
     """KV cache bytes for `batch` sequences of `seq_len` tokens (0 for encoder-only models)."""
+    return kv_cache_bytes_per_sequence(spec, seq_len=seq_len, dtype=dtype) * batch
+
+
+def kv_cache_bytes_per_sequence(spec: ModelSpec, *, seq_len: int, dtype: str = "bf16") -> float:
+    """KV cache bytes for one sequence of `seq_len` tokens (the cache is linear in the batch)."""
     value_bytes = KV_BYTES[dtype]
     total = 0.0
     for stack in _decoder_stacks(spec):
@@ -109,4 +115,4 @@ def kv_cache_bytes(spec: ModelSpec, *, batch: int, seq_len: int, dtype: str = "b
         if att.cross_attention:
             cross = att.num_kv_heads * (att.head_dim + (att.v_head_dim or att.head_dim)) * value_bytes
             total += cross * stack.num_layers * seq_len
-    return total * batch
+    return total

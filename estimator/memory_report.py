@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.estimator.cards import DEFAULT_CARDS, Card, cards_needed, max_batch
+from hubwatch.estimator.cards import DEFAULT_CARDS, Card, cards_needed, max_batch_of
 from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, training_cost
 from hubwatch.estimator.estimate import Estimate, Memory
 from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
     CARD_METHODS, CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary,
 )
-from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
@@ -52,11 +52,12 @@ def _gb(value: float) -> float:
     return round(value / 1e9, 3)
 
 
-def _estimates(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryEstimate | str]:
-    out: dict[str, MemoryEstimate | str] = {}
+def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryModel | str]:
+    """Each card method's memory with the batch left open, built once (or why the model cannot run it)."""
+    out: dict[str, MemoryModel | str] = {}
     for method, _ in CARD_METHODS:
         try:
-            out[method] = estimate_memory(spec, settings, method)
+            out[method] = memory_model(spec, settings, method)
         except MemorySettingsError as exc:
             if strict and method == settings.method:
                 raise
@@ -64,19 +65,18 @@ def _estimates(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[
     return out
 
 
-def _card_fits(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...],
-               estimates: dict[str, MemoryEstimate | str]) -> tuple[CardFit, ...]:
-    at_one = settings.with_(batch=1)
-    ones = {m: estimate_memory(spec, at_one, m) for m, e in estimates.items() if not isinstance(e, str)}
+def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str]) -> tuple[CardFit, ...]:
+    ones = {m: model.at(1) for m, model in models.items() if not isinstance(model, str)}
     fits = []
     for card in cards:
         batches: list[tuple[str, int | None]] = []
         needed: list[tuple[str, int | None]] = []
         for method, _ in CARD_METHODS:
-            if isinstance(estimates[method], str):
+            model = models[method]
+            if isinstance(model, str):
                 batches.append((method, None))
                 continue
-            batches.append((method, max_batch(spec, settings, method, card)))
+            batches.append((method, max_batch_of(model, card)))
             needed.append((method, cards_needed(ones[method], card)))
         fits.append(CardFit(card.name, card.memory_gb, tuple(batches), tuple(needed)))
     return tuple(fits)
@@ -94,7 +94,8 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
 
     settings = settings or MemorySettings()
     run = run or RunShape()
-    estimates = _estimates(spec, settings, strict)
+    models = _models(spec, settings, strict)
+    estimates = {m: model if isinstance(model, str) else model.at(settings.batch) for m, model in models.items()}
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
     serve = estimates["serve"]
 
@@ -112,7 +113,7 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
     return Estimate(
         ESTIMATOR_VERSION,
         memory=Memory(_resolved(settings, seq_len), peaks, methods),
-        cards=_card_fits(spec, settings, cards, estimates),
+        cards=_card_fits(cards, models),
         cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
         assumptions=ASSUMPTIONS,
     )

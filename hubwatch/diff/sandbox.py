@@ -8,7 +8,9 @@ concatenation and filter is metered: a deadline, an iteration budget, a call bud
 depth, a cap on the size of every intermediate value and of the output. Rendering runs in a
 worker thread joined with the same deadline. A template that fails or is refused is a result,
 never an exception. `strftime_now` is frozen at a fixed date so renders are reproducible; `lipsum`
-(one call that builds all its text) is bounded before it runs.
+(one call that builds all its text) is bounded before it runs. Compiled templates are kept in a
+bounded LRU keyed by the sha256 of their text (`compiled.CompiledCache`); each render still gets
+its own metered environment and budget.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from functools import wraps
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from jinja2 import TemplateError, TemplateSyntaxError, nodes
+from jinja2 import __version__ as _jinja2_version
 from jinja2.exceptions import SecurityError
 from jinja2.ext import Extension, loopcontrols
 from jinja2.parser import Parser
@@ -30,7 +33,12 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
-__all__ = ["RenderLimits", "RenderRefused", "RenderResult", "render_many"]
+from .compiled import CompiledCache
+
+__all__ = ["COMPILED_TEMPLATES", "RenderLimits", "RenderRefused", "RenderResult", "render_many"]
+
+# The process's compiled templates (code objects only: no budget, no environment, no context).
+COMPILED_TEMPLATES = CompiledCache()
 
 FIXED_NOW = datetime(2026, 1, 1, 12, 0, 0)
 _WIDE_FORMAT = re.compile(r"(%[^a-zA-Z%]*\d{6,})|(\{[^}]*\d{6,}[^}]*\})")
@@ -259,10 +267,19 @@ def _failure(exc: BaseException) -> RenderResult:
     return RenderResult(False, error=f"{type(exc).__name__}: {message}", error_kind="error")
 
 
-def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _Budget, out: list[RenderResult]) -> None:
+# Everything that changes the code a template compiles to: the environment's class, its operator
+# interception and jinja2's version (the options and extensions are fixed in GuardedEnvironment).
+_ENV_KEY = (f"{__name__}.GuardedEnvironment;binops={','.join(sorted(GuardedEnvironment.intercepted_binops))};"
+            f"jinja2={_jinja2_version}")
+
+
+def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _Budget, out: list[RenderResult],
+                cache: CompiledCache) -> None:
     limits = budget.limits
     try:
-        compiled = GuardedEnvironment(budget).from_string(template)
+        env = GuardedEnvironment(budget)
+        code = cache.get(template, _ENV_KEY, env.compile)
+        compiled = env.template_class.from_code(env, code, env.make_globals(None), None)
     except Exception as exc:  # a template that does not compile is a finding
         out.extend([_failure(exc)] * len(contexts))
         return
@@ -282,8 +299,14 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
             out.append(_failure(exc))
 
 
-def render_many(template: str, contexts: Sequence[Mapping[str, Any]], limits: RenderLimits | None = None) -> list[RenderResult]:
-    """Render one template on several contexts within one deadline (in a worker thread)."""
+def render_many(template: str, contexts: Sequence[Mapping[str, Any]], limits: RenderLimits | None = None,
+                cache: CompiledCache | None = None) -> list[RenderResult]:
+    """Render one template on several contexts within one deadline (in a worker thread).
+
+    The compiled template comes from `cache` (default: `COMPILED_TEMPLATES`) when the same text was
+    compiled before; the limits apply to this render alone either way.
+    """
+    cache = COMPILED_TEMPLATES if cache is None else cache
     limits = limits or RenderLimits()
     if not isinstance(template, str):
         return [RenderResult(False, error="template is not a string", error_kind="error")] * len(contexts)
@@ -292,7 +315,7 @@ def render_many(template: str, contexts: Sequence[Mapping[str, Any]], limits: Re
         return [refused] * len(contexts)
     budget = _Budget(limits, deadline=time.monotonic() + limits.timeout_s)
     out: list[RenderResult] = []
-    worker = threading.Thread(target=_render_all, args=(template, contexts, budget, out), daemon=True, name="hubwatch-render")
+    worker = threading.Thread(target=_render_all, args=(template, contexts, budget, out, cache), daemon=True, name="hubwatch-render")
     worker.start()
     worker.join(limits.timeout_s + 0.5)
     if worker.is_alive():
