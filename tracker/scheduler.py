@@ -95,6 +95,7 @@ class PollCycle:
         self._clock = clock
         self._lock = threading.Lock()
         self._since: datetime | None = None  # where the next listing must reach back to
+        self._listed_at: datetime | None = None  # when this worker's previous listing was read
         self._stopping = threading.Event()
         self.heartbeat = Heartbeat(store, self.worker_id, self._lease_s, clock)
 
@@ -120,15 +121,17 @@ class PollCycle:
             floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
             since = max(self._since, floor) if self._since is not None else floor
             recent, meter.listing = self._listing(since)
+            moved_since: datetime | None = None  # when the newest work this listing shows appeared
             if recent:
-                self._mark_moved(recent, listed_at)
+                moved_since = self._mark_moved(recent, listed_at)
             if meter.listing == "busy":
                 made = self._store.mark_all_due(listed_at)
                 log.warning("recently-modified listing too busy to reach back to %s: %d watched repos get their "
                             "own head request this cycle", since.isoformat(), made)
             if meter.listing != "failed":  # a failed listing leaves its window to the next one
                 self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
-            share = self._fair_share()
+                self._listed_at = listed_at
+            share = self._fair_share(moved_since)
             while not self._stopping.is_set() and not self._token_halted():
                 if len(seen) >= share:
                     break  # our share of what was due: the other live workers' cycles take the rest
@@ -181,16 +184,24 @@ class PollCycle:
             log.warning("not polling: %s (token %s); fix: %s", problem.reason, problem.fingerprint, problem.fix)
         return problem is not None
 
-    def _fair_share(self) -> float:
+    def _fair_share(self, moved_since: datetime | None = None) -> float:
         """How many repos this cycle takes: all that are due when it is the only live worker, else
-        its share of them (at least one batch) — the others' cycles, within one interval, take the rest."""
+        its share of them (at least one batch) — the others' cycles, within one interval, take the rest.
+
+        What is due is shared among the live workers that have not had their turn at it yet: a peer
+        that finished a cycle after the work appeared (`moved_since`, the listing's time of the
+        moves) has taken its share already, so the last worker of a round takes what is left
+        instead of leaving a shrinking tail to later intervals.
+        """
         now = self._clock()
         peers = self._store.live_workers(now - timedelta(seconds=2 * self._settings.poll_interval_s))
         peers.add(self.worker_id)
         if len(peers) == 1:
             return float("inf")
+        had_turn = self._store.live_workers(moved_since) & peers if moved_since is not None else set()
+        had_turn.discard(self.worker_id)
         due = self._store.due_count(now)
-        return float(max(self._batch, -(-due // len(peers))))
+        return float(max(self._batch, -(-due // (len(peers) - len(had_turn)))))
 
     def stop(self) -> None:
         """Stop claiming; the repo being polled stops at its next revision boundary."""
@@ -216,11 +227,16 @@ class PollCycle:
             return None, "failed"
         return recent, "ok" if recent is not None else "busy"
 
-    def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> None:
-        """Make the watched repos the listing shows at another commit than the stored head due now."""
-        moved = [s.repo for s in self._store.watched_among(recent) if recent[s.repo].sha != s.head_sha]
+    def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> datetime | None:
+        """Make the watched repos the listing shows at another commit than the stored head due now;
+        returns the earliest time a watched repo moved since this worker's previous listing (None: none did)."""
+        watched = self._store.watched_among(recent)
+        moved = [s.repo for s in watched if recent[s.repo].sha != s.head_sha]
         if moved:
             self._store.mark_due(moved, now)
+        times = [t for t in (recent[s.repo].last_modified for s in watched) if t is not None]
+        fresh = [t for t in times if self._listed_at is None or t >= self._listed_at]
+        return min(fresh) if fresh and self._listed_at is not None else None
 
     def _poll_one(self, repo: RepoId, prior_failures: int, *, listing_ok: bool) -> PollOutcome:
         """Poll a due repo by its own head request; the next is the re-check while the listing works."""

@@ -39,8 +39,8 @@ def test_three_workers_share_a_replay_without_duplicates(
         workers = [start_worker(sim, postgres_url, f"w{i}") for i in (1, 2, 3)]
         assert wait_for(lambda: complete(store, sim), 25) is not None, "v1 of every repo not stored in 25 s"
         shown = advance_all(sim)
-        took = wait_for(lambda: complete(store, sim), 30)
-        assert took is not None, "the later commits were not all stored within 30 s (3 cycles)"
+        took = wait_for(lambda: complete(store, sim), 35)  # measured 13–22 s: one or two 10-s rounds
+        assert took is not None, "the later commits were not all stored within 35 s (3 cycles and the work)"
         time.sleep(0.5)
     finally:
         for proc in workers:
