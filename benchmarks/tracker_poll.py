@@ -78,11 +78,11 @@ def _fill(store: Store, count: int, now: datetime) -> None:
     with store.engine.begin() as conn:
         conn.execute(
             sa.text(
-                "INSERT INTO repos (org, name, watched, state, failures, created_at, head_sha, last_polled_at,"
-                " next_poll_at) VALUES (:org, :name, :w, 'ok', 0, :t, :sha, :t, :due)"
+                "INSERT INTO repos (org, name, key, first_id, watched, state, failures, created_at, head_sha,"
+                " last_polled_at, next_poll_at) VALUES (:org, :name, :key, :key, :w, 'ok', 0, :t, :sha, :t, :due)"
             ),
-            [{"org": "bench", "name": f"m{i:06d}", "w": True, "t": now, "sha": f"{i:040x}",
-              "due": now + timedelta(hours=6)} for i in range(count)],
+            [{"org": "bench", "name": f"m{i:06d}", "key": f"bench/m{i:06d}", "w": True, "t": now,
+              "sha": f"{i:040x}", "due": now + timedelta(hours=6)} for i in range(count)],
         )
 
 
