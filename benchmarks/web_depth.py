@@ -1,0 +1,191 @@
+"""Reads that do not grow with history depth, timed through uvicorn over loopback.
+
+A SQLite store holds a 1,000-revision repo and a 12-revision repo (an advisory every 4th revision).
+The web app runs in its own process (uvicorn, one worker); an httpx client times, in one run:
+
+- the model page and `POST /v1/query` by a mid-history commit, p50, deep vs shallow (target ≤ 2×);
+- `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
+- model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
+
+Run: `python -m benchmarks.web_depth` (writes benchmarks/results/web_depth.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.storage import Store
+
+__all__ = ["main"]
+
+DEEP, SHALLOW = RepoId("deep", "model"), RepoId("shallow", "model")
+DEPTHS = {DEEP: 1000, SHALLOW: 12}
+RUNS, THROUGHPUT_S = 40, 4.0
+RESULTS = Path(__file__).parent / "results" / "web_depth.md"
+SERVE = (
+    "import sys, uvicorn\n"
+    "from hubwatch.feeds import create_app\nfrom hubwatch.settings import Settings\nfrom hubwatch.storage import Store\n"
+    "url = sys.argv[1]\n"
+    "uvicorn.run(create_app(Settings(database_url=url), Store.open(url)), host='127.0.0.1', port=int(sys.argv[2]),"
+    " log_level='warning')\n"
+)
+
+
+def _sha(repo: RepoId, i: int) -> str:
+    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
+
+
+def _advisory(repo: RepoId, sha: str, when: datetime) -> AdvisoryRecord:
+    url, stamp = repo.url(), when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
+    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp,
+           "summary": f"{repo}: eos changed",
+           "affected": [{"package": {"ecosystem": "GIT", "name": url},
+                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}]}]}],
+           "database_specific": {"max_severity": "high"}}
+    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+
+
+def _fill(store: Store) -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for repo, depth in DEPTHS.items():
+        store.watch(repo)
+        parent = None
+        for i in range(depth):
+            sha, when = _sha(repo, i), start + timedelta(hours=i)
+            changes = [ChangeRecord(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
+                                    f"eos_token_id {i} → {i + 1}", {"file": "generation_config.json",
+                                                                    "key": "eos_token_id", "old": i, "new": i + 1})]
+            body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
+            advisories = [_advisory(repo, sha, when)] if i % 4 == 1 else []
+            store.save_revision(repo, RevisionRecord(sha, parent, when, f"Update {i}"),
+                                [FileRecord("config.json", len(body))], {"config.json": body}, changes,
+                                ("bench", {"params": {"derived": 7_000_000_000 + i}}), advisories)
+            parent = sha
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _p50_ms(call: Callable[[], object], runs: int = RUNS) -> float:
+    call()
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def _throughput(base: str, path: str, workers: int) -> float:
+    """Requests per second with `workers` clients each asking `path` in a loop for THROUGHPUT_S."""
+    done = [0] * workers
+    stop = time.perf_counter() + THROUGHPUT_S
+
+    def loop(k: int) -> None:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            while time.perf_counter() < stop:
+                c.get(path).raise_for_status()
+                done[k] += 1
+
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(loop, range(workers)))
+    return sum(done) / THROUGHPUT_S
+
+
+def _healthz_under_load(base: str, client: httpx.Client, path: str) -> float:
+    stop = threading.Event()
+
+    def hammer() -> None:
+        with httpx.Client(base_url=base, timeout=60) as c:
+            while not stop.is_set():
+                c.get(path)
+
+    threads = [threading.Thread(target=hammer) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    try:
+        return _p50_ms(lambda: client.get("/healthz"))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
+    """(what, deep or loaded, shallow or idle, ratio, target) rows."""
+    rows = []
+    with httpx.Client(base_url=base, timeout=60) as client:
+        page: dict[RepoId, float] = {}
+        query: dict[RepoId, float] = {}
+        for repo, depth in DEPTHS.items():
+            assert client.get(f"/models/{repo}").status_code == 200
+            mid = {"commit": _sha(repo, depth // 2 + 1)}
+            page[repo] = _p50_ms(lambda r=repo: client.get(f"/models/{r}"))  # type: ignore[misc]
+            query[repo] = _p50_ms(lambda m=mid: client.post("/v1/query", json=m))  # type: ignore[misc]
+        rows.append(("model page p50 ms (1,000 vs 12 revisions)", page[DEEP], page[SHALLOW],
+                     page[DEEP] / page[SHALLOW], "≤ 2×"))
+        rows.append(("/v1/query mid-history commit p50 ms (1,000 vs 12)", query[DEEP], query[SHALLOW],
+                     query[DEEP] / query[SHALLOW], "≤ 2×"))
+        idle = _p50_ms(lambda: client.get("/healthz"))
+        loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
+        rows.append(("/healthz p50 ms (8 deep requests running vs idle)", loaded, idle, loaded / idle, "≤ 5×"))
+    one = _throughput(base, f"/models/{DEEP}", 1)
+    many = _throughput(base, f"/models/{DEEP}", 16)
+    rows.append(("deep model page req/s (concurrency 16 vs 1)", many, one, many / one, "≥ 3×"))
+    return rows
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{tmp}/depth.db"
+        with Store.open(url) as store:
+            _fill(store)
+        port = _free_port()
+        server = subprocess.Popen([sys.executable, "-c", SERVE, url, str(port)], env=dict(os.environ))
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(200):
+                try:
+                    if httpx.get(f"{base}/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            rows = _measure(base)
+        finally:
+            server.terminate()
+            server.wait()
+    lines = ["# web_depth", "", f"uvicorn (one worker) over loopback, SQLite; {os.cpu_count()} cores; "
+             f"p50 of {RUNS} requests; throughput over {THROUGHPUT_S:.0f} s. One run.", "",
+             "| measure | deep / loaded / 16 | shallow / idle / 1 | ratio | target | ok |", "|---|---|---|---|---|---|"]
+    ok_all = True
+    for what, a, b, ratio, target in rows:
+        ok = ratio >= 3 if target.startswith("≥") else ratio <= float(target.split()[1].rstrip("×"))
+        ok_all &= ok
+        lines.append(f"| {what} | {a:.1f} | {b:.1f} | {ratio:.2f}× | {target} | {'yes' if ok else 'NO'} |")
+    print("\n".join(lines))
+    RESULTS.write_text("\n".join(lines) + "\n")
+    return 0 if ok_all else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
