@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -19,8 +20,10 @@ __all__ = [
     "change_record",
     "changes_of",
     "entries",
+    "entries_page",
     "head",
     "known_shas",
+    "revision_count",
     "revision_entry",
     "revision_record",
     "snapshot_files",
@@ -96,7 +99,44 @@ def entries(conn: Connection, repo: RepoId, *, sha: str | None = None) -> list[H
     query = sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
     if sha is not None:
         query = query.where(REVISIONS.c.sha == sha)
-    rows = conn.execute(query.order_by(REVISIONS.c.position, REVISIONS.c.id)).all()
+    return _entries_of(conn, repo, conn.execute(query.order_by(REVISIONS.c.position, REVISIONS.c.id)).all())
+
+
+def entries_page(
+    conn: Connection, repo: RepoId, *, before: tuple[int, int] | None, limit: int
+) -> tuple[list[HistoryEntry], tuple[int, int] | None]:
+    """Up to `limit` history entries of `repo`, newest first (by position, then storage order),
+    older than the keyset cursor `before` (position, revision id); and the cursor of the next
+    page (None: this is the last). Four indexed queries, however deep the history."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return [], None
+    query = sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
+    if before is not None:
+        position, revision_id = before
+        query = query.where(
+            sa.or_(
+                REVISIONS.c.position < position,
+                sa.and_(REVISIONS.c.position == position, REVISIONS.c.id < revision_id),
+            )
+        )
+    order = (REVISIONS.c.position.desc(), REVISIONS.c.id.desc())
+    rows = conn.execute(query.order_by(*order).limit(limit + 1)).all()
+    shown = rows[:limit]
+    cursor = (shown[-1].position, shown[-1].id) if len(rows) > limit else None
+    return _entries_of(conn, repo, shown), cursor
+
+
+def revision_count(conn: Connection, repo: RepoId) -> int:
+    """How many revisions of `repo` are stored (an indexed COUNT)."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return 0
+    query = sa.select(sa.func.count()).select_from(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
+    return int(conn.execute(query).scalar_one())
+
+
+def _entries_of(conn: Connection, repo: RepoId, rows: Sequence[Any]) -> list[HistoryEntry]:
     ids = [r.id for r in rows]
     changes = changes_of(conn, ids)
     estimates = _estimates_of(conn, ids)

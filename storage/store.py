@@ -241,6 +241,18 @@ class Store:
         with self._read() as c:
             return history.entries(c, repo)
 
+    def history_page(
+        self, repo: RepoId, *, before: tuple[int, int] | None = None, limit: int = 100
+    ) -> tuple[list[HistoryEntry], tuple[int, int] | None]:
+        """One page of `repo`'s history, newest first, older than the keyset cursor `before`;
+        and the cursor of the next page (None: no older entry). Bounded work at any depth."""
+        with self._read() as c:
+            return history.entries_page(c, repo, before=before, limit=limit)
+
+    def revision_count(self, repo: RepoId) -> int:
+        with self._read() as c:
+            return history.revision_count(c, repo)
+
     def revision(self, repo: RepoId, sha: str) -> HistoryEntry | None:
         with self._read() as c:
             return history.revision_entry(c, repo, sha)

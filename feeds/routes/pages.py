@@ -17,7 +17,7 @@ from hubwatch.feeds.builders.standing import load_standing, pin_headline, relati
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
-from hubwatch.feeds.errors import not_found
+from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import PageQuery, repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
@@ -94,16 +94,37 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     return cached_response(request, body, "text/markdown; charset=utf-8", last)
 
 
+def _cursor(before: str | None) -> tuple[int, int] | None:
+    """`?before=POSITION.ID` (the keyset cursor an "older →" link carries) → (position, id)."""
+    if before is None:
+        return None
+    position, dot, revision_id = before.partition(".")
+    if not (dot and position.isdigit() and revision_id.isdigit()) or len(before) > 40:
+        raise bad_request("before must be POSITION.ID, as the page's \"older →\" link gives it")
+    return int(position), int(revision_id)
+
+
 @router.get("/models/{org}/{name}")
-def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
+    """A model's verdict and one page of its history, newest first (keyset: `?before=` for older)."""
     repo = repo_from_path(org, name)
-    entries = ctx.store.history(repo)
+    cursor = _cursor(before)
+    entries, older = ctx.store.history_page(repo, before=cursor, limit=PAGE_SIZE)
     state = repo_state(ctx.store, repo)
-    if not entries and state is None:
+    if not entries and state is None and cursor is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
-    revisions = [RevisionView(e, estimate_view(stored_estimate(e))) for e in sorted(entries, key=lambda e: -e.position)]
+    revisions = [RevisionView(e, estimate_view(stored_estimate(e))) for e in entries]
+    newest = revisions[0].entry if revisions and cursor is None else None
+    if cursor is not None:
+        first, _ = ctx.store.history_page(repo, limit=1)
+        newest = first[0] if first else None
     rewrites = ctx.store.rewrites(repo)
     context: dict[str, Any] = {
+        "newest": newest,
+        "newest_estimate": estimate_view(stored_estimate(newest)) if newest is not None else None,
+        "total": ctx.store.revision_count(repo),
+        "older": f"{older[0]}.{older[1]}" if older is not None else None,
+        "paged": cursor is not None,
         "rewrites": rewrites,
         "renames": ctx.store.renames(repo),
         "dropped": ctx.store.off_main_branch(repo) if rewrites else set(),
@@ -111,7 +132,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
         "state": state,
         "revisions": revisions,
         "charts": _charts(revisions),
-        **_head_standing(ctx, repo, revisions[0].entry.revision.sha if revisions else None),
+        **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)

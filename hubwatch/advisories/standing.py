@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubwatch.advisories.advise_match import direction_of
-from hubwatch.advisories.gitrange import GitEvent, affected_along, git_events
+from hubwatch.advisories.gitrange import GitEvent, affected_mask, git_events
 from hubwatch.domain.records import AdvisoryRecord, Direction, Severity
 
 __all__ = ["Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "standing", "template_diffs"]
@@ -97,18 +97,24 @@ def standing(
         return Standing(pin, False, (), (), (), None, (), (), newest)
     at = len(shas) - 1 - shas[::-1].index(pin)
     live = [a for a in advisories if a.withdrawn is None]
-    along = {a.id: _affected(a, shas) for a in live}
-    here = [a for a in live if along[a.id][at]]
-    lacks = _ordered(a for a in here if advisory_direction(a) is Direction.UPDATE)
-    carries = _ordered(a for a in here if advisory_direction(a) is Direction.HAZARD)
+    first: dict[str, int] = {}
+    for i, sha in enumerate(shas):
+        first.setdefault(sha, i)
+    along = {a.id: _affected(a, first, len(shas)) for a in live}  # bit i: affects a pin at shas[i]
+    here = [a for a in live if along[a.id] >> at & 1]
+    direction = {a.id: advisory_direction(a) for a in live}
+    lacks = _ordered(a for a in here if direction[a.id] is Direction.UPDATE)
+    carries = _ordered(a for a in here if direction[a.id] is Direction.HAZARD)
     acknowledged = tuple(sorted(a.id for a in here if a.id in ignored))
-    hazards = [a for a in live if advisory_direction(a) is Direction.HAZARD and a.id not in ignored]
-    open_at = [any(along[a.id][i] for a in hazards) for i in range(len(shas))]
-    clean = [i for i in range(len(shas)) if not open_at[i]]
-    target = clean[-1] if clean else None
+    hazards = [a for a in live if direction[a.id] is Direction.HAZARD and a.id not in ignored]
+    open_at = 0
+    for a in hazards:
+        open_at |= along[a.id]
+    clean = ~open_at & ((1 << len(shas)) - 1)
+    target = clean.bit_length() - 1 if clean else None
     if target is None or target == at or not here:  # nothing better, or nothing to move for
         return Standing(pin, True, lacks, carries, acknowledged, None, (), (), newest)
-    resolves = tuple(sorted(a.id for a in here if not along[a.id][target]))
+    resolves = tuple(sorted(a.id for a in here if not along[a.id] >> target & 1))
     on_the_way = tuple(a for a in lacks if a.id in resolves)
     return Standing(pin, True, lacks, carries, acknowledged, shas[target], resolves, on_the_way, newest)
 
@@ -163,13 +169,14 @@ def template_diffs(record: AdvisoryRecord) -> tuple[TemplateDiff, ...]:
     return tuple(out)
 
 
-def _affected(record: AdvisoryRecord, shas: Sequence[str]) -> list[bool]:
+def _affected(record: AdvisoryRecord, first: Mapping[str, int], n: int) -> int:
+    """The pins along the line the record affects, as a bit set (bit i: the pin at index i)."""
     ranges: dict[int, list[GitEvent]] = defaultdict(list)
     for event in git_events(record.osv):
         ranges[event.range_index].append(event)
-    out = [False] * len(shas)
+    out = 0
     for events in ranges.values():
-        out = [a or b for a, b in zip(out, affected_along(events, shas))]
+        out |= affected_mask(events, first, n)
     return out
 
 
