@@ -50,13 +50,14 @@ def _sha(repo: RepoId, i: int) -> str:
     return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
 
 
-def _advisory(repo: RepoId, sha: str, when: datetime) -> AdvisoryRecord:
+def _advisory(repo: RepoId, sha: str, fix: str, when: datetime) -> AdvisoryRecord:
+    """A hazard introduced at `sha` and fixed two revisions later (a pin carries at most one at any depth)."""
     url, stamp = repo.url(), when.strftime("%Y-%m-%dT%H:%M:%SZ")
     adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
     osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp,
            "summary": f"{repo}: eos changed",
            "affected": [{"package": {"ecosystem": "GIT", "name": url},
-                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}]}]}],
+                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}, {"fixed": fix}]}]}],
            "database_specific": {"max_severity": "high"}}
     return AdvisoryRecord(adv_id, repo, sha, osv, when)
 
@@ -72,7 +73,7 @@ def _fill(store: Store) -> None:
                                     f"eos_token_id {i} → {i + 1}", {"file": "generation_config.json",
                                                                     "key": "eos_token_id", "old": i, "new": i + 1})]
             body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
-            advisories = [_advisory(repo, sha, when)] if i % 4 == 1 else []
+            advisories = [_advisory(repo, sha, _sha(repo, i + 2), when)] if i % 4 == 1 else []
             store.save_revision(repo, RevisionRecord(sha, parent, when, f"Update {i}"),
                                 [FileRecord("config.json", len(body))], {"config.json": body}, changes,
                                 ("bench", {"params": {"derived": 7_000_000_000 + i}}), advisories)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 __all__ = ["EVENT_KINDS", "GitEvent", "Lineage", "affected_along", "affected_mask", "git_events", "range_affects"]
@@ -57,13 +58,18 @@ class Lineage:
 
     shas: tuple[str, ...]
 
+    @cached_property
+    def _at(self) -> dict[str, int]:
+        at: dict[str, int] = {}
+        for i, sha in enumerate(self.shas):
+            at.setdefault(sha, i)
+        return at
+
     def index(self, sha: str) -> int | None:
+        """The first index of `sha` on the line (-1 for "0"; None: not on it), in O(1)."""
         if sha == "0":
             return -1
-        try:
-            return self.shas.index(sha)
-        except ValueError:
-            return None
+        return self._at.get(sha)
 
 
 def range_affects(events: Iterable[GitEvent], line: Lineage) -> bool:
