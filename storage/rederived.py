@@ -1,10 +1,11 @@
 """Re-derived results: a repo's changes and advisories replaced in one transaction, and the
-advisory model the store's records were derived with (the `store_meta` table)."""
+advisory model the store's records were derived with (the `store_meta` table), which also holds
+until when every worker defers calling the hub (`defer_hub`, `hub_deferred_until`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 
 import sqlalchemy as sa
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
@@ -16,7 +17,10 @@ from hubwatch.storage.tables import CHANGES, STORE_META
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["get_meta", "replace_derived", "set_meta"]
+__all__ = ["HUB_DEFERRED_KEY", "defer_hub", "get_meta", "hub_deferred_until", "replace_derived", "set_meta"]
+
+HUB_DEFERRED_KEY = "hub_deferred_until"
+_UNTIL_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width, UTC: text order is time order
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -29,6 +33,27 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
     dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
     stmt = dialect.insert(STORE_META).values(key=key, value=value)
     conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value}))
+
+
+def defer_hub(conn: Connection, until: datetime) -> None:
+    """Record that no worker calls the hub before `until` (one upsert; an earlier `until` never
+    shortens a later one already stored)."""
+    value = until.astimezone(timezone.utc).strftime(_UNTIL_FORMAT)
+    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
+    stmt = dialect.insert(STORE_META).values(key=HUB_DEFERRED_KEY, value=value)
+    later = sa.case((stmt.excluded.value > STORE_META.c.value, stmt.excluded.value), else_=STORE_META.c.value)
+    conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"value": later}))
+
+
+def hub_deferred_until(conn: Connection) -> datetime | None:
+    """Until when the workers defer calling the hub (may be past), or None when never recorded."""
+    value = get_meta(conn, HUB_DEFERRED_KEY)
+    if not value:
+        return None
+    try:
+        return datetime.strptime(value, _UNTIL_FORMAT).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
 
 
 def replace_derived(

@@ -298,6 +298,16 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         self._write(lambda c: rederived.set_meta(c, key, value))
 
+    def defer_hub(self, until: datetime) -> None:
+        """No worker calls the hub before `until` (its rate-limit window is spent); one upsert that
+        never shortens a later deferral already recorded."""
+        self._write(lambda c: rederived.defer_hub(c, until))
+
+    def hub_deferred_until(self) -> datetime | None:
+        """Until when every worker defers calling the hub (may be past); None when never recorded."""
+        with self._read() as c:
+            return rederived.hub_deferred_until(c)
+
     def replace_derived(
         self, repo: RepoId, changes: Mapping[str, Sequence[ChangeRecord]], advisories: Sequence[AdvisoryRecord]
     ) -> None:

@@ -7,7 +7,11 @@
 - a 429 is never retried or slept on: `RateLimited(retry_after=…)` defers that repo; the hub's
   `RateLimit` header saying nothing is left (on any answer, a 429 included) closes this client's
   gate for the window: later calls raise `RateLimited` at once, sending nothing, so the other repos
-  (and, for the listing, the cycle) are deferred too;
+  (and, for the listing, the cycle) are deferred too; so does a 429's Retry-After on a hub-wide
+  call (the listing);
+- with a `SharedWindow` (`share`; `PollCycle` gives the store's, `hubstate.StoreWindow`), the gate
+  is shared by every worker on the store: a closing is recorded there, and a closing recorded by
+  another worker closes this one's gate before it sends anything;
 - a poll's deadline (`HUBWATCH_POLL_DEADLINE_S`) bounds all of its calls together;
 - `HubUnavailable` (5xx, timeouts, resets) is retried a few times with a short exponential wait
   (tenacity), never past the deadline; `breaker_failures` such failed calls in a row open a
@@ -21,7 +25,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import pybreaker
 import tenacity
@@ -29,7 +33,7 @@ import tenacity
 from hubwatch.tracker.errors import HubUnavailable, PollTimedOut, RateLimited, TokenRejected
 from hubwatch.tracker.transport import Limits, RateGate, install, limits
 
-__all__ = ["HubGuard", "end_poll_deadline", "poll_deadline", "start_poll_deadline"]
+__all__ = ["HubGuard", "SharedWindow", "end_poll_deadline", "poll_deadline", "start_poll_deadline"]
 
 T = TypeVar("T")
 
@@ -60,6 +64,18 @@ def end_poll_deadline(token: contextvars.Token[tuple[float, float] | None]) -> N
     _DEADLINE.reset(token)
 
 
+class SharedWindow(Protocol):
+    """The hub's rate-limit window as every worker sees it (kept in the store)."""
+
+    def deferred_s(self) -> float:
+        """Seconds until any worker may call the hub again (0: now); cheap (cached)."""
+        ...
+
+    def defer(self, seconds: float) -> None:
+        """Record that no worker calls the hub for `seconds` from now."""
+        ...
+
+
 class HubGuard:
     """The policy of one hub client (see the module docstring); thread-safe."""
 
@@ -78,6 +94,7 @@ class HubGuard:
         self._lock = threading.Lock()
         self._rejected: TokenRejected | None = None
         self.gate = RateGate()
+        self.shared: SharedWindow | None = None
         self.breaker = pybreaker.CircuitBreaker(
             fail_max=breaker_failures,
             reset_timeout=breaker_cooldown_s,
@@ -92,11 +109,33 @@ class HubGuard:
         with self._lock:
             return self._rejected
 
+    def share(self, window: SharedWindow) -> None:
+        """Share this client's rate-limit gate through `window` (the last one given wins)."""
+        self.shared = window
+
     def call(self, fn: Callable[[], T], repo: str | None, revision: str | None = None) -> T:
         where = {"repo_id": repo, "revision": revision}
         rejected = self.token_rejected
         if rejected is not None:
             raise TokenRejected(f"not called: the hub rejected the token ({rejected})", **where)
+        shared = self.shared
+        if shared is not None:
+            elsewhere = shared.deferred_s()
+            if elsewhere > self.gate.wait_s(self.origin):
+                self.gate.close(self.origin, elsewhere)  # another worker saw the window spent
+        closed_before = self.gate.closed_until(self.origin)
+        try:
+            return self._call(fn, where)
+        except RateLimited as exc:
+            if repo is None and exc.retry_after and closed_before <= time.monotonic():
+                # the hub answered a hub-wide call (the listing) with a 429: the hub is deferred
+                self.gate.close(self.origin, exc.retry_after)
+            raise
+        finally:
+            if shared is not None and self.gate.closed_until(self.origin) > closed_before:
+                shared.defer(self.gate.wait_s(self.origin))
+
+    def _call(self, fn: Callable[[], T], where: dict[str, str | None]) -> T:
         wait = self.gate.wait_s(self.origin)
         if wait > 0:
             raise RateLimited(

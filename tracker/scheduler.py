@@ -26,7 +26,7 @@ from hubwatch.domain.records import RepoId
 from hubwatch.tracker.cycle_meter import CycleMeter
 from hubwatch.tracker.errors import HubError
 from hubwatch.tracker.heartbeat import Heartbeat
-from hubwatch.tracker.hubstate import halted
+from hubwatch.tracker.hubstate import StoreWindow, halted
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
@@ -98,6 +98,7 @@ class PollCycle:
         self._listed_at: datetime | None = None  # when this worker's previous listing was read
         self._stopping = threading.Event()
         self.heartbeat = Heartbeat(store, self.worker_id, self._lease_s, clock)
+        hub.guard.share(StoreWindow(store, clock))  # one rate-limit window for every worker on the store
 
     def __call__(self) -> list[PollOutcome]:
         """Run one cycle until no repo is due (or `stop()`); returns every outcome, in order.

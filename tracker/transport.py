@@ -7,9 +7,11 @@ shared client's event hooks (added to whatever client the library's factory buil
 that policy:
 
 - a retryable answer (408, 429, 5xx) is raised as `HubAnswer`, and a timeout or broken body as
-  `HubConnection` — neither is an httpx error, so `http_backoff` never sleeps on them (a connect
-  failure is raised by httpx before any hook: the library may retry it, but no request starts
-  once the deadline has passed);
+  `HubConnection` — neither is an httpx error, so `http_backoff` never sleeps on them;
+- a request that fails before any answer (connection refused or reset, DNS, connect or read
+  timeout) is raised as `HubConnection` too, by a transport wrapped around the client's own: no
+  hook sees those, and the library would retry them five times sleeping 1–8 s (23 s in all) and
+  close the shared client, whose replacement the factory builds without hubwatch's hooks;
 - each request gets the hub timeout as a whole: connect/read timeouts of at most what is left,
   and the body is cut off once the deadline passes, however slowly it trickles in;
 - the `RateLimit` header of every answer is noted in the caller's `RateGate` when it says nothing
@@ -110,6 +112,11 @@ class RateGate:
             until = time.monotonic() + max(0.0, seconds)
             self._closed_until[origin] = max(until, self._closed_until.get(origin, 0.0))
 
+    def closed_until(self, origin: str) -> float:
+        """The monotonic time `origin` is closed until (0.0: never closed)."""
+        with self._lock:
+            return self._closed_until.get(origin, 0.0)
+
     def wait_s(self, origin: str) -> float:
         """Seconds until `origin` may be called again (0: now)."""
         with self._lock:
@@ -200,6 +207,48 @@ def _stream_type() -> Callable[[httpx2.SyncByteStream, float], httpx2.SyncByteSt
     return Stream
 
 
+@cache
+def _transport_type() -> Callable[[httpx2.BaseTransport], httpx2.BaseTransport]:
+    import httpx2
+
+    class Transport(httpx2.BaseTransport):
+        """The client's transport; inside `limits(...)`, a request that got no answer raises HubConnection."""
+
+        def __init__(self, inner: httpx2.BaseTransport) -> None:
+            self.inner = inner
+
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            if _LIMITS.get() is None:
+                return self.inner.handle_request(request)
+            try:
+                return self.inner.handle_request(request)
+            except httpx2.TimeoutException as exc:
+                raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
+            except httpx2.TransportError as exc:
+                raise HubConnection(f"could not reach the hub: {exc!r}", timeout=False) from exc
+
+        def close(self) -> None:
+            self.inner.close()
+
+    return Transport
+
+
+def _wrap_transports(session: httpx2.Client) -> None:
+    """Wrap the client's transports (the default one and any mounted, e.g. proxies from the environment).
+
+    httpx has no public way to change a built client's transport: the attributes are private, read
+    here because hubwatch keeps whatever client the library's factory built (see `install`).
+    """
+    kind = _transport_type()
+    current = session._transport  # pyright: ignore[reportPrivateUsage]
+    if not isinstance(current, kind):  # type: ignore[arg-type]  # a class made at run time
+        session._transport = kind(current)  # pyright: ignore[reportPrivateUsage]
+    mounts = session._mounts  # pyright: ignore[reportPrivateUsage]
+    for pattern, transport in list(mounts.items()):
+        if transport is not None and not isinstance(transport, kind):  # type: ignore[arg-type]
+            mounts[pattern] = kind(transport)
+
+
 _install_lock = threading.Lock()
 
 
@@ -221,6 +270,7 @@ def install() -> None:
     with _install_lock:
         hooks = session.event_hooks
         if _on_request not in hooks.get("request", []):
+            _wrap_transports(session)  # before the hooks: they mark the session as done
             session.event_hooks = {
                 "request": [*hooks.get("request", []), _on_request],
                 "response": [*hooks.get("response", []), _on_response],
