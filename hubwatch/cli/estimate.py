@@ -3,30 +3,32 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from hubwatch.cli import cli
-from hubwatch.cli.console import out_console
 from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
-from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry, estimate_entry
-from hubwatch.cli.estimate_inputs import TargetError, load_target
-from hubwatch.cli.estimate_render import render
-from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name, parse_cards
-from hubwatch.estimator.cost import RunShape
+# The option choices only: memory_settings imports nothing of the estimator's model code, and the
+# estimator's package imports nothing at import time, so `hubwatch --help` stays fast.
 from hubwatch.estimator.memory_settings import (
     ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
     MemorySettings, MemorySettingsError,
 )
-from hubwatch.tracker.errors import HubError, RevisionNotFound
 
-__all__ = ["estimate", "estimate_entry"]
+if TYPE_CHECKING:
+    from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
+    from hubwatch.estimator.cards import Card
+
+__all__ = ["estimate"]
 
 # Where the tracker's advice does not fit a one-off estimate.
 _ESTIMATE_FIX = {"InvalidContent": "the file is missing or broken at that revision upstream; try another --revision"}
 
 
 def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...]:
+    from hubwatch.estimator.cards import Card, card_by_name
+
     prices: dict[str, float] = {}
     for item in values:
         name, sep, usd = item.partition("=")
@@ -96,6 +98,14 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     is reported on one line (as {"target", "error"} with --json) without stopping the others.
     Exit codes: 0 every target estimated, 1 any target failed, 2 bad options.
     """
+    from hubwatch.cli.console import out_console
+    from hubwatch.cli.estimate_entry import FailedEntry, estimate_entry
+    from hubwatch.cli.estimate_inputs import TargetError, load_target
+    from hubwatch.cli.estimate_render import render
+    from hubwatch.estimator.cards import DEFAULT_CARDS, card_by_name, parse_cards
+    from hubwatch.estimator.cost import RunShape
+    from hubwatch.tracker.errors import HubError, RevisionNotFound
+
     try:
         settings = MemorySettings(
             method=method, batch=batch, seq_len=seq_len, lora_rank=lora_rank,
