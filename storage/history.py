@@ -12,7 +12,7 @@ from hubwatch.storage.lookup import resolve_sha
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
-from hubwatch.storage.values import HistoryEntry
+from hubwatch.storage.values import EstimatePoint, HistoryEntry
 from sqlalchemy.engine import Connection
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "changes_of",
     "entries",
     "entries_page",
+    "estimate_series",
     "head",
     "known_shas",
     "revision_count",
@@ -125,6 +126,26 @@ def entries_page(
     shown = rows[:limit]
     cursor = (shown[-1].position, shown[-1].id) if len(rows) > limit else None
     return _entries_of(conn, repo, shown), cursor
+
+
+def estimate_series(conn: Connection, repo: RepoId) -> list[EstimatePoint]:
+    """Every stored revision of `repo`, oldest first (by position, then storage order), with its
+    newest estimate's JSON: one indexed query over revisions and estimates only (no changes,
+    files or advisories), for charts over the whole history at any depth."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return []
+    query = (
+        sa.select(REVISIONS.c.id, REVISIONS.c.position, REVISIONS.c.sha, REVISIONS.c.date, ESTIMATES.c.data)
+        .select_from(REVISIONS.outerjoin(ESTIMATES, ESTIMATES.c.revision_id == REVISIONS.c.id))
+        .where(REVISIONS.c.repo_id == repo_id)
+        # the newest estimate of a revision comes last (as _estimates_of picks it)
+        .order_by(REVISIONS.c.position, REVISIONS.c.id, ESTIMATES.c.created_at, ESTIMATES.c.id)
+    )
+    points: dict[int, EstimatePoint] = {}
+    for r in conn.execute(query):
+        points[r.id] = EstimatePoint(r.position, r.sha, r.date, r.data)
+    return list(points.values())
 
 
 def revision_count(conn: Connection, repo: RepoId) -> int:

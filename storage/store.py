@@ -24,7 +24,7 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
-from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
+from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
@@ -248,6 +248,12 @@ class Store:
         and the cursor of the next page (None: no older entry). Bounded work at any depth."""
         with self._read() as c:
             return history.entries_page(c, repo, before=before, limit=limit)
+
+    def estimate_series(self, repo: RepoId) -> list[EstimatePoint]:
+        """Every revision of `repo`, oldest first, with its newest estimate JSON and nothing else
+        decoded (no changes): what charts over the whole history plot. One indexed query."""
+        with self._read() as c:
+            return history.estimate_series(c, repo)
 
     def revision_count(self, repo: RepoId) -> int:
         with self._read() as c:

@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, PollState, RepoId, RevisionRecord
 
-__all__ = ["FeedItem", "HistoryEntry", "HistoryRewrite", "RepoRename", "RepoState"]
+__all__ = ["EstimatePoint", "FeedItem", "HistoryEntry", "HistoryRewrite", "RepoRename", "RepoState"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,17 @@ class HistoryEntry:
     estimator_version: str | None
     advisory_ids: list[str] = field(default_factory=list)
     repo: RepoId | None = None
+
+
+@dataclass(frozen=True)
+class EstimatePoint:
+    """One revision in a repo's estimate series (the charts over the whole history): its place,
+    sha and date, and its newest stored estimate JSON (None when it has none); no changes decoded."""
+
+    position: int
+    sha: str
+    date: datetime
+    estimate: dict[str, Any] | None
 
 
 @dataclass(frozen=True)

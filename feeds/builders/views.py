@@ -7,19 +7,21 @@ error), and the views read the typed Estimate.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hubwatch.feeds.text import as_utc, rfc3339
 from hubwatch.domain.records import ChangeRecord, RevisionRecord
 from hubwatch.estimator.estimate import Estimate
+from hubwatch.estimator.estimate_parts import Params, PeakMemory
 
 __all__ = [
     "CardFit",
     "EstimateView",
     "HistoryEntryLike",
     "change_json",
+    "chart_view",
     "estimate_view",
     "history_json",
     "revision_json",
@@ -93,6 +95,23 @@ def estimate_view(estimate: Estimate | None) -> EstimateView | None:
                     for c in estimate.cards),
         settings=_settings_line(estimate),
         error=estimate.error,
+    )
+
+
+def chart_view(data: Mapping[str, Any] | None) -> EstimateView | None:
+    """Only what the charts plot of a stored estimate (parameters and the headline memory peaks),
+    decoded from those two keys alone: equal in `params` and `memory` to
+    `estimate_view(Estimate.from_json(data))`, without parsing cards, findings or structure."""
+    if not isinstance(data, Mapping):
+        return None
+    if "error" in data:  # a failed estimate plots nothing, as Estimate.failed shows nothing
+        return EstimateView(params=None, checkpoint_params=None, memory=())
+    params = Params.from_json(data.get("params"))
+    peaks = PeakMemory.from_json(data.get("memory_gb")).items()
+    return EstimateView(
+        params=params.derived if params else None,
+        checkpoint_params=params.checkpoint if params else None,
+        memory=tuple((_PEAK_LABELS[k], int(gb * 1e9)) for k, gb in peaks if gb is not None),
     )
 
 

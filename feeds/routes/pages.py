@@ -3,6 +3,7 @@ and the Markdown twin of each model page."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -15,15 +16,16 @@ from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
 from hubwatch.feeds.builders.plots import Series, line_chart
-from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, estimate_view, stored_estimate
+from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, chart_view, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import PageQuery, repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.storage.values import EstimatePoint
 
-__all__ = ["router"]
+__all__ = ["history_charts", "revision_charts", "router"]
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
@@ -36,23 +38,25 @@ class RevisionView:
     estimate: EstimateView | None
 
 
-def _charts(revisions: list[RevisionView]) -> list[Markup]:
-    """Parameters and memory per method over the revisions (oldest first)."""
-    ordered = list(reversed(revisions))
-    labels = [short_sha(r.entry.revision.sha) for r in ordered]
-    params = Series("parameters", tuple(float(r.estimate.params) if r.estimate and r.estimate.params else None
-                                        for r in ordered))
-    methods = list(dict.fromkeys(m for r in ordered if r.estimate for m, _ in r.estimate.memory))  # estimator order
+def revision_charts(labels: Sequence[str], estimates: Sequence[EstimateView | None]) -> list[Markup]:
+    """Parameters and memory per method over the revisions labelled `labels` (oldest first)."""
+    params = Series("parameters", tuple(float(e.params) if e and e.params else None for e in estimates))
+    methods = list(dict.fromkeys(m for e in estimates if e for m, _ in e.memory))  # estimator order
     memory = [
-        Series(m, tuple(float(dict(r.estimate.memory)[m]) if r.estimate and m in dict(r.estimate.memory) else None
-                        for r in ordered))
+        Series(m, tuple(float(dict(e.memory)[m]) if e and m in dict(e.memory) else None for e in estimates))
         for m in methods
     ]
     charts = [
-        line_chart("Parameters per revision", labels, [params], fmt_count),
-        line_chart("Memory per method per revision", labels, memory, fmt_bytes),
+        line_chart("Parameters per revision", list(labels), [params], fmt_count),
+        line_chart("Memory per method per revision", list(labels), memory, fmt_bytes),
     ]
     return [c for c in charts if c]
+
+
+def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
+    """The model page's charts over the whole history (`Store.estimate_series`, oldest first),
+    whichever page of revisions is shown; only the charted figures of each estimate are decoded."""
+    return revision_charts([short_sha(p.sha) for p in points], [chart_view(p.estimate) for p in points])
 
 
 def _listing(request: Request, ctx: AppContext, page: int, org: str | None) -> Response:
@@ -131,7 +135,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "repo": repo,
         "state": state,
         "revisions": revisions,
-        "charts": _charts(revisions),
+        "charts": history_charts(ctx.store.estimate_series(repo)),
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_endpoint),
     }
