@@ -13,7 +13,7 @@ from hubwatch.storage.tables import BLOBS
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["content_sha256", "get_blob", "get_blobs", "put_blob"]
+__all__ = ["content_sha256", "get_blob", "get_blobs", "put_blob", "put_blobs", "stored_shas"]
 
 _LEVEL = 6
 
@@ -41,6 +41,32 @@ def put_blob(conn: Connection, data: bytes, now: datetime) -> str:
     dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
     conn.execute(dialect.insert(BLOBS).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
     return digest
+
+
+def stored_shas(conn: Connection, shas: Iterable[str]) -> set[str]:
+    """Which of `shas` are stored (one statement)."""
+    wanted = sorted(set(shas))
+    if not wanted:
+        return set()
+    return set(conn.execute(sa.select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(wanted))).scalars())
+
+
+def put_blobs(conn: Connection, datas: Iterable[bytes], now: datetime) -> list[str]:
+    """`put_blob` for many contents in two statements at most (one lookup, one batched insert); their sha256s."""
+    raws: list[bytes] = []
+    for data in datas:
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise StorageError(f"blob content must be bytes, got {type(data).__name__}")
+        raws.append(bytes(data))
+    digests = [content_sha256(raw) for raw in raws]
+    known = stored_shas(conn, digests)
+    new: dict[str, bytes] = {d: raw for d, raw in zip(digests, raws) if d not in known}
+    if new:
+        rows = [{"sha256": d, "size": len(raw), "compression": "zlib", "data": zlib.compress(raw, _LEVEL),
+                 "stored_at": now} for d, raw in new.items()]
+        dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
+        conn.execute(dialect.insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+    return digests
 
 
 def _decode(sha256: str, compression: str, data: bytes) -> bytes:

@@ -8,11 +8,11 @@ from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.storage.advisories import upsert_advisories
-from hubwatch.storage.blobs import put_blob
+from hubwatch.storage.blobs import put_blobs, stored_shas
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
-from hubwatch.storage.repos import ensure_repo, find_revision
+from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
@@ -27,6 +27,11 @@ class AlreadyStored(Exception):
 
 def revision_exists(conn: Connection, repo: RepoId, sha: str) -> bool:
     return find_revision(conn, repo, sha) is not None
+
+
+def _stored(conn: Connection, repo_id: int, sha: str) -> bool:
+    found = conn.execute(sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha))
+    return found.first() is not None
 
 
 def _position(conn: Connection, repo_id: int, parent: str | None) -> int:
@@ -66,9 +71,11 @@ def save_revision(
     """
     check_revision(revision)
     check_files(files, contents)
-    if revision_exists(conn, repo, revision.sha):
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        repo_id = ensure_repo(conn, repo, now)
+    elif _stored(conn, repo_id, revision.sha):
         raise AlreadyStored(revision.sha)
-    repo_id = ensure_repo(conn, repo, now)
     position = _position(conn, repo_id, revision.parent)
     try:
         revision_id = conn.execute(
@@ -105,20 +112,22 @@ def _save_files(
     contents: Mapping[str, bytes],
     now: datetime,
 ) -> None:
+    # Every fetched content in one lookup and one batched insert; every referenced one in one lookup.
+    fetched = [f for f in files if f.path in contents]
+    stored = dict(zip((f.path for f in fetched), put_blobs(conn, [contents[f.path] for f in fetched], now)))
+    referenced = {f.content_sha256 for f in files if f.path not in contents and f.content_sha256 is not None}
+    missing = referenced - stored_shas(conn, referenced)
     rows = []
     for f in files:
         content_sha = f.content_sha256
-        if f.path in contents:
-            stored = put_blob(conn, contents[f.path], now)
-            if content_sha is not None and content_sha != stored:
+        if f.path in stored:
+            if content_sha is not None and content_sha != stored[f.path]:
                 raise InvalidRecord(
-                    f"{f.path!r}: content_sha256 {content_sha} does not match the sha256 of its content ({stored})"
+                    f"{f.path!r}: content_sha256 {content_sha} does not match the sha256 of its content ({stored[f.path]})"
                 )
-            content_sha = stored
-        elif content_sha is not None:
-            known = conn.execute(sa.select(BLOBS.c.sha256).where(BLOBS.c.sha256 == content_sha)).first()
-            if known is None:
-                raise InvalidRecord(f"{f.path!r} refers to blob {content_sha}, which is not stored")
+            content_sha = stored[f.path]
+        elif content_sha in missing:
+            raise InvalidRecord(f"{f.path!r} refers to blob {content_sha}, which is not stored")
         rows.append(
             {
                 "revision_id": revision_id,
