@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -10,8 +9,9 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.lookup import resolve_sha, stored_revisions
-from hubwatch.storage.osvrange import GitEvent, git_events, lineage, range_affects
+from hubwatch.storage.lookup import resolve_sha
+from hubwatch.storage.osvmatch import affecting_ids
+from hubwatch.storage.osvrange import git_events
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, find_revision, repo_match
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
@@ -23,7 +23,11 @@ __all__ = [
     "advisories_affecting",
     "advisories_for_commit",
     "get_advisory",
+    "ids_affecting",
+    "ids_for_commit",
     "list_advisories",
+    "live_ids",
+    "records_by_id",
     "repos_holding",
     "upsert_advisories",
 ]
@@ -148,41 +152,56 @@ def get_advisory(conn: Connection, advisory_id: str) -> AdvisoryRecord | None:
     return None if row is None else _record(row)
 
 
-def _affecting(conn: Connection, repo_id: int, sha: str) -> list[AdvisoryRecord]:
-    full = resolve_sha(conn, repo_id, sha)
-    if full is None:
+def records_by_id(conn: Connection, ids: Sequence[str]) -> list[AdvisoryRecord]:
+    """The stored records of `ids` (those that exist), by published time then id; only these are decoded."""
+    if not ids:
         return []
-    line = lineage(stored_revisions(conn, repo_id), full)
-    if line is None:
-        return []
-    rows = conn.execute(
-        sa.select(ADVISORY_EVENTS)
-        .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
-        .where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None))
+    return [_record(r) for r in conn.execute(_select().where(ADVISORIES.c.id.in_(list(ids))))]
+
+
+def live_ids(conn: Connection, repo: RepoId) -> list[str]:
+    """The ids (sorted) of the repo's advisories that are not withdrawn; no record decoded."""
+    query = (
+        sa.select(ADVISORIES.c.id)
+        .select_from(ADVISORIES.join(REPOS, REPOS.c.id == ADVISORIES.c.repo_id))
+        .where(repo_match(repo), ADVISORIES.c.withdrawn.is_(None))
+        .order_by(ADVISORIES.c.id)
     )
-    ranges: dict[tuple[str, int], list[GitEvent]] = defaultdict(list)
-    for r in rows:
-        ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
-    hits = sorted({adv_id for (adv_id, _), events in ranges.items() if range_affects(events, line)})
-    if not hits:
-        return []
-    return [_record(r) for r in conn.execute(_select().where(ADVISORIES.c.id.in_(hits)))]
+    return list(conn.execute(query).scalars())
+
+
+def _affecting_ids(conn: Connection, repo_id: int, sha: str) -> list[str]:
+    full = resolve_sha(conn, repo_id, sha)
+    return [] if full is None else affecting_ids(conn, repo_id, full)
+
+
+def ids_affecting(conn: Connection, repo: RepoId, sha: str) -> list[str]:
+    """The ids (sorted) of `advisories_affecting(repo, sha)`, read from the events index alone."""
+    repo_id = find_repo(conn, repo)
+    return [] if repo_id is None else _affecting_ids(conn, repo_id, sha)
 
 
 def advisories_affecting(conn: Connection, repo: RepoId, sha: str) -> list[AdvisoryRecord]:
     """Advisories (not withdrawn) whose GIT ranges include `sha` in the repo's stored history."""
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return []
-    return _affecting(conn, repo_id, sha)
+    return records_by_id(conn, ids_affecting(conn, repo, sha))
+
+
+def ids_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, str]]:
+    """`advisories_for_commit` as (repo, advisory id) pairs: no record decoded."""
+    prefix = as_prefix(sha)
+    out: list[tuple[RepoId, str]] = []
+    for repo_id, repo in _holders(conn, sha):
+        out.extend((repo, advisory_id) for advisory_id in _affecting_ids(conn, repo_id, prefix or sha))
+    return out
 
 
 def advisories_for_commit(conn: Connection, sha: str) -> list[tuple[RepoId, AdvisoryRecord]]:
     """For every repo that holds the commit (full sha or unique prefix), the advisories affecting it."""
-    prefix = as_prefix(sha)
     out: list[tuple[RepoId, AdvisoryRecord]] = []
+    prefix = as_prefix(sha)
     for repo_id, repo in _holders(conn, sha):
-        out.extend((repo, rec) for rec in _affecting(conn, repo_id, prefix or sha))
+        records = records_by_id(conn, _affecting_ids(conn, repo_id, prefix or sha))
+        out.extend((repo, rec) for rec in records)
     return out
 
 

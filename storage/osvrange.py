@@ -9,9 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hubwatch.advisories.gitrange import EVENT_KINDS, GitEvent, Lineage, git_events, range_affects
+from hubwatch.advisories.gitrange import EVENT_KINDS, GitEvent, Lineage, affects_at, git_events, range_affects
 
-__all__ = ["EVENT_KINDS", "GitEvent", "Lineage", "StoredRevision", "git_events", "lineage", "range_affects"]
+__all__ = [
+    "EVENT_KINDS",
+    "GitEvent",
+    "Lineage",
+    "StoredRevision",
+    "affects_at",
+    "git_events",
+    "lineage",
+    "range_affects",
+]
 
 
 @dataclass(frozen=True)

@@ -295,6 +295,25 @@ class Store:
         with self._read() as c:
             return adv.advisories_for_commit(c, sha)
 
+    # The id-only twins: matched through the advisory_events index, nothing decoded, so that a
+    # caller pages the ids and decodes only the page (`advisories_by_id`).
+    def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
+        with self._read() as c:
+            return adv.ids_affecting(c, repo, sha)
+
+    def advisory_ids_for_commit(self, sha: str) -> list[tuple[RepoId, str]]:
+        with self._read() as c:
+            return adv.ids_for_commit(c, sha)
+
+    def live_advisory_ids(self, repo: RepoId) -> list[str]:
+        with self._read() as c:
+            return adv.live_ids(c, repo)
+
+    def advisories_by_id(self, ids: Sequence[str]) -> list[AdvisoryRecord]:
+        """The stored records of `ids`, by published time then id (ids not stored are left out)."""
+        with self._read() as c:
+            return adv.records_by_id(c, ids)
+
     # -- re-derivation (a new advisory model) -----------------------------------------------
     def meta(self, key: str) -> str | None:
         """A named value about the store (`advisory_model`, …); None when never set."""

@@ -27,6 +27,7 @@ __all__ = [
     "batch_entry",
     "decode_page_token",
     "page",
+    "page_ids",
     "parse_batch",
     "parse_query",
     "query_response",
@@ -132,6 +133,14 @@ def page(
     chunk = unique[start : start + size]
     more = start + size < len(unique)
     return chunk, (_encode_page_token(start + size) if more else None)
+
+
+def page_ids(ids: Sequence[str], token: str | None, size: int) -> tuple[list[str], str | None]:
+    """`page` over advisory ids: the same slice and token, so only the page's records need decoding."""
+    unique = sorted(set(ids))
+    start = decode_page_token(token) if token else 0
+    more = start + size < len(unique)
+    return unique[start : start + size], (_encode_page_token(start + size) if more else None)
 
 
 def query_response(chunk: Sequence[AdvisoryRecord], next_token: str | None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from hubwatch.feeds.builders.osv import (
     OsvQuery,
     QueryError,
     batch_entry,
-    page,
+    page_ids,
     parse_batch,
     parse_query,
     query_response,
@@ -39,21 +39,30 @@ COMMIT_HEADER = "X-Hubwatch-Commit"
 UNKNOWN_HEADER = "X-Hubwatch-Unknown-Queries"
 
 
-def _matching(store: "Store", query: OsvQuery) -> tuple[list[AdvisoryRecord], bool | None]:
-    """Every live advisory the query asks about (the store applies OSV GIT-range semantics), and
-    whether the commit it names is in the stored history (None: the query names no commit)."""
+def _matching(store: "Store", query: OsvQuery) -> tuple[list[str], bool | None]:
+    """The ids of every live advisory the query asks about (the store applies OSV GIT-range
+    semantics through its events index, decoding no record), and whether the commit it names is
+    in the stored history (None: the query names no commit)."""
     if query.repo is None:
         assert query.commit is not None
         if not store.repos_holding(query.commit):
             return [], False
-        return [advisory for _repo, advisory in store.advisories_for_commit(query.commit)], True
+        return [advisory_id for _repo, advisory_id in store.advisory_ids_for_commit(query.commit)], True
     sha = query.commit or query.version
     if sha is None:
-        return [a for a in store.advisories(query.repo) if a.withdrawn is None], None
+        return store.live_advisory_ids(query.repo), None
     entry = store.revision(query.repo, sha)
     if entry is None:
         return [], False  # a commit this repo's stored history does not hold: nothing is known about it
-    return store.advisories_affecting(query.repo, entry.revision.sha), True
+    return store.advisory_ids_affecting(query.repo, entry.revision.sha), True
+
+
+def _page(store: "Store", query: OsvQuery, size: int) -> tuple[list[AdvisoryRecord], str | None, bool | None]:
+    """One page of the query's answer, by id: only the page's records are read and decoded."""
+    ids, known = _matching(store, query)
+    chunk, token = page_ids(ids, query.page_token, size)
+    records = sorted(store.advisories_by_id(chunk), key=lambda a: a.id)
+    return records, token, known
 
 
 @router.get("/vulns/{vuln_id}")
@@ -68,8 +77,7 @@ def get_vuln(vuln_id: str, ctx: Ctx) -> dict[str, Any]:
 def query(raw: JsonBody, response: Response, ctx: Ctx) -> dict[str, Any]:
     try:
         parsed = parse_query(raw)
-        found, known = _matching(ctx.store, parsed)
-        chunk, token = page(found, parsed.page_token, ctx.settings.osv_page_size)
+        chunk, token, known = _page(ctx.store, parsed, ctx.settings.osv_page_size)
     except QueryError as exc:
         raise bad_request(str(exc)) from exc
     if known is not None:
@@ -83,8 +91,7 @@ def querybatch(raw: JsonBody, response: Response, ctx: Ctx) -> dict[str, Any]:
         queries = parse_batch(raw)
         results, unknown = [], []
         for index, parsed in enumerate(queries):
-            found, known = _matching(ctx.store, parsed)
-            chunk, token = page(found, parsed.page_token, ctx.settings.osv_page_size)
+            chunk, token, known = _page(ctx.store, parsed, ctx.settings.osv_page_size)
             results.append(batch_entry(chunk, token))
             if known is False:
                 unknown.append(str(index))

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-__all__ = ["EVENT_KINDS", "GitEvent", "Lineage", "affected_along", "affected_mask", "git_events", "range_affects"]
+__all__ = [
+    "EVENT_KINDS",
+    "GitEvent",
+    "Lineage",
+    "affected_along",
+    "affects_at",
+    "affected_mask",
+    "git_events",
+    "range_affects",
+]
 
 EVENT_KINDS = ("introduced", "fixed", "last_affected", "limit")
 
@@ -79,17 +88,20 @@ def range_affects(events: Iterable[GitEvent], line: Lineage) -> bool:
     last_affected before the pin → not affected; a limit at or before the pin → outside the range.
     Events on commits that are not ancestors of the pin do not apply.
     """
-    pin = len(line.shas) - 1
+    return affects_at(((evt, line.index(evt.value)) for evt in events), len(line.shas) - 1)
+
+
+def affects_at(placed: Iterable[tuple[GitEvent, int | None]], pin: int) -> bool:
+    """`range_affects` given each event with its index on the pin's line (-1 for "0"; None: not
+    on it) and the pin's index: what a caller that knows the positions asks without a Lineage."""
     ordered: list[tuple[int, int, GitEvent]] = []
-    for evt in events:
+    for evt, at in placed:
         if evt.event == "limit":
             if evt.value == "*":
                 continue
-            at = line.index(evt.value)
             if at is not None and at >= 0:
                 return False
             continue
-        at = line.index(evt.value)
         if at is None or (at == -1 and evt.event != "introduced"):
             continue
         ordered.append((at, 0 if evt.event == "introduced" else 1, evt))

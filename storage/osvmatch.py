@@ -1,0 +1,125 @@
+"""Which advisories affect a pin, by the advisory_events index: candidates first, the exact range check on them.
+
+A range can hold the pin only when one of its `introduced` events is "0" or a commit on the pin's
+line, so the candidates are the live advisories of the repo with such an event (joined through
+revisions by sha); only their events are read and checked, and no record is decoded here.
+
+On a linear history (positions 0..n-1, each revision's parent the one just before it) the pin's
+line is the revisions at positions 0..pin and a commit's index on it is its position: three indexed
+queries, whatever the depth. Any other history walks the parent links over the stored revisions
+(`ids_by_lineage`, the reference the fast path is tested against).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+import sqlalchemy as sa
+from hubwatch.storage.lookup import stored_revisions
+from hubwatch.storage.osvrange import GitEvent, affects_at, lineage, range_affects
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
+from sqlalchemy.engine import Connection
+
+__all__ = ["affecting_ids", "ids_by_lineage", "is_linear"]
+
+
+def is_linear(conn: Connection, repo_id: int) -> bool:
+    """Whether the repo's stored history is one line that positions alone describe: positions
+    0..n-1 each held once, and every recorded parent the revision just before (or, for the
+    first, a commit not stored). Then `lineage` of any revision is the revisions up to its position."""
+    counts = conn.execute(
+        sa.select(sa.func.count(), sa.func.count(sa.distinct(REVISIONS.c.position)), sa.func.max(REVISIONS.c.position))
+        .where(REVISIONS.c.repo_id == repo_id)
+    ).one()
+    total, distinct, top = int(counts[0]), int(counts[1]), counts[2]
+    if total == 0 or distinct != total or top is None or int(top) != total - 1:
+        return False
+    rev, par = REVISIONS.alias("rev"), REVISIONS.alias("par")
+    parent_is = sa.and_(par.c.repo_id == repo_id, par.c.sha == rev.c.parent_sha)
+    right_before = sa.exists().where(parent_is, par.c.position == rev.c.position - 1)
+    stored_parent = sa.exists().where(parent_is)
+    odd = sa.exists().where(
+        rev.c.repo_id == repo_id,
+        rev.c.parent_sha.is_not(None),
+        ~right_before,
+        sa.or_(rev.c.position != 0, stored_parent),
+    )
+    return not conn.execute(sa.select(odd)).scalar_one()
+
+
+def _ranges(rows: Iterable[Any]) -> dict[tuple[str, int], list[tuple[GitEvent, int | None]]]:
+    ranges: dict[tuple[str, int], list[tuple[GitEvent, int | None]]] = defaultdict(list)
+    for r in rows:
+        ranges[(r.advisory_id, r.range_index)].append((GitEvent(r.range_index, r.ordinal, r.event, r.value), r.at))
+    return ranges
+
+
+def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
+    """The ids (sorted) of the live advisories of the repo whose GIT ranges hold the stored
+    revision `full_sha`; exactly what `ids_by_lineage` answers."""
+    pin = conn.execute(
+        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == full_sha)
+    ).scalar_one_or_none()
+    if pin is None:
+        return []
+    if not is_linear(conn, repo_id):
+        return ids_by_lineage(conn, repo_id, full_sha)
+    pin = int(pin)
+    at_rev = REVISIONS.alias("at_rev")
+    on_repo = sa.and_(at_rev.c.repo_id == repo_id, at_rev.c.sha == ADVISORY_EVENTS.c.value)
+    candidates = (
+        sa.select(ADVISORY_EVENTS.c.advisory_id)
+        .select_from(
+            ADVISORY_EVENTS.join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id).outerjoin(
+                at_rev, on_repo
+            )
+        )
+        .where(
+            ADVISORIES.c.repo_id == repo_id,
+            ADVISORIES.c.withdrawn.is_(None),
+            ADVISORY_EVENTS.c.event == "introduced",
+            sa.or_(ADVISORY_EVENTS.c.value == "0", at_rev.c.position <= pin),
+        )
+        .distinct()
+    )
+    rows = conn.execute(
+        sa.select(
+            ADVISORY_EVENTS.c.advisory_id,
+            ADVISORY_EVENTS.c.range_index,
+            ADVISORY_EVENTS.c.ordinal,
+            ADVISORY_EVENTS.c.event,
+            ADVISORY_EVENTS.c.value,
+            at_rev.c.position.label("at"),
+        )
+        .select_from(ADVISORY_EVENTS.outerjoin(at_rev, on_repo))
+        .where(ADVISORY_EVENTS.c.advisory_id.in_(candidates))
+    ).all()
+    hits: set[str] = set()
+    for (adv_id, _), placed in _ranges(rows).items():
+        if adv_id in hits:
+            continue
+        on_line = [
+            (evt, -1 if evt.value == "0" else at if at is not None and at <= pin else None) for evt, at in placed
+        ]
+        if affects_at(on_line, pin):
+            hits.add(adv_id)
+    return sorted(hits)
+
+
+def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
+    """The same answer by walking parent links over every stored revision and checking every
+    live advisory of the repo (any history shape; the reference for `affecting_ids`)."""
+    line = lineage(stored_revisions(conn, repo_id), full_sha)
+    if line is None:
+        return []
+    rows = conn.execute(
+        sa.select(ADVISORY_EVENTS)
+        .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
+        .where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None))
+    )
+    ranges: dict[tuple[str, int], list[GitEvent]] = defaultdict(list)
+    for r in rows:
+        ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
+    return sorted({adv_id for (adv_id, _), events in ranges.items() if range_affects(events, line)})
