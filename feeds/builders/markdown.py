@@ -56,17 +56,19 @@ def _cards_table(entry: HistoryEntryLike) -> list[str]:
 
 def model_markdown(
     repo: RepoId, entries: Sequence[HistoryEntryLike], base_url: str, hub_url: str,
-    verdict: tuple[str, str | None] | None = None,
+    verdict: tuple[str, str | None] | None = None, total: int | None = None, older: str | None = None,
 ) -> str:  # fmt: skip
-    """The model's history, newest revision first; `verdict`: the latest revision's standing as
-    (headline, suggested sha), said as the model page says it."""
+    """The model's history (or one page of it), newest revision first; `verdict`: the latest
+    revision's standing as (headline, suggested sha), said as the model page says it; `total`: the
+    count of stored revisions (default: the entries given); `older`: the URL of the older page."""
     page = f"{base_url}/models/{repo}"
+    count = len(entries) if total is None else total
     lines = [
         f"# {md_escape(str(repo))}",
         "",
         f"Upstream: <{repo.url(hub_url)}> · Page: <{page}> · Feed: <{page}/feed.atom>",
         "",
-        f"{len(entries)} revision{'s' if len(entries) != 1 else ''} tracked.",
+        f"{count} revision{'s' if count != 1 else ''} tracked.",
     ]
     if verdict is not None:
         headline, move = verdict
@@ -98,4 +100,6 @@ def model_markdown(
         if entry.advisory_ids:
             links = ", ".join(f"[{a}]({base_url}/advisories/{a})" for a in entry.advisory_ids)
             lines.append(f"- Advisories: {links}")
+    if older is not None:
+        lines += ["", f"[Older revisions →]({older})"]
     return "\n".join(lines) + "\n"

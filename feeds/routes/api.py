@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 
 from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.feeds.routes.common import PageQuery, require_known
+from hubwatch.feeds.routes.common import PageQuery, parse_cursor, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
 
@@ -21,6 +21,7 @@ Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
 MODELS_PAGE = 1000
+HISTORY_PAGE = 1000
 
 
 @router.get("/models")
@@ -49,12 +50,18 @@ def models(ctx: Ctx, page: PageQuery = 0) -> dict[str, Any]:
 
 
 @router.get("/models/{org}/{name}/history")
-def history(org: str, name: str, ctx: Ctx) -> list[dict[str, Any]]:
+def history(org: str, name: str, response: Response, ctx: Ctx, before: str | None = None) -> list[dict[str, Any]]:
+    """The newest 1000 revisions older than the keyset cursor `?before=POSITION.ID`, oldest first
+    (the CLI's shape); while older ones remain, a `Link: <URL>; rel="next"` header names the next page."""
     repo = repo_from_path(org, name)
-    entries = ctx.store.history(repo)
-    if not entries:
+    cursor = parse_cursor(before)
+    page, older = ctx.store.history_page(repo, before=cursor, limit=HISTORY_PAGE)
+    if not page and cursor is None:
         require_known(ctx.store, repo)
-    return history_json(entries)
+    if older is not None:
+        url = f"{ctx.base_url}/api/v1/models/{repo}/history?before={older[0]}.{older[1]}"
+        response.headers["Link"] = f'<{url}>; rel="next"'
+    return history_json(page[::-1])
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}")

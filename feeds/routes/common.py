@@ -12,12 +12,22 @@ from hubwatch.domain.records import Kind, RepoId, Severity
 if TYPE_CHECKING:
     from hubwatch.storage import RepoState, Store
 
-__all__ = ["MAX_PAGE", "PageQuery", "parse_kinds", "parse_severity", "repo_state", "require_known"]
+__all__ = ["MAX_PAGE", "PageQuery", "parse_cursor", "parse_kinds", "parse_severity", "repo_state", "require_known"]
 
 # The highest `?page=` any listing answers: its offset stays far inside a 64-bit integer (SQLite
 # raises OverflowError past one, PostgreSQL "bigint out of range"); beyond it is a 400, not a 500.
 MAX_PAGE = 1_000_000
 PageQuery = Annotated[int, Query(ge=0, le=MAX_PAGE, description=f"0-based page index, at most {MAX_PAGE}")]
+
+
+def parse_cursor(before: str | None) -> tuple[int, int] | None:
+    """`?before=POSITION.ID` (the keyset cursor an "older →" link carries) → (position, id)."""
+    if before is None:
+        return None
+    position, dot, revision_id = before.partition(".")
+    if not (dot and position.isdigit() and revision_id.isdigit()) or len(before) > 40:
+        raise bad_request("before must be POSITION.ID, as the page's \"older →\" link gives it")
+    return int(position), int(revision_id)
 
 
 def parse_kinds(values: list[str]) -> list[Kind] | None:

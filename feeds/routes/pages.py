@@ -18,9 +18,9 @@ from hubwatch.feeds.builders.standing import load_standing, pin_headline, relati
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, chart_view, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
-from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
-from hubwatch.feeds.routes.common import PageQuery, repo_state, require_known
+from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.values import EstimatePoint
@@ -85,34 +85,32 @@ def org_page(request: Request, org: str, ctx: Ctx, page: PageQuery = 0) -> Respo
 
 
 @router.get("/models/{org}/{name}.md")
-def model_md(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
+    """The Markdown twin of the model page: the newest 100 revisions (keyset: `?before=` for older)."""
     repo = repo_from_path(org, name)
-    entries = ctx.store.history(repo)
-    if not entries:
+    cursor = parse_cursor(before)
+    page, older = ctx.store.history_page(repo, before=cursor, limit=PAGE_SIZE)
+    if not page and cursor is None:
         require_known(ctx.store, repo)
-    newest = max(entries, key=lambda e: e.position, default=None)
+    entries = page[::-1]  # oldest first, as `history` gives them: ties keep their storage order
+    newest: HistoryEntryLike | None = max(entries, key=lambda e: e.position, default=None)
+    if cursor is not None:
+        first = ctx.store.history_page(repo, limit=1)[0]
+        newest = max(first, key=lambda e: e.position, default=None)
     head = _head_standing(ctx, repo, newest.revision.sha if newest is not None else None)
     verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
-    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_endpoint, verdict).encode()
+    older_url = f"{ctx.base_url}/models/{repo}.md?before={older[0]}.{older[1]}" if older is not None else None
+    total = ctx.store.revision_count(repo)
+    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_endpoint, verdict, total, older_url).encode()
     last = max((e.revision.date for e in entries), default=None)
     return cached_response(request, body, "text/markdown; charset=utf-8", last)
-
-
-def _cursor(before: str | None) -> tuple[int, int] | None:
-    """`?before=POSITION.ID` (the keyset cursor an "older →" link carries) → (position, id)."""
-    if before is None:
-        return None
-    position, dot, revision_id = before.partition(".")
-    if not (dot and position.isdigit() and revision_id.isdigit()) or len(before) > 40:
-        raise bad_request("before must be POSITION.ID, as the page's \"older →\" link gives it")
-    return int(position), int(revision_id)
 
 
 @router.get("/models/{org}/{name}")
 def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
     """A model's verdict and one page of its history, newest first (keyset: `?before=` for older)."""
     repo = repo_from_path(org, name)
-    cursor = _cursor(before)
+    cursor = parse_cursor(before)
     entries, older = ctx.store.history_page(repo, before=cursor, limit=PAGE_SIZE)
     state = repo_state(ctx.store, repo)
     if not entries and state is None and cursor is None:
