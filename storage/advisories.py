@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha
@@ -16,7 +17,6 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, find_revision, repo_match
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 __all__ = [
@@ -74,8 +74,7 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
         raise InvalidRecord(
             f"advisory {record.id} is raised for {record.repo}@{record.revision_sha}, which is not stored"
         )
-    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
-    stmt = dialect.insert(ADVISORIES).values(
+    stmt = dialect_insert(conn, ADVISORIES).values(
         id=record.id,
         repo_id=repo_id,
         revision_id=revision_id,
@@ -84,12 +83,12 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
         modified=modified,
         withdrawn=withdrawn,
     )
-    stmt = stmt.on_conflict_do_update(
+    upsert = stmt.on_conflict_do_update(
         index_elements=["id"],
         set_={"osv": stmt.excluded.osv, "modified": stmt.excluded.modified, "withdrawn": stmt.excluded.withdrawn},
         where=ADVISORIES.c.modified <= stmt.excluded.modified,
     ).returning(ADVISORIES.c.id)
-    if conn.execute(stmt).first() is None:
+    if conn.execute(upsert).first() is None:
         return  # the stored record is newer: keep it (OSV: the later `modified` wins)
     conn.execute(sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id == record.id))
     rows = [

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import sqlalchemy as sa
+from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.errors import StorageError
 from hubwatch.storage.tables import BLOBS
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 __all__ = ["content_sha256", "get_blob", "get_blobs", "put_blob", "put_blobs", "stored_shas"]
@@ -38,8 +38,7 @@ def put_blob(conn: Connection, data: bytes, now: datetime) -> str:
         "data": zlib.compress(raw, _LEVEL),
         "stored_at": now,
     }
-    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
-    conn.execute(dialect.insert(BLOBS).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
+    conn.execute(dialect_insert(conn, BLOBS).values(**values).on_conflict_do_nothing(index_elements=["sha256"]))
     return digest
 
 
@@ -64,8 +63,7 @@ def put_blobs(conn: Connection, datas: Iterable[bytes], now: datetime) -> list[s
     if new:
         rows = [{"sha256": d, "size": len(raw), "compression": "zlib", "data": zlib.compress(raw, _LEVEL),
                  "stored_at": now} for d, raw in new.items()]
-        dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
-        conn.execute(dialect.insert(BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+        conn.execute(dialect_insert(conn, BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
     return digests
 
 

@@ -12,13 +12,17 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["insert_ignoring"]
+__all__ = ["dialect_insert", "insert_ignoring"]
+
+
+def dialect_insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
+    """The INSERT construct of `conn`'s dialect, which has ON CONFLICT (the store opens only SQLite
+    and PostgreSQL: storage/engine.py refuses any other URL)."""
+    if conn.dialect.name == "sqlite":
+        return sqlite.insert(table)
+    return postgresql.insert(table)
 
 
 def insert_ignoring(conn: Connection, table: sa.Table, conflict: Sequence[str]) -> sa.Insert:
     """An INSERT into `table` that does nothing when a row with the same `conflict` columns exists."""
-    if conn.dialect.name == "postgresql":
-        return postgresql.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
-    if conn.dialect.name == "sqlite":
-        return sqlite.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
-    raise NotImplementedError(f"idempotent inserts are not written for {conn.dialect.name}")
+    return dialect_insert(conn, table).on_conflict_do_nothing(index_elements=list(conflict))

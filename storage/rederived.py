@@ -9,12 +9,12 @@ from datetime import datetime, timezone
 
 import sqlalchemy as sa
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
+from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.repos import find_revision
 from hubwatch.storage.revisions import save_changes
 from hubwatch.storage.tables import CHANGES, STORE_META
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 __all__ = ["HUB_DEFERRED_KEY", "defer_hub", "get_meta", "hub_deferred_until", "replace_derived", "set_meta"]
@@ -30,8 +30,7 @@ def get_meta(conn: Connection, key: str) -> str | None:
 
 
 def set_meta(conn: Connection, key: str, value: str) -> None:
-    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
-    stmt = dialect.insert(STORE_META).values(key=key, value=value)
+    stmt = dialect_insert(conn, STORE_META).values(key=key, value=value)
     conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"value": stmt.excluded.value}))
 
 
@@ -39,8 +38,7 @@ def defer_hub(conn: Connection, until: datetime) -> None:
     """Record that no worker calls the hub before `until` (one upsert; an earlier `until` never
     shortens a later one already stored)."""
     value = until.astimezone(timezone.utc).strftime(_UNTIL_FORMAT)
-    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
-    stmt = dialect.insert(STORE_META).values(key=HUB_DEFERRED_KEY, value=value)
+    stmt = dialect_insert(conn, STORE_META).values(key=HUB_DEFERRED_KEY, value=value)
     later = sa.case((stmt.excluded.value > STORE_META.c.value, stmt.excluded.value), else_=STORE_META.c.value)
     conn.execute(stmt.on_conflict_do_update(index_elements=["key"], set_={"value": later}))
 

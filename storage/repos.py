@@ -7,13 +7,13 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import PollState, RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPO_ALIASES, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text
 from hubwatch.storage.values import RepoState
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 __all__ = [
@@ -116,9 +116,8 @@ def ensure_repo(conn: Connection, repo: RepoId, now: datetime, *, watched: bool 
     found = find_repo(conn, repo)
     if found is not None:
         return found
-    dialect = sqlite if conn.dialect.name == "sqlite" else postgresql
     conn.execute(
-        dialect.insert(REPOS)
+        dialect_insert(conn, REPOS)
         .values(
             org=repo.org,
             name=repo.name,
