@@ -17,6 +17,8 @@ __all__ = [
     "ESTIMATES",
     "FILE_VERSIONS",
     "HISTORY_REWRITES",
+    "NOTIFY_OUTBOX",
+    "NOTIFY_SUBSCRIPTIONS",
     "POLL_CYCLES",
     "POLL_RUNS",
     "REPOS",
@@ -30,6 +32,8 @@ __all__ = [
     "EstimateRow",
     "FileVersionRow",
     "HistoryRewriteRow",
+    "NotifyOutboxRow",
+    "NotifySubscriptionRow",
     "PollCycleRow",
     "PollRunRow",
     "RepoAliasRow",
@@ -284,6 +288,54 @@ class StoreMetaRow(SQLModel, table=True):
     value: str = Field(sa_type=sa.Text)
 
 
+class NotifySubscriptionRow(SQLModel, table=True):
+    """Where to tell someone about changes: an Apprise URL (or a signed webhook) and its filters."""
+
+    __tablename__ = "notify_subscriptions"
+    __table_args__ = (sa.CheckConstraint("digest IN ('daily', 'weekly')", name="ck_notify_subscriptions_digest"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    url: str = Field(sa_type=sa.Text)  # may hold credentials: never logged, shown redacted
+    secret: str | None = Field(default=None, sa_type=sa.String(100))  # whsec_… for signed webhooks
+    repos: list[str] = Field(default_factory=list, sa_type=sa.JSON)  # lowercased org/name keys; [] = any
+    orgs: list[str] = Field(default_factory=list, sa_type=sa.JSON)  # lowercased orgs; [] = any
+    kinds: list[str] = Field(default_factory=list, sa_type=sa.JSON)  # change kinds; [] = any
+    min_severity: str | None = Field(default=None, sa_type=sa.String(16))
+    pins_path: str | None = Field(default=None, sa_type=sa.Text)  # a code base scanned for pins
+    pin_repos: list[str] = Field(default_factory=list, sa_type=sa.JSON)  # keys of the repos pinned there
+    digest: str | None = Field(default=None, sa_type=sa.String(8))  # daily | weekly | None (at once)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class NotifyOutboxRow(SQLModel, table=True):
+    """One message to deliver (the transactional outbox), written with the revision that causes it."""
+
+    __tablename__ = "notify_outbox"
+    __table_args__ = (
+        sa.UniqueConstraint("key", name="uq_notify_outbox_key"),
+        sa.CheckConstraint("state IN ('pending', 'sent', 'dead', 'skipped')", name="ck_notify_outbox_state"),
+        sa.Index("ix_notify_outbox_due", "state", "due_at"),
+        sa.Index("ix_notify_outbox_subscription_sent", "subscription_id", "sent_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    subscription_id: int = Field(
+        sa_column_args=[sa.ForeignKey("notify_subscriptions.id", ondelete="CASCADE")], nullable=False
+    )
+    key: str = Field(sa_type=sa.String(300))  # idempotency key: one message per (subscription, revision)
+    repo: str = Field(sa_type=sa.String(193))  # org/name as stored when enqueued
+    sha: str | None = Field(default=None, sa_type=sa.String(40))
+    payload: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    state: str = Field(default="pending", sa_type=sa.String(8))
+    attempts: int = Field(default=0)
+    due_at: datetime = Field(sa_type=UTCDateTime)  # the next attempt (a digest: the end of its period)
+    lease_owner: str | None = Field(default=None, sa_type=sa.String(200))
+    lease_expires_at: datetime | None = _ts()
+    last_error: str | None = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    sent_at: datetime | None = _ts()
+
+
 # Core views of the tables, for the query modules (plain SQLAlchemy Core statements).
 REPOS: sa.Table = RepoRow.__table__  # type: ignore[attr-defined]
 REVISIONS: sa.Table = RevisionRow.__table__  # type: ignore[attr-defined]
@@ -298,3 +350,5 @@ HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-de
 POLL_CYCLES: sa.Table = PollCycleRow.__table__  # type: ignore[attr-defined]
 STORE_META: sa.Table = StoreMetaRow.__table__  # type: ignore[attr-defined]
 REPO_ALIASES: sa.Table = RepoAliasRow.__table__  # type: ignore[attr-defined]
+NOTIFY_SUBSCRIPTIONS: sa.Table = NotifySubscriptionRow.__table__  # type: ignore[attr-defined]
+NOTIFY_OUTBOX: sa.Table = NotifyOutboxRow.__table__  # type: ignore[attr-defined]
