@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from fastapi import Depends, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hubwatch import __version__
 from hubwatch.feeds.context import AppContext
@@ -23,13 +24,17 @@ from hubwatch.domain.records import RepoId
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["create_app"]
+__all__ = ["HeadAsGet", "create_app"]
 
 STATIC = Path(__file__).parent / "static"
 
 
-# Pages embed hostile remote text (escaped); the policy is defence in depth: no script at all.
-_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
+# Pages embed hostile remote text (escaped); the policy is defence in depth: no script at all, no
+# framing (clickjacking), and forms (plain GET/POST, no JavaScript) only back to this app.
+_CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 
 
 async def _security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -39,6 +44,28 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
         response.headers.setdefault("Content-Security-Policy", _CSP)
         response.headers.setdefault("Referrer-Policy", "no-referrer")
     return response
+
+
+class HeadAsGet:
+    """`HEAD` on every `GET` route (pages, feeds, badges, JSON API, OSV): the request is answered as
+    the `GET` it mirrors, with the same status and headers (Content-Length and ETag included) and no
+    body. A path with no `GET` still answers 405. Plain ASGI, so streamed bodies are dropped too."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+
+        async def headers_only(message: Message) -> None:
+            if message["type"] != "http.response.body":
+                await send(message)
+            elif not message.get("more_body", False):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)
 
 
 def _bounded_threads(threads: int) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
@@ -79,6 +106,7 @@ def create_app(
     app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url), clock)
     install_error_handlers(app)
     app.middleware("http")(_security_headers)
+    app.add_middleware(HeadAsGet)  # outermost: every layer inside sees the GET it answers
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
     install_redirects(app)

@@ -22,6 +22,12 @@ class Settings(BaseSettings):
         description="SQLAlchemy URL of the store (SQLite file by default; postgresql://… to scale out).",
     )
     hub_endpoint: str = Field(default=DEFAULT_HUB, description="Base URL of the hub API.")
+    hub_web_url: str = Field(
+        default=DEFAULT_HUB,
+        description="Base URL of the hub's web pages that pages and feeds link to (\"on the hub\", \"View this "
+        "commit on the hub\"); independent of HUBWATCH_HUB_ENDPOINT, so a demo against the emulator still links "
+        "to the real hub.",
+    )
     hf_token: str | None = Field(
         default=None,
         description="Token for the hub; when unset, HF_TOKEN from the environment is used.",

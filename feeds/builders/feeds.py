@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from html import escape as html_escape
+
 from feedgen.feed import FeedGenerator
 from markupsafe import Markup, escape
 
@@ -216,8 +218,9 @@ def _generator(meta: FeedMeta, entries: Sequence[FeedEntry]) -> FeedGenerator:
     fg.id(meta.id)
     fg.title(xml_safe(meta.title))
     fg.subtitle(xml_safe(meta.subtitle))
-    fg.link(href=meta.home_url, rel="alternate")
+    # feedgen makes the last link the RSS channel's <link>: that must be the HTML page, not the feed.
     fg.link(href=meta.self_url, rel="self")
+    fg.link(href=meta.home_url, rel="alternate")
     fg.generator("hubwatch")
     newest = _newest(entries)
     fg.updated(newest)
@@ -229,8 +232,12 @@ def _generator(meta: FeedMeta, entries: Sequence[FeedEntry]) -> FeedGenerator:
         fe.link(href=entry.url, rel="alternate")
         fe.updated(entry.updated)
         fe.published(entry.updated)
-        fe.summary(entry.text)
-        fe.content(entry.html, type="html")  # Atom content and RSS content:encoded; summary is the RSS description
+        fe.summary(entry.text)  # Atom <summary type="text">: the text as it is
+        # RSS <description> is HTML by convention (feedparser and readers parse it as such): the text
+        # is escaped as HTML before XML escapes it again, so a reader shows exactly the original text
+        # and a `<script>` in remote text comes back as text, never as a tag.
+        fe.description(html_escape(entry.text, quote=False))
+        fe.content(entry.html, type="html")  # Atom content and RSS content:encoded
         if entry.author:
             fe.author(name=entry.author)
         for tag in entry.tags:

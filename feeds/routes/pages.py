@@ -101,7 +101,7 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
     verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
     older_url = f"{ctx.base_url}/models/{repo}.md?before={older[0]}.{older[1]}" if older is not None else None
     total = ctx.store.revision_count(repo)
-    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_endpoint, verdict, total, older_url).encode()
+    body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_web_url, verdict, total, older_url).encode()
     last = max((e.revision.date for e in entries), default=None)
     return cached_response(request, body, "text/markdown; charset=utf-8", last)
 
@@ -135,7 +135,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "revisions": revisions,
         "charts": history_charts(ctx.store.estimate_series(repo)),
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None),
-        "hub_url": repo.url(ctx.settings.hub_endpoint),
+        "hub_url": repo.url(ctx.settings.hub_web_url),
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)
 
@@ -188,7 +188,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "resolved": relations(
             [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, shown)], shown, hits
         ),
-        "hub_url": repo.url(ctx.settings.hub_endpoint),
+        "hub_url": repo.url(ctx.settings.hub_web_url),
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)
 
