@@ -13,6 +13,7 @@ from typing import Any
 
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory import MemoryEstimate
+from hubwatch.estimator.support import Support
 
 __all__ = ["CARD_METHODS", "CardFit", "Cost", "MethodError", "MethodMemory", "Params", "PeakMemory",
            "StructureSummary", "finding_from_json", "json_float", "json_int", "json_str"]
@@ -67,10 +68,12 @@ class Params:
     active: int | None = None
     by_component: tuple[tuple[str, int], ...] = ()
     explanation: str = ""
+    support: Support | None = None  # None: stored by an estimator before 1.2
 
     def to_json(self) -> dict[str, Any]:
         return {"derived": self.derived, "checkpoint": self.checkpoint, "delta_pct": self.delta_pct,
-                "active": self.active, "by_component": dict(self.by_component), "explanation": self.explanation}
+                "active": self.active, "by_component": dict(self.by_component), "explanation": self.explanation,
+                "support": None if self.support is None else self.support.to_json()}
 
     @classmethod
     def from_json(cls, data: Any) -> Params | None:
@@ -80,7 +83,8 @@ class Params:
         by_component = tuple((str(k), v) for k, raw in components.items() if (v := json_int(raw)) is not None) \
             if isinstance(components, Mapping) else ()
         return cls(json_int(data.get("derived")), json_int(data.get("checkpoint")), json_float(data.get("delta_pct")),
-                   json_int(data.get("active")), by_component, json_str(data.get("explanation")) or "")
+                   json_int(data.get("active")), by_component, json_str(data.get("explanation")) or "",
+                   Support.from_json(data.get("support")))
 
 
 @dataclass(frozen=True)
@@ -119,12 +123,13 @@ class MethodMemory:
     trainable_params: int
     framework_overhead_gb: float
     headroom: float
+    host_gb: float = 0.0  # paged optimizer states and offloaded activations (host memory, not in the peak)
 
     @classmethod
     def of(cls, est: MemoryEstimate) -> MethodMemory:
         return cls(est.method, est.seq_len, est.batch, _gb(est.peak_bytes), _gb(est.required_bytes),
                    tuple((n, _gb(v)) for n, v in est.terms), est.moment, tuple((n, _gb(v)) for n, v in est.moments),
-                   est.trainable_params, _gb(est.framework_overhead_bytes), est.headroom)
+                   est.trainable_params, _gb(est.framework_overhead_bytes), est.headroom, _gb(est.host_bytes))
 
     def term(self, name: str) -> float:
         return dict(self.terms).get(name, 0.0)
@@ -133,7 +138,8 @@ class MethodMemory:
         return {"method": self.method, "seq_len": self.seq_len, "batch": self.batch, "peak_gb": self.peak_gb,
                 "required_gb": self.required_gb, "terms": dict(self.terms), "moment": self.moment,
                 "moments_gb": dict(self.moments), "trainable_params": self.trainable_params,
-                "framework_overhead_gb": self.framework_overhead_gb, "headroom": self.headroom}
+                "framework_overhead_gb": self.framework_overhead_gb, "headroom": self.headroom,
+                "host_gb": self.host_gb}
 
     @classmethod
     def from_json(cls, method: str, data: Any) -> MethodMemory | MethodError | None:
@@ -150,7 +156,8 @@ class MethodMemory:
                 or overhead is None or headroom is None or moment is None):
             return None
         return cls(method, seq_len, batch, peak, required, _figures(data.get("terms")), moment,
-                   _figures(data.get("moments_gb")), trainable, overhead, headroom)
+                   _figures(data.get("moments_gb")), trainable, overhead, headroom,
+                   json_float(data.get("host_gb")) or 0.0)
 
 
 @dataclass(frozen=True)

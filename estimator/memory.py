@@ -8,6 +8,12 @@ Terms are the bytes alive at the peak moment, so they add up to the peak. `peak_
 allocated memory (what `torch.cuda.max_memory_allocated` reports), without headroom; the CUDA
 context (`framework_overhead_gb`) and the headroom factor count only in `required_bytes`, which
 fit decisions use.
+
+The training stack (`settings.stack`) chooses the loss path, the model code, checkpointing and
+offloading unless they are set; stack options add their own terms: optimizer-in-backward (one
+parameter's gradient alive instead of all of them), paged optimizers and activation offloading
+(bytes that may live in host memory: `host_bytes`, outside the GPU peak). docs/estimator.md lists
+every term with its public source.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ class MemoryEstimate:
     trainable_params: int
     framework_overhead_bytes: float
     headroom: float
+    # Bytes that may live in host memory: paged optimizer states, offloaded activations (not in the peak).
+    host_bytes: float = 0.0
 
     @property
     def peak_bytes(self) -> float:
@@ -69,6 +77,7 @@ class MemoryEstimate:
             "trainable_params": self.trainable_params,
             "framework_overhead_gb": _gb(self.framework_overhead_bytes),
             "headroom": self.headroom,
+            "host_gb": _gb(self.host_bytes),
         }
 
 
@@ -78,16 +87,20 @@ def _gb(value: float) -> float:
 
 def _optimizer_bytes(settings: MemorySettings, params: int, param_bytes: int) -> tuple[float, float]:
     """(states, step temporaries) of the optimizer over `params` trainable parameters."""
+    if settings.optimizer == "paged-adamw":
+        # bitsandbytes' 32-bit optimizers keep both states in fp32 whatever the parameter dtype
+        # (`Optimizer2State.init_state`: float32 when optim_bits is 32); fused step kernel.
+        return 8.0 * params, 0.0
+    if settings.optimizer in ("adamw-8bit", "paged-adamw-8bit"):
+        # bitsandbytes: two 1-byte states and an fp32 absmax per block of 2048; fused step kernel.
+        return params * (2.0 + 8 / 2048), 0.0
     if settings.optimizer == "adamw":
         # torch AdamW keeps m and v in the parameter dtype; the fused step (transformers' default
         # `adamw_torch_fused`) needs no temporaries. LitGPT builds `torch.optim.AdamW` with its
         # defaults, which on CUDA take the foreach path (`_multi_tensor_adamw`): its
         # `torch._foreach_sqrt(exp_avg_sqs)` allocates a parameter-sized list for the step.
-        step = float(param_bytes * params) if settings.implementation == "litgpt" else 0.0
+        step = float(param_bytes * params) if settings.effective_implementation == "litgpt" else 0.0
         return 2.0 * param_bytes * params, step
-    if settings.optimizer == "adamw-8bit":
-        # bitsandbytes: two 1-byte states and an fp32 absmax per block of 2048; fused step kernel.
-        return params * (2.0 + 8 / 2048), 0.0
     return float(param_bytes * params), 0.0  # SGD with momentum: one state
 
 
@@ -99,7 +112,7 @@ def _head_params(spec: ModelSpec, settings: MemorySettings) -> int:
     (`litgpt/scripts/convert_hf_checkpoint.py`, `copy_weights_hf_llama`/`copy_weights_gemma_2`), so a
     tied model trains with a second vocab × hidden matrix. transformers keeps the tie.
     """
-    if settings.implementation != "litgpt" or spec.lm_head_params or not spec.tie_word_embeddings:
+    if settings.effective_implementation != "litgpt" or spec.lm_head_params or not spec.tie_word_embeddings:
         return spec.lm_head_params
     if spec.vocab_size <= 0 or spec.family not in ("decoder", "composite"):
         return 0
@@ -130,6 +143,7 @@ class _ServeModel:
     kv_per_sequence: float
     activations_per_token: int
     vocab_size: int
+    host_bytes: float = 0.0
 
     def at(self, batch: int) -> MemoryEstimate:
         b = batch
@@ -166,6 +180,8 @@ class _TrainModel:
     transient_per_token: float
     logits_peak_per_token: float
     logits_kept_per_token: float
+    host_fixed: float = 0.0  # paged optimizer states
+    host_per_token: float = 0.0  # offloaded activations
 
     def at(self, batch: int) -> MemoryEstimate:
         tokens = float(batch * self.seq_len)
@@ -192,7 +208,8 @@ class _TrainModel:
         moment = max(totals, key=lambda n: totals[n])
         terms = tuple(moments[moment]) + (("kv_cache", 0.0),)
         return MemoryEstimate(self.method, self.seq_len, batch, terms, moment, tuple(totals.items()),
-                              self.trainable_params, self.framework_overhead_bytes, self.headroom)
+                              self.trainable_params, self.framework_overhead_bytes, self.headroom,
+                              self.host_fixed + self.host_per_token * tokens)
 
 
 MemoryModel = _TrainModel | _ServeModel
@@ -218,7 +235,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         return _serve(spec, settings, seq_len)
     head = _head_params(spec, settings)
     total = spec.total_params + head - spec.lm_head_params
-    litgpt = settings.implementation == "litgpt"
+    litgpt = settings.effective_implementation == "litgpt"
     head_matrix = head if litgpt else max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)
     retained_per_token: float | None = None
     if method == "full":
@@ -264,11 +281,16 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         # amp-bf16: fp32 adapters under bf16 autocast; fp32: fp32 adapters, no autocast; bf16: all bf16.
         act_bytes = 4 if settings.precision == "fp32" else 2
         own_copy = settings.precision != "bf16"
-        litgpt = settings.implementation == "litgpt"
         lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token,
                                               s.adapted_inputs_fused_qkv if litgpt else s.adapted_inputs_per_token,
                                               act_bytes, own_copy, settings.lora_dropout > 0) for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
+    if settings.optimizer_in_backward and method == "full":
+        # torchtune `optimizer_in_bwd` (`training.register_optim_in_bwd_hooks`): each parameter steps in
+        # its post-accumulate-grad hook and its gradient is freed, so at most one tensor's gradient is
+        # alive; there is no separate optimizer-step moment holding every gradient. LoRA recipes lack it.
+        grads = head_grad = float(param_bytes * max(largest_linear(spec), head_matrix, spec.embedding_params))
+        step_tmp = 0.0
     accumulating = settings.grad_accumulation > 1
     # Gradients of earlier micro-batches, alive through the next forward and backward.
     earlier_grads = grads if accumulating else 0.0
@@ -290,18 +312,34 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         # steps) each card accumulates the full, unsharded gradients (torch FSDP `no_sync` docs), so
         # `earlier_grads` keeps its unsharded size.
     act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
-                           eager=settings.attention == "eager", lora=lora_acts, implementation=settings.implementation,
+                           eager=settings.attention == "eager", lora=lora_acts,
+                           implementation=settings.effective_implementation,
                            quantized_base=method == "qlora" and settings.nf4_keeps_inputs)
-    if settings.grad_checkpointing:
+    if settings.effective_checkpointing:
         kept_per_token = act.checkpointed_per_token
+        resident_per_token = act.checkpointed_resident_per_token
         transient_per_token = act.one_layer_per_token + act.backward_working_per_token
     else:
         kept_per_token = act.saved_per_token
+        resident_per_token = act.saved_resident_per_token
         transient_per_token = act.backward_working_per_token
-    logits_peak, logits_kept = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.loss)
+    host_per_token = 0.0
+    if settings.effective_offloading:
+        # Saved tensors go to host memory as the forward produces them and come back one layer ahead
+        # in backward (torchtune `OffloadActivations`, Unsloth's offloaded checkpointing): about two
+        # layers' worth stay on the card.
+        host_per_token = max(0.0, kept_per_token - resident_per_token)
+        kept_per_token = min(kept_per_token, resident_per_token)
+    host_fixed = 0.0
+    if settings.paged_optimizer:
+        # bitsandbytes paged optimizers allocate states with cudaMallocManaged (outside PyTorch's
+        # allocator, so not in max_memory_allocated); the driver evicts them to host memory when the
+        # card is full, so they need not fit on it.
+        host_fixed, states = states, 0.0
+    logits_peak, logits_kept = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.effective_loss)
     # Accumulating: the head's gradient is added in place to the one already there.
     backward_grads = max(head_grad, earlier_grads) if method == "full" else max(grads, earlier_grads)
     return _TrainModel(method, seq_len, trainable, settings.framework_overhead_gb * 1e9, settings.headroom,
                        weights, states, casts, casts if method == "full" else 0.0, earlier_grads, backward_grads,
                        grads, workspace, step_tmp, retained_per_token, kept_per_token, transient_per_token,
-                       logits_peak, logits_kept)
+                       logits_peak, logits_kept, host_fixed, host_per_token)

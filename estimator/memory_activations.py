@@ -18,9 +18,17 @@ with SDPA/flash attention, no dropout), tensor by tensor, per token and layer:
 - a QLoRA base keeps no input with current bitsandbytes; releases up to about 0.42 kept every
   4-bit matmul's input (`nf4_keeps_inputs`), like a trainable matrix;
 - gradient checkpointing keeps each layer's input and recomputes one layer at a time.
-Logits: the compute-dtype logits, an fp32 copy for the loss and its saved log-softmax, and the
-gradient chain of the loss at the start of backward (or compute-dtype chunks with `loss=chunked`);
-the training loop keeps only the loss, so the logits themselves do not outlive the forward pass.
+Logits (`logits_bytes_per_token`), by loss path:
+- `fp32` (transformers): the compute-dtype logits, an fp32 copy for the loss (`logits.float()` in
+  `ForCausalLMLoss`) and its saved log-softmax, and the gradient chain of the loss at the start of
+  backward; the training loop keeps only the loss, so the logits do not outlive the forward pass;
+- `chunked` (LitGPT `chunked_cross_entropy`): logits and the saved log-softmax in the compute dtype;
+- `chunked-fp32` (torchtune `LinearCrossEntropyLoss`, 8 chunks): every chunk's fp32 log-softmax is
+  saved, but only one chunk's logits and fp32 copy exist at a time;
+- `fused` (Unsloth): loss and gradient computed chunk by chunk in the forward; what stays is the
+  gradient of the final hidden states.
+With activation offloading the kept tensors go to host memory; `*_resident_per_token` is what stays
+on the card (two layers' worth: the one being copied and the one fetched ahead).
 """
 
 from __future__ import annotations
@@ -60,6 +68,9 @@ class ActivationModel:
     checkpointed_per_token: float  # layer inputs only
     one_layer_per_token: float  # the largest layer's saved tensors (recomputed under checkpointing)
     backward_working_per_token: float  # gradient buffers while one layer runs backward
+    # With activation offloading: what stays on the card (two layers in flight and the final norm).
+    saved_resident_per_token: float = 0.0
+    checkpointed_resident_per_token: float = 0.0
 
 
 def training_stacks(spec: ModelSpec) -> tuple[StackSpec, ...]:
@@ -185,6 +196,7 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
     `lora` None means every weight trains (full fine-tune); otherwise stack name → what LoRA adds.
     """
     saved = ckpt = one = work = 0.0
+    final = unit = 0.0
     empty = LoraActivations(frozenset(), 0, 0, compute_bytes, False)
     for stack in training_stacks(spec):
         layers = max(1, stack.num_layers)
@@ -201,7 +213,9 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
         ckpt += residual * stack.hidden_size * layers + final_norm
         one = max(one, layer)
         work = max(work, working)
-    return ActivationModel(saved, ckpt, one, work)
+        final += final_norm
+        unit = max(unit, residual * stack.hidden_size)
+    return ActivationModel(saved, ckpt, one, work, min(saved, 2 * one + final), min(ckpt, 2 * unit + final))
 
 
 def quantized_inputs_per_token(spec: ModelSpec, *, compute_bytes: int, head: bool) -> float:
@@ -236,6 +250,14 @@ def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) ->
     if loss == "chunked":
         return 2 * compute_bytes * v, 2 * compute_bytes * v
     upcast = 0 if compute_bytes == 4 else 4  # .float() makes a copy only when logits are not fp32
+    if loss == "fused":
+        # The loss's gradient with respect to the final hidden states, computed in the forward and saved.
+        return float(compute_bytes * spec.text_stack.hidden_size), float(compute_bytes * spec.text_stack.hidden_size)
+    if loss == "chunked-fp32":
+        chunks = 8  # torchtune's num_output_chunks default
+        # Forward: every chunk's fp32 log-softmax saved + one chunk's logits and fp32 copy; backward of a
+        # chunk: the saved log-softmax + that chunk's two fp32 gradients and the compute-dtype one.
+        return 4.0 * v + (compute_bytes + upcast) * v / chunks, 4.0 * v + (8 + compute_bytes) * v / chunks
     # Forward: logits + fp32 copy + log-softmax. The caller keeps only the loss, so the logits and
     # the copy go once the loss exists; backward of the loss: log-softmax + two fp32 gradients.
     peak = max(compute_bytes + upcast + 4, 4 + 4 + 4)

@@ -39,7 +39,12 @@ ASSUMPTIONS: tuple[str, ...] = (
     "one matrix dequantised at a time",
     "activations: per-tensor Korthikanti model for SDPA/flash attention without dropout; frozen "
     "matrices keep no input; checkpointing keeps layer inputs and recomputes one layer",
-    "logits: compute-dtype logits, an fp32 copy for the loss and its log-softmax, and the fp32 gradient chain",
+    "logits: compute-dtype logits, an fp32 copy for the loss and its log-softmax, and the fp32 gradient chain "
+    "(stack hf/axolotl); torchtune upcasts one of 8 chunks at a time, LitGPT keeps bf16 chunks, Unsloth fuses "
+    "the loss and keeps only the hidden states' gradient",
+    "stack: hf (transformers Trainer + PEFT), torchtune, unsloth, litgpt or axolotl sets the loss path, model code, "
+    "checkpointing and offloading left unset; paged optimizer states and offloaded activations are host_gb, "
+    "outside the GPU peak",
     "serving: weights at the serve dtype (int8/int4 apply to block linears), KV cache for batch × seq_len "
     "(GQA, sliding windows, MLA latent, cross-attention), one layer's prefill activations",
     "vision/audio towers count in weights but not in activations (text-only batches)",
@@ -120,10 +125,9 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
 
 
 def _resolved(settings: MemorySettings, seq_len: int) -> MemorySettings:
-    """The settings as reported: the sequence length resolved (the model's context caps the default)."""
-    from dataclasses import replace
-
-    return replace(settings, seq_len=seq_len)
+    """The settings as reported: the sequence length resolved (the model's context caps the default) and
+    every setting left to the training stack filled in."""
+    return settings.resolved().with_(seq_len=seq_len)
 
 
 def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards: tuple[Card, ...],
@@ -136,7 +140,7 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         n = cards_needed(est, card)
         if n is None:
             continue
-        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=settings.grad_checkpointing,
+        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=settings.effective_checkpointing,
                           card=card, cards=n, run=run)
         usd = None if c.usd is None else round(c.usd, 2)
         cost = Cost(c.method, c.card, c.cards, c.tokens, c.flops, round(c.hours, 3), usd, c.usd_per_card_hour,
@@ -181,7 +185,8 @@ def with_analysis(report: Estimate, analysis: Analysis) -> Estimate:
     return replace(
         report, model=analysis.model, revision=analysis.revision, family=analysis.family,
         custom_code=analysis.custom_code,
-        params=Params(p.derived, p.checkpoint, p.delta_pct, p.active, tuple(p.by_component.items()), p.explanation),
+        params=Params(p.derived, p.checkpoint, p.delta_pct, p.active, tuple(p.by_component.items()), p.explanation,
+                      p.support),
         findings=analysis.findings, notes=analysis.notes,
         structure=StructureSummary(s.layers, s.forward_pass_ok, tuple(s.failures)),
     )

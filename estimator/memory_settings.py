@@ -1,4 +1,11 @@
-"""Settings of the memory model (method, precision, optimizer, LoRA, sequence, batch), validated once."""
+"""Settings of the memory model (method, precision, optimizer, LoRA, sequence, batch, training stack), validated once.
+
+`stack` names the training stack (transformers' Trainer + PEFT, torchtune, Unsloth, LitGPT, Axolotl).
+It decides what the user does not set: the loss path, whose model code runs, activation
+checkpointing and activation offloading (`STACK_DEFAULTS`; the public source of each default is in
+docs/estimator.md). `loss`, `implementation`, `grad_checkpointing` and `activation_offloading` left
+at None follow the stack; `resolved()` fills them in.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,8 @@ __all__ = [
     "OPTIMIZERS",
     "PRECISIONS",
     "SERVE_DTYPES",
+    "STACKS",
+    "STACK_DEFAULTS",
     "MemorySettings",
     "MemorySettingsError",
 ]
@@ -21,17 +30,35 @@ __all__ = [
 METHODS = ("full", "lora", "qlora", "serve")
 # amp-bf16: fp32 master weights and grads, bf16 autocast; bf16: everything bf16; fp32: everything fp32.
 PRECISIONS = ("amp-bf16", "bf16", "fp32")
-OPTIMIZERS = ("adamw", "adamw-8bit", "sgd")
+# paged-*: bitsandbytes' PagedAdamW / PagedAdamW8bit, states in CUDA unified memory that the driver
+# pages out to host memory under pressure (reported as host memory, outside the GPU peak).
+OPTIMIZERS = ("adamw", "adamw-8bit", "sgd", "paged-adamw", "paged-adamw-8bit")
 SERVE_DTYPES = ("bf16", "int8", "int4")
 KV_DTYPES = ("bf16", "fp8", "fp32")
 ATTENTION_IMPLS = ("sdpa", "eager")
 # fp32: transformers' loss (logits upcast to fp32 before cross-entropy);
-# chunked: logits and loss kept in the compute dtype, computed in chunks (LitGPT, Unsloth-style).
-LOSS_IMPLS = ("fp32", "chunked")
+# chunked: logits and loss kept in the compute dtype, computed in chunks (LitGPT's chunked_cross_entropy);
+# chunked-fp32: the output projection and an fp32 cross-entropy one chunk of tokens at a time
+#   (torchtune's LinearCrossEntropyLoss / CEWithChunkedOutputLoss, 8 chunks);
+# fused: projection, loss and its gradient fused chunk by chunk, no vocab-sized tensor per token kept
+#   (Unsloth's fused cross-entropy, unsloth_zoo `unsloth_fused_ce_loss`).
+LOSS_IMPLS = ("fp32", "chunked", "chunked-fp32", "fused")
 # Whose model code runs: transformers (+ PEFT), or LitGPT (fused qkv with one LoRA input for q/k/v,
 # fused tanh-GELU, k/v expanded to every query head before SDPA).
 IMPLEMENTATIONS = ("transformers", "litgpt")
-
+STACKS = ("hf", "torchtune", "unsloth", "litgpt", "axolotl")
+# What each stack does when the user says nothing: (loss, implementation, activation checkpointing,
+# activation offloading). Sources: docs/estimator.md, "Training stacks".
+STACK_DEFAULTS: dict[str, tuple[str, str, bool, bool]] = {
+    "hf": ("fp32", "transformers", False, False),  # TrainingArguments.gradient_checkpointing=False
+    "axolotl": ("fp32", "transformers", False, False),  # HF Trainer underneath; gradient_checkpointing off
+    "torchtune": ("chunked-fp32", "transformers", True, False),  # recipes: enable_activation_checkpointing: True
+    "unsloth": ("fused", "transformers", True, True),  # use_gradient_checkpointing="unsloth" offloads to host
+    "litgpt": ("chunked", "litgpt", False, False),  # finetune/*.py: no checkpointing on one device
+}
+# Stacks that offer activation offloading (torchtune `enable_activation_offloading`, Axolotl
+# `activation_offloading`, Unsloth's offloaded checkpointing).
+_OFFLOADING_STACKS = ("torchtune", "axolotl", "unsloth")
 
 class MemorySettingsError(ValueError):
     """A memory setting out of range; `name` is the setting, the message says what is allowed."""
@@ -58,10 +85,10 @@ class MemorySettings:
     lora_targets: tuple[str, ...] = ("all-linear",)
     precision: str = "amp-bf16"
     optimizer: str = "adamw"
-    grad_checkpointing: bool = False
+    grad_checkpointing: bool | None = None  # None: the stack's default
     attention: str = "sdpa"
-    loss: str = "fp32"
-    implementation: str = "transformers"
+    loss: str | None = None  # None: the stack's loss path
+    implementation: str | None = None  # None: the stack's model code
     serve_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     lora_dropout: float = 0.0  # > 0: each adapter keeps its dropped input and a 1-byte mask
@@ -73,18 +100,27 @@ class MemorySettings:
     # Micro-batches per optimizer step. Above 1 the gradients of earlier micro-batches stay alive through
     # the next forward and backward (and under FSDP `no_sync` they accumulate unsharded, see `memory`).
     grad_accumulation: int = 1
-    headroom: float = 1.15
+    headroom: float = 1.15  # caching-allocator reserve and fragmentation above the allocated peak
     framework_overhead_gb: float = 0.5  # CUDA context and libraries: outside allocated memory
+    stack: str = "hf"
+    # Layer inputs kept for backward moved to host memory and fetched back in backward (None: the stack's).
+    activation_offloading: bool | None = None
+    # torchtune `optimizer_in_bwd`: each parameter steps in its gradient hook and its gradient is freed
+    # at once, so a full fine-tune never holds every gradient (torchtune full-finetune recipes only).
+    optimizer_in_backward: bool = False
 
     def __post_init__(self) -> None:
+        _one_of("stack", self.stack, STACKS)
         _one_of("method", self.method, METHODS)
         _one_of("precision", self.precision, PRECISIONS)
         _one_of("optimizer", self.optimizer, OPTIMIZERS)
         _one_of("serve_dtype", self.serve_dtype, SERVE_DTYPES)
         _one_of("kv_dtype", self.kv_dtype, KV_DTYPES)
         _one_of("attention", self.attention, ATTENTION_IMPLS)
-        _one_of("loss", self.loss, LOSS_IMPLS)
-        _one_of("implementation", self.implementation, IMPLEMENTATIONS)
+        if self.loss is not None:
+            _one_of("loss", self.loss, LOSS_IMPLS)
+        if self.implementation is not None:
+            _one_of("implementation", self.implementation, IMPLEMENTATIONS)
         _whole("batch", self.batch, 1)
         if self.seq_len is not None:
             _whole("seq_len", self.seq_len, 1)
@@ -99,13 +135,52 @@ class MemorySettings:
         for target in self.lora_targets:
             if not isinstance(target, str) or not target.strip():
                 raise MemorySettingsError("lora_targets", f"empty or non-text target {target!r}")
-        for flag in ("grad_checkpointing", "nf4_double_quant", "nf4_keeps_inputs"):
+        for flag in ("nf4_double_quant", "nf4_keeps_inputs", "optimizer_in_backward"):
             if not isinstance(getattr(self, flag), bool):
                 raise MemorySettingsError(flag, "expected true or false")
+        for flag in ("grad_checkpointing", "activation_offloading"):
+            if getattr(self, flag) is not None and not isinstance(getattr(self, flag), bool):
+                raise MemorySettingsError(flag, "expected true, false or unset (the stack's default)")
+        if self.optimizer_in_backward and self.stack != "torchtune":
+            raise MemorySettingsError("optimizer_in_backward", f"torchtune's option (`optimizer_in_bwd`), not one "
+                                      f"of {self.stack}; set stack=torchtune or turn it off")
+        if self.optimizer_in_backward and self.grad_accumulation > 1:
+            raise MemorySettingsError("optimizer_in_backward", "steps in backward cannot accumulate gradients "
+                                      "(torchtune refuses it); set grad_accumulation=1 or turn it off")
+        if self.activation_offloading and self.stack not in _OFFLOADING_STACKS:
+            raise MemorySettingsError("activation_offloading", f"{self.stack} has no activation offloading "
+                                      f"(stacks that do: {', '.join(_OFFLOADING_STACKS)})")
         if not isinstance(self.headroom, (int, float)) or not 1.0 <= float(self.headroom) <= 10.0:
             raise MemorySettingsError("headroom", f"expected a factor between 1.0 and 10.0, got {self.headroom!r}")
         if not isinstance(self.framework_overhead_gb, (int, float)) or not 0 <= self.framework_overhead_gb <= 100:
             raise MemorySettingsError("framework_overhead_gb", f"expected 0–100 GB, got {self.framework_overhead_gb!r}")
+
+    @property
+    def effective_loss(self) -> str:
+        """The loss path: the setting, else the stack's."""
+        return self.loss if self.loss is not None else STACK_DEFAULTS[self.stack][0]
+
+    @property
+    def effective_implementation(self) -> str:
+        return self.implementation if self.implementation is not None else STACK_DEFAULTS[self.stack][1]
+
+    @property
+    def effective_checkpointing(self) -> bool:
+        return self.grad_checkpointing if self.grad_checkpointing is not None else STACK_DEFAULTS[self.stack][2]
+
+    @property
+    def effective_offloading(self) -> bool:
+        return self.activation_offloading if self.activation_offloading is not None else STACK_DEFAULTS[self.stack][3]
+
+    @property
+    def paged_optimizer(self) -> bool:
+        """States in unified memory that may live in host memory (bitsandbytes' paged optimizers)."""
+        return self.optimizer.startswith("paged-")
+
+    def resolved(self) -> MemorySettings:
+        """A copy with every setting left to the stack filled in (what the estimate used)."""
+        return replace(self, loss=self.effective_loss, implementation=self.effective_implementation,
+                       grad_checkpointing=self.effective_checkpointing, activation_offloading=self.effective_offloading)
 
     def with_(self, **changes: Any) -> MemorySettings:
         """A copy with some settings changed (validated again)."""

@@ -12,7 +12,7 @@ from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
 # The option choices only: memory_settings imports nothing of the estimator's model code, and the
 # estimator's package imports nothing at import time, so `hubwatch --help` stays fast.
 from hubwatch.estimator.memory_settings import (
-    ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES,
+    ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES, STACKS,
     MemorySettings, MemorySettingsError,
 )
 
@@ -59,18 +59,25 @@ def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...
               help="'all-linear' (every linear but the head) or names/roles such as q_proj,v_proj or attn,mlp.")
 @click.option("--precision", type=click.Choice(PRECISIONS), default="amp-bf16", show_default=True, help="Training recipe.")
 @click.option("--optimizer", type=click.Choice(OPTIMIZERS), default="adamw", show_default=True, help="Optimizer.")
-@click.option("--grad-checkpointing", is_flag=True, help="Gradient checkpointing (keep layer inputs, recompute).")
+@click.option("--stack", type=click.Choice(STACKS), default="hf", show_default=True,
+              help="Training stack: its loss path, model code, checkpointing and offloading unless set below.")
+@click.option("--grad-checkpointing/--no-grad-checkpointing", default=None,
+              help="Gradient checkpointing (keep layer inputs, recompute) [default: the stack's].")
+@click.option("--activation-offloading/--no-activation-offloading", default=None,
+              help="Offload saved activations to host memory (torchtune, axolotl, unsloth) [default: the stack's].")
+@click.option("--optimizer-in-backward", is_flag=True, help="Step each parameter in backward (torchtune optimizer_in_bwd).")
 @click.option("--serve-dtype", type=click.Choice(SERVE_DTYPES), default="bf16", show_default=True, help="Weights when serving.")
 @click.option("--kv-dtype", type=click.Choice(KV_DTYPES), default="bf16", show_default=True, help="KV cache dtype.")
 @click.option("--attention", type=click.Choice(ATTENTION_IMPLS), default="sdpa", show_default=True, help="Attention kernel.")
-@click.option("--loss", type=click.Choice(LOSS_IMPLS), default="fp32", show_default=True,
-              help="fp32: logits upcast for the loss (transformers); chunked: compute-dtype chunks (LitGPT).")
+@click.option("--loss", type=click.Choice(LOSS_IMPLS), default=None,
+              help="fp32: logits upcast (transformers); chunked: compute-dtype chunks (LitGPT); chunked-fp32: one "
+                   "fp32 chunk at a time (torchtune); fused (Unsloth) [default: the stack's].")
 @click.option("--lora-dropout", type=click.FloatRange(0, 1, max_open=True), default=0.0, show_default=True,
               help="LoRA dropout (> 0 keeps each adapter's dropped input and mask).")
 @click.option("--shards", type=click.IntRange(min=1), default=1, show_default=True,
               help="FSDP full shard / ZeRO-3 over this many cards (per-card memory).")
-@click.option("--implementation", type=click.Choice(IMPLEMENTATIONS), default="transformers", show_default=True,
-              help="Whose model code runs the training step.")
+@click.option("--implementation", type=click.Choice(IMPLEMENTATIONS), default=None,
+              help="Whose model code runs the training step [default: the stack's].")
 @click.option("--headroom", type=click.FloatRange(1.0, 10.0), default=1.15, show_default=True, help="Fit factor on the peak.")
 @click.option("--cards", "card_list", default=None, help="Comma-separated cards (names, or NAME:GB) [default: all known].")
 @click.option("--price", "prices", multiple=True, help="Override a card's price: NAME=USD_PER_HOUR (repeatable).")
@@ -81,8 +88,9 @@ def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...
               help="Model FLOPs utilisation assumed for the cost.")
 def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show_nodes: bool, method: str, batch: int,
              seq_len: int | None, lora_rank: int, lora_targets: str, precision: str, optimizer: str,
-             grad_checkpointing: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str,
-             lora_dropout: float, shards: int, implementation: str, headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
+             stack: str, grad_checkpointing: bool | None, activation_offloading: bool | None,
+             optimizer_in_backward: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str | None,
+             lora_dropout: float, shards: int, implementation: str | None, headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
              epochs: float, samples: int, utilisation: float) -> int:
     """Estimate parameters, memory per method, batch per card and training cost of TARGETS.
 
@@ -112,7 +120,8 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
             lora_targets=tuple(t.strip() for t in lora_targets.split(",") if t.strip()) or ("",),
             precision=precision, optimizer=optimizer, grad_checkpointing=grad_checkpointing,
             attention=attention, loss=loss, serve_dtype=serve_dtype, kv_dtype=kv_dtype, headroom=headroom,
-            lora_dropout=lora_dropout, shards=shards, implementation=implementation,
+            lora_dropout=lora_dropout, shards=shards, implementation=implementation, stack=stack,
+            activation_offloading=activation_offloading, optimizer_in_backward=optimizer_in_backward,
         )
         cards = parse_cards(card_list) if card_list else DEFAULT_CARDS
         cost_on = card_by_name(cost_card, cards) if cost_card else None

@@ -141,6 +141,7 @@ def _memory(ok: list[EstimateEntry], method: str, batch: int, lora_rank: int, se
     settings = [e.estimate.memory.settings if e.estimate.memory else None for e in ok]
     rows: list[tuple[str, list[str]]] = [
         ("seq len", [str(s.seq_len if s else None) for s in settings]),
+        ("stack", [s.stack if s else "—" for s in settings]),
         ("full fine-tune", [_gb(p.full_finetune) for p in peaks]),
         (f"LoRA r={lora_rank}", [_gb(p.lora) for p in peaks]),
         (f"QLoRA r={lora_rank}", [_gb(p.qlora) for p in peaks]),
@@ -156,6 +157,8 @@ def _memory(ok: list[EstimateEntry], method: str, batch: int, lora_rank: int, se
         if any(v for v in values):
             rows.append((f"  {term.replace('_', ' ')}", [_gb(v) for v in values]))
     rows.append(("  needs (× headroom + overhead)", [_gb(sel.required_gb if sel else None) for sel in selected]))
+    if any(sel and sel.host_gb for sel in selected):
+        rows.append(("  host memory (paged, offloaded)", [_gb(sel.host_gb if sel else None) for sel in selected]))
     for i, card in enumerate(ok[0].estimate.cards):
         cells = []
         for e in ok:
