@@ -1,7 +1,12 @@
-"""Regenerates tests/estimator/transformers_defaults.json: transformers' default config per model type and
-the parameter count of the class built from it on the meta device (needs the `bench` extra).
+"""Regenerates the transformers truth the estimator is judged on (needs the `bench` extra):
 
-Run: python -m benchmarks.make_estimator_defaults
+- tests/estimator/transformers_defaults.json: a default config per model type and auto class, plus
+  non-default sizes (OVERRIDES), with the parameter count of the class built from it on the meta device;
+- benchmarks/data/transformers_zoo.json: the zoo — every class in transformers' causal-LM, masked-LM and
+  seq2seq-LM auto mappings built from its default config on the meta device (ZOO_OVERRIDES add a few
+  non-default sizes), with each config class's `attribute_map` (the alias test reads them).
+
+Run: python -m benchmarks.make_estimator_defaults  (transformers==5.24.0, torch==2.13.0 CPU; minutes)
 """
 
 from __future__ import annotations
@@ -13,6 +18,24 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent.parent / "tests" / "estimator" / "transformers_defaults.json"
+ZOO_OUT = Path(__file__).resolve().parent / "data" / "transformers_zoo.json"
+# The auto mappings whose classes make the zoo, and the head kind each names.
+ZOO_MAPPINGS = (("MODEL_FOR_CAUSAL_LM_MAPPING_NAMES", "causal-lm"), ("MODEL_FOR_MASKED_LM_MAPPING_NAMES", "masked-lm"),
+                ("MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES", "seq2seq-lm"))
+# Non-default sizes for zoo mechanisms the defaults fix at one setting: (class, overrides).
+ZOO_OVERRIDES: list[tuple[str, dict[str, Any]]] = [
+    ("Qwen3NextForCausalLM", {"num_hidden_layers": 8, "hidden_size": 1024, "num_experts": 16}),
+    ("Qwen3MoeForCausalLM", {"mlp_only_layers": [0, 1], "num_hidden_layers": 6}),
+    ("DeepseekV3ForCausalLM", {"first_k_dense_replace": 2, "num_hidden_layers": 5, "n_routed_experts": 16}),
+    ("LlamaForCausalLM", {"hidden_size": 2048, "num_hidden_layers": 6, "num_key_value_heads": 8,
+                          "tie_word_embeddings": True}),
+    ("BertForMaskedLM", {"hidden_size": 384, "num_hidden_layers": 6, "num_attention_heads": 6,
+                         "intermediate_size": 1536}),
+    ("T5ForConditionalGeneration", {"d_model": 256, "num_layers": 3, "num_decoder_layers": 5}),
+    ("MixtralForCausalLM", {"num_local_experts": 4, "num_hidden_layers": 4}),
+    ("Gemma3ForCausalLM", {"num_hidden_layers": 6, "sliding_window_pattern": 3}),
+]
+ZOO_TIMEOUT_S = 120
 
 CASES: dict[str, list[str]] = {
     "AutoModelForCausalLM": [
@@ -82,6 +105,59 @@ def count(model: Any) -> int:
     return total
 
 
+def _zoo(torch: Any, transformers: Any) -> dict[str, Any]:
+    """Every class of the zoo mappings built on the meta device from its default config (or the failure)."""
+    import signal
+
+    from transformers.models.auto import configuration_auto, modeling_auto
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"building took over {ZOO_TIMEOUT_S} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    classes: dict[str, tuple[str, str]] = {}
+    for mapping, kind in ZOO_MAPPINGS:
+        for mt, cls_name in getattr(modeling_auto, mapping).items():
+            for name in (cls_name,) if isinstance(cls_name, str) else cls_name:
+                classes.setdefault(name, (mt, kind))
+    cases = [(name, mt, kind, {}) for name, (mt, kind) in sorted(classes.items())]
+    cases += [(name, classes[name][0], classes[name][1], o) for name, o in ZOO_OVERRIDES if name in classes]
+    rows: list[dict[str, Any]] = []
+    attribute_maps: dict[str, dict[str, str]] = {}
+    for name, mt, kind, overrides in cases:
+        row: dict[str, Any] = {"architecture": name, "mapping_model_type": mt, "kind": kind, "overrides": overrides}
+        try:
+            cls = getattr(transformers, name)
+            own = getattr(cls, "config_class", None)  # e.g. Qwen3_5ForCausalLM reads the text config
+            cfg = own(**overrides) if own is not None and own.__name__ != "PreTrainedConfig" else \
+                transformers.AutoConfig.for_model(mt, **overrides)
+            for sub in [cfg] + [getattr(cfg, k) for k in getattr(cfg, "sub_configs", {}) if getattr(cfg, k, None)]:
+                amap = getattr(type(sub), "attribute_map", {})
+                if amap:
+                    attribute_maps[type(sub).__name__] = dict(amap)
+            config = json.loads(cfg.to_json_string())
+            config["architectures"] = [name]
+            row["model_type"] = config.get("model_type", mt)
+            row["config"] = config
+            row["text"] = not any(k in config for k in ("vision_config", "audio_config", "speech_config"))
+            signal.alarm(ZOO_TIMEOUT_S)
+            try:
+                with torch.device("meta"):
+                    model = cls._from_config(cfg)
+            finally:
+                signal.alarm(0)
+            row["params"] = count(model)
+            del model
+        except Exception as exc:  # this transformers cannot build the class from its defaults: kept, as a failure
+            row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            print(f"zoo: {name} not built ({row['error'][:100]})", file=sys.stderr)
+        rows.append(row)
+    return {"source": f"generated from transformers {transformers.__version__} defaults (torch {torch.__version__}, "
+                      "meta device) by python -m benchmarks.make_estimator_defaults",
+            "transformers": transformers.__version__, "torch": torch.__version__, "rows": rows,
+            "attribute_maps": dict(sorted(attribute_maps.items()))}
+
+
 def main() -> int:
     warnings.filterwarnings("ignore")
     from benchmarks.bench_extra import missing_bench_extra
@@ -109,6 +185,10 @@ def main() -> int:
     OUT.write_text(json.dumps({"transformers": transformers.__version__, "torch": torch.__version__,
                                "rows": rows}, indent=1, sort_keys=True) + "\n")
     print(f"{len(rows)} rows → {OUT}")
+    if "--no-zoo" not in sys.argv:
+        zoo = _zoo(torch, transformers)
+        ZOO_OUT.write_text(json.dumps(zoo, indent=None, sort_keys=True, separators=(",", ":")) + "\n")
+        print(f"{len(zoo['rows'])} zoo classes → {ZOO_OUT}")
     return 0
 
 

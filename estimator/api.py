@@ -7,17 +7,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hubwatch.estimator.blocks import Build
-from hubwatch.estimator.config import Cfg, ConfigError
+from hubwatch.estimator.config import Cfg, ConfigError, reading
 from hubwatch.estimator.families import build
 from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.spec import ModelSpec
 from hubwatch.estimator.structure import NodeList, Structure
+from hubwatch.estimator.support import Support, assess
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
 
 # 1.1: Zamba/RecurrentGemma, a better generic decoder, lints judged on real repos (pad token from the tokenizer).
-ESTIMATOR_VERSION = "1.1.0"
+# 1.2: params.support (modelled / approximate / unsupported), judged on every transformers LM class.
+ESTIMATOR_VERSION = "1.2.0"
 MAX_SEQ = 100_000_000
 
 
@@ -29,10 +31,12 @@ class ParamsReport:
     active: int
     by_component: dict[str, int]
     explanation: str = ""
+    support: Support = Support("modelled")
 
     def to_json(self) -> dict[str, Any]:
         return {"derived": self.derived, "checkpoint": self.checkpoint, "delta_pct": self.delta_pct,
-                "active": self.active, "by_component": dict(self.by_component), "explanation": self.explanation}
+                "active": self.active, "by_component": dict(self.by_component), "explanation": self.explanation,
+                "support": self.support.to_json()}
 
 
 @dataclass(frozen=True)
@@ -81,11 +85,13 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
     cfg = Cfg(config)
     b = Build(seq_len)
     try:
-        family = build(cfg, b)
+        with reading() as reads:
+            family = build(cfg, b)
     except ConfigError:
         raise
     except (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError) as exc:
         raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc
+    support = assess(config, reads, b.guesses)
     derived = sum(b.components.values())
     active = derived - b.inactive
     text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") if family == "composite" else None
@@ -102,7 +108,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
             explanation = explain_delta(manifest, checkpoint, derived, lm_head=b.lm_head_params,
                                         tied_rows=tied_rows if family == "decoder" else 0, layers=b.layers,
                                         towers=towers)
-    params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation)
+    params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation, support)
     structure = Structure(b.layers, not b.failures, tuple(b.failures), NodeList(b.nodes), (seq_len,))
     deepest = max((stack.num_layers for stack in b.stacks), default=b.layers)  # towers are separate stacks
     ctx = LintContext(tcfg, cfg, family, derived, deepest, b.vocab, b.max_pos, b.final_norm,

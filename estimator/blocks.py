@@ -74,6 +74,7 @@ class Build:
         self.stacks: list[StackSpec] = []
         self.failures: list[str] = []
         self.notes: list[str] = []
+        self.guesses: list[str] = []  # parts of the count that are guessed (params.support)
         self.tower: str | None = None
         self.layers = 0
         self.embedding_params = 0
@@ -86,6 +87,13 @@ class Build:
         if n:
             key = self.tower or component
             self.components[key] = self.components.get(key, 0) + n
+
+    def guess(self, part: str, note: str | None = None) -> None:
+        """Records a part of the count that is a guess (and, when given, a note for people)."""
+        if part not in self.guesses:
+            self.guesses.append(part)
+        if note is not None and note not in self.notes:
+            self.notes.append(note)
 
     def embed(self, name: str, rows: int, dim: int, shape: tuple[int, ...], kind: str = "embedding") -> None:
         self.add("embeddings", rows * dim)

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS"]
+__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "reading"]
+
+# The (path, key) pairs the builders asked about while one config is analysed (see `reading`):
+# what is left unread is evidence of a mechanism the estimate did not model.
+_READS: ContextVar[set[tuple[builtins.str, builtins.str]] | None] = ContextVar("hubwatch_estimator_reads",
+                                                                              default=None)
+
+
+@contextmanager
+def reading() -> Iterator[set[tuple[builtins.str, builtins.str]]]:
+    """Records every key any `Cfg` is asked about inside the block, as (sub-config path, key)."""
+    reads: set[tuple[builtins.str, builtins.str]] = set()
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
 
 
 class ConfigError(ValueError):
@@ -71,16 +89,25 @@ class Cfg:
     def key(self, name: builtins.str) -> builtins.str:
         return f"{self.path}.{name}" if self.path else name
 
+    def _read(self, keys: tuple[builtins.str, ...]) -> None:
+        reads = _READS.get()
+        if reads is not None:
+            path = self.path
+            reads.update((path, k) for k in keys)
+
     def has(self, *keys: builtins.str) -> builtins.bool:
+        self._read(keys)
         return any(self.data.get(k) is not None for k in keys)
 
     def raw(self, *keys: builtins.str) -> Any:
+        self._read(keys)
         for k in keys:
             if self.data.get(k) is not None:
                 return self.data[k]
         return None
 
     def first_key(self, *keys: builtins.str) -> builtins.str | None:
+        self._read(keys)
         for k in keys:
             if self.data.get(k) is not None:
                 return k
@@ -151,6 +178,7 @@ class Cfg:
 
     def sub(self, *keys: builtins.str) -> Cfg | None:
         """A nested config (text_config, vision_config, encoder, …) as its own view."""
+        self._read(keys)
         for k in keys:
             v = self.data.get(k)
             if v is None:
@@ -168,6 +196,7 @@ class Cfg:
 
     def _list(self, key: builtins.str, limit: builtins.int, ok: Callable[[Any], builtins.bool],
               what: builtins.str) -> list[Any] | None:
+        self._read((key,))
         v = self.data.get(key)
         if v is None:
             return None
@@ -184,12 +213,14 @@ class Cfg:
 
     @property
     def architecture(self) -> builtins.str:
+        self._read(("architectures",))
         archs = self.data.get("architectures")
         if isinstance(archs, (list, tuple)) and archs and isinstance(archs[0], str):
             return archs[0]
         return ""
 
     def num_labels(self) -> builtins.int:
+        self._read(("id2label", "num_labels"))
         labels = self.data.get("id2label")
         if isinstance(labels, Mapping) and labels:
             return min(len(labels), 10_000_000)

@@ -128,7 +128,9 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     else:
         p, known = profile_for(cfg)
     if not known:
-        b.notes.append(f"unknown architecture {cfg.model_type or '(no model_type)'}: generic decoder estimate")
+        b.guess(f"generic decoder (model_type {cfg.model_type or '(none)'} has no profile: norms, biases, "
+                "gating and tying read from the keys)",
+                f"unknown architecture {cfg.model_type or '(no model_type)'}: generic decoder estimate")
     h, n_layers = cfg.need("hidden"), cfg.need("layers")
     nh_given = cfg.concept("heads", minimum=1)
     if nh_given is None and known:

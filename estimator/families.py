@@ -160,7 +160,8 @@ def _referencing_dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
     base = REFERENCED_CONFIGS.get(ref) if ref else dict(text.data)
     b.tower = "text_tower"
     if base is None:
-        b.notes.append(f"text tower {ref} is referenced, not described: not counted")
+        b.guess(f"text tower {ref} not counted (referenced, not described)",
+                f"text tower {ref} is referenced, not described: not counted")
     else:
         data = {**base, "add_pooling_layer": False}
         kwargs = text.data.get("hf_model_config_kwargs")
@@ -186,7 +187,8 @@ def _named_vision_tower(cfg: Cfg, b: Build) -> None:
     h = cfg.need("hidden")
     vh = cfg.int("mm_hidden_size", default=None, minimum=1)
     if base is None:
-        b.notes.append(f"vision tower {name} is referenced, not described: not counted")
+        b.guess(f"vision tower {name} not counted (referenced, not described)",
+                f"vision tower {name} is referenced, not described: not counted")
     else:
         b.tower = "vision_tower"
         vh = build_vision_tower(Cfg(base, "mm_vision_tower"), b, "model.vision_tower", "clip")
@@ -211,7 +213,7 @@ def _inline_visual(visual: Cfg, b: Build, text_hidden: int) -> None:
         b.add("projector", 2 * queries * out + width * out + 4 * out * out + 4 * out + 6 * out + out * out)
         b.node("transformer.visual.attn_pool", f"resampler[{queries} queries {width}->{out}]", (queries, out))
     b.tower = None
-    b.notes.append(f"inline vision encoder counted (resampler to {out or text_hidden} estimated)")
+    b.guess("vision resampler", f"inline vision encoder counted (resampler to {out or text_hidden} estimated)")
 
 
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:

@@ -1,0 +1,126 @@
+"""`Support`: how far an estimate's parameter count is modelled, and the evidence for it.
+
+Three levels (`params.support` in every estimate):
+
+- `modelled`: every mechanism the config describes is modelled; expected within 1% of the real count;
+- `approximate`: a generic or partial model; `guessed` lists which parts are guessed;
+- `unsupported`: no number; `reason` says why and `key` names the config key that stopped it.
+
+The level is decided from evidence, never from a list of answers: the builders say where they fall
+back on a guess (`Build.guess`), and every config key that could change the count (a size, a
+count, a layer list, a bias or tying switch, a nested sub-config) that no builder read is a
+mechanism the estimate did not model (`unread_structural_keys`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["APPROXIMATE", "MODELLED", "UNSUPPORTED", "Support", "assess", "unread_structural_keys"]
+
+MODELLED, APPROXIMATE, UNSUPPORTED = "modelled", "approximate", "unsupported"
+LEVELS = (MODELLED, APPROXIMATE, UNSUPPORTED)
+
+# Words in a key name that say it may size or switch a parameter tensor.
+_STRUCTURAL = re.compile(
+    r"size|dim|^num_|^n_|_num$|_num_|layers|layer_types|experts?|rank|vocab|heads|kernel|groups|ratio|ffn|"
+    r"intermediate|lora|adapter|proj|embed|width|depth|conv|per_layer|shared|dense|moe|mlp|_bias$|^bias$|^use_bias|"
+    r"tie_|norm_type|qk_norm|qk_layernorm|_layernorm$|gate|altup|laurel|block|expand|state|entity|pool|"
+    r"sparse|^d_|_d_")
+# Keys that match the words above but never change a parameter count (regularisation, numerics,
+# generation, positions computed at run time, routing behaviour, caching, special tokens).
+_INERT = re.compile(
+    r"eps|epsilon|dropout|initializ|_range$|token_id|_prob$|rope|theta|_scale$|scaling|scale_factor|"
+    r"max_position|sliding_window|window_size|temperature|_factor$|_std$|chunk_size_feed|cache|threshold|"
+    r"_coef$|aux_loss|jitter|capacity|bucket|max_length|_loss|norm_topk|routed_scaling|_seed$|"
+    r"output_router|router_z|_id$|_ids$|pad_|bos_|eos_|num_labels|label|problem_type|task_|torch_dtype|"
+    r"^dtype$|use_return_dict|return_|output_|num_beams|num_return|max_new|min_length|no_repeat|"
+    r"decoder_start|forced_|suppress|begin_suppress|early_stopping|length_penalty|diversity|top_p|top_k_|"
+    r"num_beam_groups|chunk_size$|attention_chunk|num_memory|mem_len|block_size_feed|_block_size$|"
+    r"max_window_layers|n_group$|topk_group|topk_method|scoring_func|seq_aux|norm_topk|router_|"
+    r"mask|mode$|precision|quant|use_cache|tp_plan|pp_plan|_implementation|attn_implementation|"
+    r"layer_norm_type|initializer|_multiplier$|^embedding_multiplier|logits|softcap|sink|num_nextn|"
+    r"bias_update|gate_bias|routing|capacity_factor|expert_capacity|aux|balance|jitter|drop|"
+    r"moe_every_k|_stride$|state_size_proj_type|tie_encoder_decoder|chunk|num_loops|loop")
+# Mappings that are settings, not sub-configs (their keys are not looked into).
+_SETTINGS = {"rope_scaling", "rope_parameters", "quantization_config", "id2label", "label2id", "auto_map",
+             "task_specific_params", "generation_config", "attn_config", "ffn_config", "layer_types_config"}
+
+
+@dataclass(frozen=True)
+class Support:
+    """How far the parameter count is modelled (see the module docstring for the levels)."""
+
+    level: str
+    guessed: tuple[str, ...] = ()
+    reason: str = ""
+    key: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"level": self.level, "guessed": list(self.guessed)}
+        if self.level == UNSUPPORTED:
+            out.update(reason=self.reason, key=self.key)
+        return out
+
+    @classmethod
+    def from_json(cls, data: Any) -> Support | None:
+        if not isinstance(data, Mapping) or data.get("level") not in LEVELS:
+            return None
+        guessed = data.get("guessed")
+        reason, key = data.get("reason"), data.get("key")
+        return cls(str(data["level"]), tuple(g for g in guessed if isinstance(g, str)) if isinstance(guessed, list)
+                   else (), reason if isinstance(reason, str) else "", key if isinstance(key, str) else "")
+
+    @classmethod
+    def unsupported(cls, reason: str, key: str) -> Support:
+        return cls(UNSUPPORTED, reason=reason, key=key)
+
+    @property
+    def line(self) -> str:
+        """One line for people: the level and what is guessed, or why there is no number."""
+        if self.level == UNSUPPORTED:
+            return f"unsupported: {self.reason}" + (f" (key {self.key})" if self.key else "")
+        if self.level == APPROXIMATE:
+            return "approximate: " + "; ".join(self.guessed)
+        return "modelled (expected within 1%)"
+
+
+def _structural(key: str) -> bool:
+    return bool(_STRUCTURAL.search(key)) and not _INERT.search(key)
+
+
+def unread_structural_keys(config: Mapping[str, Any], reads: Iterable[tuple[str, str]],
+                           path: str = "") -> list[str]:
+    """Config keys (dotted for nested ones) that could change the count and that no builder read;
+    a nested sub-config no builder opened counts as one key."""
+    seen = reads if isinstance(reads, (set, frozenset)) else set(reads)
+    out: list[str] = []
+    for key, value in config.items():
+        if value is None or key in _SETTINGS or key.startswith("_"):
+            continue
+        dotted = f"{path}.{key}" if path else key
+        if isinstance(value, Mapping):
+            if (path, key) in seen:
+                out += unread_structural_keys(value, seen, dotted)
+            elif _looks_like_config(value):
+                out.append(dotted)
+        elif (path, key) not in seen and _structural(key) and not (value is False or value == [] or value == 0):
+            out.append(dotted)
+    return out
+
+
+def _looks_like_config(value: Mapping[str, Any]) -> bool:
+    return any(k in value for k in ("model_type", "hidden_size", "d_model", "num_hidden_layers", "vocab_size"))
+
+
+def assess(config: Mapping[str, Any], reads: Iterable[tuple[str, str]], guesses: Iterable[str]) -> Support:
+    """`modelled` unless a builder guessed or a structural key went unread (then `approximate`)."""
+    guessed = list(dict.fromkeys(guesses))
+    unread = unread_structural_keys(config, reads)
+    if unread:
+        shown = ", ".join(unread[:6]) + (f" and {len(unread) - 6} more" if len(unread) > 6 else "")
+        guessed.append(f"keys not modelled: {shown}")
+    return Support(APPROXIMATE if guessed else MODELLED, tuple(guessed))
