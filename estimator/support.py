@@ -119,7 +119,7 @@ def _looks_like_config(value: Mapping[str, Any]) -> bool:
 def assess(config: Mapping[str, Any], reads: Iterable[tuple[str, str]], guesses: Iterable[str]) -> Support:
     """`modelled` unless a builder guessed or a structural key went unread (then `approximate`)."""
     guessed = list(dict.fromkeys(guesses))
-    unread = unread_structural_keys(config, reads)
+    unread = sorted(unread_structural_keys(config, reads))  # the same whatever the key order
     if unread:
         shown = ", ".join(unread[:6]) + (f" and {len(unread) - 6} more" if len(unread) > 6 else "")
         guessed.append(f"keys not modelled: {shown}")
