@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
+from hubwatch.feeds.builders.fidelity import by_importance, plural, reader_detail, row_changes
 from hubwatch.feeds.builders.richtext import render_markdown
 from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
@@ -113,11 +114,13 @@ def _text_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _extra_detail(detail: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in detail.items() if k not in _SHOWN_KEYS}
+    """What "More detail" holds: nothing shown above and no metadata (empty: no expander)."""
+    return reader_detail(detail, frozenset(_SHOWN_KEYS)) if isinstance(detail, Mapping) else {}
 
 
 def _worst(changes: Sequence[ChangeRecord]) -> ChangeRecord | None:
-    return max(changes, key=lambda c: c.severity.rank) if changes else None
+    """The change to show first (`by_importance`: a custom-code hazard before a template update)."""
+    return by_importance(changes)[0] if changes else None
 
 
 def _advisory_lines(advisories: Sequence[AdvisoryRecord]) -> list[tuple[AdvisoryRecord, Severity | None, str]]:
@@ -154,6 +157,9 @@ def make_templates(public_url: str) -> Jinja2Templates:
         text_diffs=_text_diffs,
         extra_detail=_extra_detail,
         worst=_worst,
+        by_importance=by_importance,
+        row_changes=row_changes,
+        plural=plural,
         safe_url=is_safe_url,
         advisory_lines=_advisory_lines,
         markdown=render_markdown,

@@ -20,6 +20,7 @@ from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, chart_
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
+from hubwatch.feeds.routes.compare import revision_rows
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
@@ -189,6 +190,8 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
             [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, shown)], shown, hits
         ),
         "hub_url": repo.url(ctx.settings.hub_web_url),
+        "rows": revision_rows(ctx, repo, entry),
+        "latest": result.newest,
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)
 
