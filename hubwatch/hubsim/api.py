@@ -18,6 +18,7 @@ from hubwatch.hubsim.documents import (
     model_document,
 )
 from hubwatch.hubsim.busy import busy_models
+from hubwatch.hubsim.modes import deleted
 from hubwatch.hubsim.names import refs_document
 from hubwatch.hubsim.repos import Commit, RepoFile
 from hubwatch.hubsim.responses import check_gate, page, raw_segments
@@ -49,8 +50,11 @@ async def list_models(request: Request) -> Response:
     search, author = (q.get("search") or "").lower(), q.get("author")
     wanted_tags = q.getlist("filter")
     docs: list[dict[str, object]] = []
+    faults = state.faults.config
     for repo_id, repo in state.repos.items():
-        if state.visible_count(repo_id) == 0 or (author and repo_id.split("/")[0] != author):
+        if state.visible_count(repo_id) == 0 or deleted(faults, repo_id):  # not (yet, or any more) on the hub
+            continue
+        if author and repo_id.split("/")[0] != author:
             continue
         if search and search not in repo_id.lower():
             continue

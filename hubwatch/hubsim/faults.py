@@ -34,7 +34,8 @@ class FaultConfig:
     - `invalid_token`: 401 "Invalid credentials in Authorization header" for every request (`*`),
       requests without a token (`-`), or requests bearing that token;
     - `disabled` / `deleted`: glob on repo ids answered 403 "Access to this resource is disabled." /
-      404 RepoNotFound (set it while running: the repo is deleted from then on);
+      404 RepoNotFound (set it while running: the repo is deleted from then on, and gone from the
+      `/api/models` listing too); both match ids case-insensitively, as the hub does;
     - `gated` (glob on repo ids) with `gated_token` ("": any token gets in): the hub's GatedRepo errors;
     - `ratelimit_quota` requests per `ratelimit_window_s` (0: off): `RateLimit`/`RateLimit-Policy` on
       every answer and 429 once the window's quota is used;

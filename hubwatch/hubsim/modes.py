@@ -1,7 +1,7 @@
 """The real hub's answers the plain emulator never gives, switched on by FaultConfig fields.
 
-Bad tokens (401 "Invalid credentials in Authorization header"), disabled (403) and deleted (404)
-repos, `RateLimit` windows on every answer, trickling bodies and dropped connections; applied
+Bad tokens (401 "Invalid credentials in Authorization header"), disabled (403) and deleted (404,
+and gone from the `/api/models` listing) repos, `RateLimit` windows on every answer, trickling bodies and dropped connections; applied
 by `serve` around the routes (after the fault countdown in `app.FaultMiddleware`).
 """
 
@@ -21,7 +21,7 @@ from hubwatch.hubsim.faults import FaultConfig
 from hubwatch.hubsim.responses import error_response
 from hubwatch.hubsim.state import SimState
 
-__all__ = ["BAD_TOKEN", "DISABLED", "RateWindow", "count", "repo_of", "requests_seen", "serve"]
+__all__ = ["BAD_TOKEN", "DISABLED", "RateWindow", "count", "deleted", "repo_of", "requests_seen", "serve"]
 
 BAD_TOKEN = "Invalid credentials in Authorization header"
 DISABLED = "Access to this resource is disabled."
@@ -87,14 +87,20 @@ def _token(scope: Scope) -> str | None:
     return None
 
 
-def _refusal(cfg: FaultConfig, path: str, token: str | None) -> Response | None:
+def deleted(cfg: FaultConfig, repo_id: str) -> bool:
+    """Whether the `deleted` mode takes this repo (its id as the emulator spells it) off the hub."""
+    return bool(cfg.deleted) and fnmatch.fnmatchcase(repo_id, cfg.deleted or "")
+
+
+def _refusal(state: SimState, cfg: FaultConfig, path: str, token: str | None) -> Response | None:
     wanted = cfg.invalid_token
     if wanted is not None and (wanted == "*" or (wanted == "-" and token is None) or (token is not None and token == wanted)):
         return error_response(401, None, BAD_TOKEN)
     repo = repo_of(path)
     if repo is None:
         return None
-    if cfg.deleted and fnmatch.fnmatchcase(repo, cfg.deleted):
+    repo = state.canonical(repo, follow=True)  # the hub matches ids case-insensitively, so do the modes
+    if deleted(cfg, repo):
         return error_response(404, "RepoNotFound", f"Repository not found: {repo}")
     if cfg.disabled and fnmatch.fnmatchcase(repo, cfg.disabled):
         return error_response(403, None, DISABLED)
@@ -105,7 +111,7 @@ async def serve(state: SimState, app: ASGIApp, scope: Scope, receive: Receive, s
     """Answer one (non-control) request through the modes of the live FaultConfig."""
     cfg = state.faults.config
     path = scope["path"]
-    refusal = _refusal(cfg, path, _token(scope))
+    refusal = _refusal(state, cfg, path, _token(scope))
     extra: list[tuple[bytes, bytes]] = []
     if cfg.ratelimit_quota > 0:
         window: RateWindow = state.__dict__.setdefault("_rate_window", RateWindow())

@@ -148,6 +148,9 @@ def test_disabled_deleted_and_gated_repos_back_off_longer_each_time(
         (first,) = poll_repos([GEMMA], hub=hub, store=store, settings=settings)
         assert isinstance(first, NewRevisions)  # it existed; now it goes away while we run
     sim.set_faults(**{mode: "google/*"})
+    if mode == "deleted":  # a deleted repo leaves the listing too: only its own re-check finds it gone
+        listed = hub.recently_modified(datetime(2000, 1, 1, tzinfo=timezone.utc))
+        assert listed is not None and GEMMA not in listed and listed
     now = [datetime(2030, 1, 1, tzinfo=timezone.utc)]
     cycle = PollCycle(hub=hub, store=store, settings=settings, clock=lambda: now[0])
     store.mark_due([GEMMA], now[0])
