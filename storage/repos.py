@@ -65,8 +65,8 @@ def in_scope(repo: RepoId | None = None, org: str | None = None) -> sa.ColumnEle
     condition: sa.ColumnElement[bool] = sa.true()
     if repo is not None:
         condition = sa.and_(condition, repo_match(repo))
-    if org is not None:
-        condition = sa.and_(condition, REPOS.c.org == org)
+    if org is not None:  # ids match case-insensitively, the org of one as well (`RepoId.key`)
+        condition = sa.and_(condition, sa.func.lower(REPOS.c.org) == org.lower())
     return condition
 
 

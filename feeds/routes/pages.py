@@ -80,9 +80,10 @@ def index(request: Request, ctx: Ctx, page: PageQuery = 0) -> Response:
 def org_page(request: Request, org: str, ctx: Ctx, page: PageQuery = 0) -> Response:
     """The watched models of one organisation (user) on the hub, with its feed."""
     org = org_from_path(org)
-    if page == 0 and not ctx.store.watched(org=org, limit=1):
+    first = ctx.store.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
+    if page == 0 and not first:
         raise not_found(f"no watched model of {org!r} in this hubwatch")
-    return _listing(request, ctx, page, org)
+    return _listing(request, ctx, page, first[0].repo.org if first else org)  # shown as the store spells it
 
 
 @router.get("/models/{org}/{name}.md")

@@ -26,6 +26,17 @@ def test_org_page_lists_its_models_and_links_its_feeds(client: TestClient) -> No
     assert feed.feed.link == "https://hubwatch.example/orgs/meta-llama"
 
 
+def test_org_page_and_feed_match_the_org_case_insensitively(client: TestClient) -> None:
+    # The hub resolves ids case-insensitively (issue 10): /orgs/META-LLAMA is meta-llama's page,
+    # shown and linked as the store spells the org.
+    html = client.get("/orgs/META-Llama").text
+    assert 'href="/models/meta-llama/Llama-2-7b-hf"' in html and "evil-org" not in html
+    assert 'href="/orgs/meta-llama/feed.atom"' in html and "META-Llama" not in html
+    upper = feedparser.parse(client.get("/orgs/Meta-Llama/feed.atom").content)
+    lower = feedparser.parse(client.get("/orgs/meta-llama/feed.atom").content)
+    assert [e.id for e in upper.entries] == [e.id for e in lower.entries] and lower.entries
+
+
 def test_org_page_errors(client: TestClient) -> None:
     missing = client.get("/orgs/nobody-here")
     assert missing.status_code == 404 and "nobody-here" in missing.json()["error"]["message"]
