@@ -99,6 +99,25 @@ class Settings(BaseSettings):
         description="On SIGTERM, seconds `hubwatch run` waits for the repo being polled (it stops at the next "
         "revision boundary); its lease is released either way.",
     )
+    notify_max_attempts: int = Field(
+        default=8, ge=1, le=100, description="Delivery attempts of one notification before it is dead (`hubwatch notify status`)."
+    )
+    notify_backoff_s: float = Field(
+        default=30.0,
+        gt=0,
+        description="Seconds before the first retry of a failed notification; each further retry waits twice as "
+        "long (exponential backoff, at most 6 hours).",
+    )
+    notify_rate_per_hour: int = Field(
+        default=30,
+        ge=1,
+        description="Messages one subscription receives per hour at most; what is due beyond that is sent "
+        "as one grouped message when the hour frees up.",
+    )
+    notify_timeout_s: float = Field(default=10.0, gt=0, description="Seconds one delivery (a webhook POST, an Apprise send) may take.")
+    notify_interval_s: float = Field(
+        default=15.0, gt=0, description="Seconds between outbox sweeps of the sender in `hubwatch run`."
+    )
 
     @model_validator(mode="after")
     def _public_url_follows_host_and_port(self) -> "Settings":

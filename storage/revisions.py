@@ -11,6 +11,7 @@ from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blobs, stored_shas
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.notify import enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
@@ -102,6 +103,7 @@ def save_revision(
         version, data = estimate
         _insert_estimate(conn, revision_id, version, data, now)
     upsert_advisories(conn, advisories, now)
+    enqueue_revision(conn, repo_id, revision, changes, advisories, now)  # the outbox: same transaction
     _update_head(conn, repo_id)
 
 

@@ -9,3 +9,4 @@ from hubwatch.cli import advisories  # noqa: F401
 from hubwatch.cli import check  # noqa: F401
 from hubwatch.cli import estimate  # noqa: F401
 from hubwatch.cli import settings_cmd  # noqa: F401
+from hubwatch.cli import notify  # noqa: F401

@@ -15,6 +15,7 @@ from hubwatch.domain.records import ChangeRecord, RepoId
 
 if TYPE_CHECKING:
     from hubwatch.tracker.poller import PollOutcome
+    from hubwatch.wiring import Runtime
 
 __all__ = ["diff", "history", "poll"]
 
@@ -57,6 +58,16 @@ def _outcome_text(outcome: PollOutcome) -> str:
     return f"[dim]unchanged[/dim] {escape(outcome.repo)}"
 
 
+def _deliver_notifications(rt: Runtime) -> None:
+    """After a poll, deliver the messages its revisions queued (`hubwatch notify`); a failed
+    delivery is retried by the next poll, `notify flush` or `hubwatch run`."""
+    from hubwatch.notify.sender import Sender
+
+    report = Sender(rt.store, rt.settings, clock=rt.clock).flush()
+    if report.total:
+        err_console().print(escape(f"notifications: {report.sent} sent, {report.retried} to retry, {report.dead} dead"))
+
+
 @cli.command()
 @click.argument("repos", nargs=-1, type=REPO_ID, metavar="[ORG/NAME]...")
 def poll(repos: tuple[RepoId, ...]) -> None:
@@ -90,6 +101,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
             outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
                                   progress=progress, on_outcome=done, clock=rt.clock)
+        _deliver_notifications(rt)
     rejected = [o for o in failed(outcomes) if o.token_rejected]
     if rejected:
         from hubwatch.tracker.errors import TokenRejected

@@ -85,6 +85,9 @@ def run(no_web: bool, worker_id: str | None) -> None:
                 out.print(escape(f"worker {worker_id}: took back {left} leases of its previous run"))
         scheduler = build_scheduler(rt, cycle)
         scheduler.start()
+        from hubwatch.notify.sender import Sender
+
+        notifier, stop_notifier = Sender(rt.store, rt.settings, clock=rt.clock).start()  # the outbox, after commit
         out.print(escape(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
                          f"against {rt.settings.hub_endpoint}"))
 
@@ -102,6 +105,8 @@ def run(no_web: bool, worker_id: str | None) -> None:
         except KeyboardInterrupt:
             pass
         finally:
+            stop_notifier.set()
+            notifier.join(rt.settings.notify_timeout_s)
             _shut_down(out, rt, cycle, scheduler)
 
 
