@@ -118,6 +118,8 @@ def poll_repo(
             # Renamed upstream (or spelled otherwise): one repo, carried on under the hub's id.
             renamed_from = repo if store.rename_repo(repo, answered, now()) else None
             repo = answered
+            if renamed_from is not None:
+                _republish_renamed(store, repo, settings, now)
         if stored_head is not None and stored_head.sha == head:
             store.record_poll(repo, PollState.OK, None, now(), started=started)
             return Unchanged(repo, head, renamed_from=renamed_from)
@@ -168,6 +170,16 @@ def poll_repo(
         return Failed(repo, reason, state, exc.fix, tuple(saved), retry)
     finally:
         end_poll_deadline(deadline)
+
+
+def _republish_renamed(store: Store, repo: RepoId, settings: Settings, now: Clock) -> None:
+    """After a rename, the repo's advisories name it by its new id (package, range, references,
+    text), keeping their ids (from the first id) and bumping `modified` so OSV mirrors fetch them
+    again: the stored history is re-derived under the new id and reconciled (`tracker.rederive`)."""
+    from hubwatch.tracker.rederive import rederive_repo
+
+    result = rederive_repo(store, repo, settings, now)
+    log.info("%s: renamed; %d advisories republished under the new id", repo, len(result.records))
 
 
 def poll_repos(

@@ -55,6 +55,9 @@ def test_a_rename_keeps_one_repo_with_its_history_and_says_so(hubsim_factory: An
     app = create_app(_settings(sim), store)
     with TestClient(app) as client:
         before = _feed_ids(client, f"/models/{QWEN}/feed.atom")
+        published_before = {i: client.get(f"/v1/vulns/{i}").json()["modified"] for i in advisories}
+        assert all(client.get(f"/v1/vulns/{i}").json()["affected"][0]["package"]["name"] == QWEN.url()
+                   for i in advisories)
 
     _rename(sim, QWEN, MOVED)
     outcome = _poll(sim, store, QWEN)  # the watch still names the old id: the hub answers the new one
@@ -99,6 +102,13 @@ def test_a_rename_keeps_one_repo_with_its_history_and_says_so(hubsim_factory: An
     assert moved[f"/models/{QWEN}.md"].headers["location"] == f"/models/{MOVED}.md"
     ids = sorted(v["id"] for v in osv_new.get("vulns", []))
     assert ids == advisories
+    # The records published before the rename now name the repo by its new id (ids kept, modified bumped).
+    for vuln in osv_new["vulns"]:
+        (affected,) = vuln["affected"]
+        assert affected["package"]["name"] == MOVED.url() and affected["ranges"][0]["repo"] == MOVED.url(), vuln["id"]
+        assert all(str(QWEN) not in ref["url"] for ref in vuln["references"]), vuln["references"]
+        assert vuln["database_specific"]["repo"] == str(MOVED) and str(QWEN) not in vuln["summary"]
+        assert vuln["modified"] > published_before[vuln["id"]], vuln["id"]
     assert sorted(v["id"] for v in osv_old.get("vulns", [])) == ids
     assert sorted(v["id"] for v in osv_case.get("vulns", [])) == ids
 
