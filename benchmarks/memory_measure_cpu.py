@@ -309,7 +309,7 @@ def _kept_activations(spec: Any, settings: Any) -> float:
     act = activation_model(spec, compute_bytes=compute, amp=settings.precision == "amp-bf16" and full,
                            seq_len=settings.seq_len, eager=False, lora=lora,
                            quantized_base=settings.method == "qlora" and settings.nf4_keeps_inputs)
-    per = act.checkpointed_per_token if settings.grad_checkpointing else act.saved_per_token
+    per = act.checkpointed_per_token if settings.effective_checkpointing else act.saved_per_token
     return per * settings.batch * settings.seq_len
 
 

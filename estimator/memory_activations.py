@@ -154,6 +154,9 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
         return not own_copy and bool(lora.roles.intersection(roles))
 
     residual = 4 if (amp or compute == 4) else compute
+    if implementation == "unsloth" and lora is not None:
+        return _unsloth_layer_bytes(stack, compute=compute, residual=residual, lora=lora, seq_len=seq_len, eager=eager,
+                                    norms_per_layer=norms_per_layer)
     layer_norm = model_type in LAYERNORM_MODEL_TYPES
     norm_input = residual * h if layer_norm else 4 * h  # LayerNorm keeps its input; RMSNorm an fp32 upcast
     norm_output = compute * h if (full or keeps(*_NORM_INPUT_ROLES)) else 0
@@ -186,6 +189,34 @@ def _layer_bytes(stack: StackSpec, *, model_type: str, compute: int, amp: bool, 
     saved = norms + attn + mlp + casts + extra
     working = compute * (2 * width + 4 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
     return saved, working
+
+
+def _unsloth_layer_bytes(stack: StackSpec, *, compute: int, residual: int, lora: LoraActivations, seq_len: int,
+                         eager: bool, norms_per_layer: int) -> tuple[float, float]:
+    """(saved, backward working) bytes per token of one layer under Unsloth's LoRA kernels.
+
+    `Fast_RMS_Layernorm` saves its input and the per-row inverse RMS (unsloth/kernels/rms_layernorm.py);
+    `LoRA_QKV` and `LoRA_W` save their input X, `LoRA_MLP` saves X and the gate/up outputs e, g — not
+    the SwiGLU product, which backward rebuilds in place inside e and g (unsloth/kernels/fast_lora.py,
+    swiglu.py); the rank-r intermediates X·A are recomputed. Attention keeps q, k, v, its output and
+    the fp32 log-sum-exp as flash/SDPA does.
+    """
+    h = stack.hidden_size
+    att = stack.attention
+    heads = att.num_heads
+    kv_heads = heads if att.kv_lora_rank is not None else att.num_kv_heads
+    d, dv = att.head_dim, att.v_head_dim or att.head_dim
+    width, gated = _mlp_width(stack)
+    norms = norms_per_layer * residual * h
+    attn = compute * (h + heads * d + kv_heads * d + kv_heads * dv + 2 * heads * dv) + 4 * heads
+    if eager:
+        attn += heads * seq_len * (4 + compute)
+    mlp = compute * (h + width * (2 if gated else 1))
+    if stack.num_experts:
+        mlp += 2 * compute * h * max(1, stack.experts_per_token) + 8 * stack.num_experts
+    extra = (compute + 1) * lora.adapted_inputs / max(1, stack.num_layers) if lora.dropout else 0.0
+    working = compute * (width + 2 * h) + (4 + compute) * heads * seq_len * (1 if eager else 0)
+    return norms + attn + mlp + extra, working
 
 
 def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len: int, eager: bool,

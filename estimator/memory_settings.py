@@ -44,8 +44,9 @@ ATTENTION_IMPLS = ("sdpa", "eager")
 #   (Unsloth's fused cross-entropy, unsloth_zoo `unsloth_fused_ce_loss`).
 LOSS_IMPLS = ("fp32", "chunked", "chunked-fp32", "fused")
 # Whose model code runs: transformers (+ PEFT), or LitGPT (fused qkv with one LoRA input for q/k/v,
-# fused tanh-GELU, k/v expanded to every query head before SDPA).
-IMPLEMENTATIONS = ("transformers", "litgpt")
+# fused tanh-GELU, k/v expanded to every query head before SDPA), or Unsloth's kernels (RMSNorm, LoRA
+# QKV/O/MLP autograd functions that save less; see memory_activations).
+IMPLEMENTATIONS = ("transformers", "litgpt", "unsloth")
 STACKS = ("hf", "torchtune", "unsloth", "litgpt", "axolotl")
 # What each stack does when the user says nothing: (loss, implementation, activation checkpointing,
 # activation offloading). Sources: docs/estimator.md, "Training stacks".
@@ -53,7 +54,7 @@ STACK_DEFAULTS: dict[str, tuple[str, str, bool, bool]] = {
     "hf": ("fp32", "transformers", False, False),  # TrainingArguments.gradient_checkpointing=False
     "axolotl": ("fp32", "transformers", False, False),  # HF Trainer underneath; gradient_checkpointing off
     "torchtune": ("chunked-fp32", "transformers", True, False),  # recipes: enable_activation_checkpointing: True
-    "unsloth": ("fused", "transformers", True, True),  # use_gradient_checkpointing="unsloth" offloads to host
+    "unsloth": ("fused", "unsloth", True, True),  # use_gradient_checkpointing="unsloth" offloads to host
     "litgpt": ("chunked", "litgpt", False, False),  # finetune/*.py: no checkpointing on one device
 }
 # Stacks that offer activation offloading (torchtune `enable_activation_offloading`, Axolotl
