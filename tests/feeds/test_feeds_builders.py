@@ -149,40 +149,55 @@ def test_any_remote_text_gives_a_well_formed_feed_that_keeps_it(text: str) -> No
 
 
 def test_chart_ticks_are_round_labels_never_overlap_and_legend_has_latest_value() -> None:
-    from hubwatch.feeds.builders.plots import nice_ticks
+    from hubwatch.feeds.builders.plots import NARROW_PX, WIDE_PX, nice_ticks
 
     assert nice_ticks(747.245) == [0, 200, 400, 600, 800] and nice_ticks(46.7) == [0, 20, 40, 60]
     assert nice_ticks(0.0) == [0.0, 1.0]
     labels = [f"{i:07x}" for i in range(60)]
     svg = line_chart("m", labels, [Series("LoRA", tuple(float(i) for i in range(60)))], fmt_count)
-    xs = [float(x) for x in re.findall(r'<text x="([\d.]+)" y="[\d.]+" class="axis" text-anchor="middle">', svg)]
-    assert len(xs) < 60 and labels[-1] in svg  # thinned, the newest revision still labelled
-    assert all(b - a >= 7 * 7.2 for a, b in zip(xs, xs[1:]))  # a 7-character label never overlaps the next
+    found = re.findall(r'<text x="([\d.]+)%" y="[\d.]+" class="axis([ a-z-]*)" text-anchor="middle">', svg)
+    narrow = [float(x) for x, where in found if where != " wide-only"]
+    wide = [float(x) for x, where in found if where != " narrow-only"]
+    assert len(narrow) < len(wide) < 60 and labels[-1] in svg  # thinned, the newest revision still labelled
+    for xs, plot_px in ((narrow, NARROW_PX), (wide, WIDE_PX)):  # x is a percentage of the plot's width
+        assert all((b - a) / 100 * plot_px >= 7 * 7.2 for a, b in zip(xs, xs[1:]))  # 7-character labels never touch
     assert "LoRA: 59" in svg and ">20<" in svg and ">60<" in svg  # latest value; round y ticks up to the max
 
 
-def test_chart_scales_to_its_container_and_text_stays_full_size_on_a_desktop() -> None:
+def test_chart_text_keeps_its_size_at_any_width() -> None:
+    """No viewBox on the outer svg (a user unit is a CSS px, so 12px text draws at 12px on a phone
+    and on a desktop); x positions in per cent; the lines stretched in an inner svg."""
     from pathlib import Path
 
     import hubwatch.feeds
 
     svg = str(line_chart("m", ["a", "b"], [Series("s", (1.0, 2.0))], fmt_count))
-    head = svg[: svg.index(">") + 1]
-    view_w = float(re.search(r'viewBox="0 0 ([\d.]+) [\d.]+"', head).group(1))
-    assert 'width="100%"' in head and 'preserveAspectRatio="xMidYMid meet"' in head
-    assert "height=" not in head  # the height follows from the viewBox's aspect ratio
+    outer = svg[svg.index("<svg"):svg.index(">", svg.index("<svg")) + 1]
+    assert 'width="100%"' in outer and "viewBox" not in outer and re.search(r'height="\d+"', outer)
+    inner = re.search(r"<svg x=[^>]*>", svg)
+    assert inner and 'preserveAspectRatio="none"' in inner.group(0)
+    assert 'vector-effect="non-scaling-stroke"' in svg
+    assert re.findall(r'<circle cx="([\d.]+)%"', svg) == ["8.00", "92.00"]
     css = (Path(hubwatch.feeds.__file__).parent / "static/style.css").read_text()
     rules: dict[str, str] = {}
     for selector, body in re.findall(r"([^{}]+?)\s*\{([^{}]*)\}", css):
         rules.setdefault(selector.strip(), body)  # the first (top-level) rule, not a media query's
-    chart = rules["svg.chart"]
-    assert "width: 100%" in chart and "height: auto" in chart and "min-width" not in chart  # shrinks at 400px
+    assert "width: 100%" in rules["svg.chart"] and "height" not in rules["svg.chart"]  # height: the attribute
+    assert "12px" in rules["svg.chart .axis"]
     assert "overflow" not in rules[".charts"] and "minmax(0, 1fr)" in rules[".charts"]
-    # at 1280px the column is main's max-width less its side padding: 12px text draws at >= 12px
-    main = rules["main"]
-    column = float(re.search(r"max-width: (\d+)px", main).group(1)) - 2 * float(
-        re.search(r"padding: \d+px (\d+)px", main).group(1))
-    assert column < 1280 and column / view_w >= 1.0
+
+
+def test_a_flat_chart_is_one_line_of_text() -> None:
+    one = line_chart("Parameters per revision", ["a", "b", "c"], [Series("params", (6.74e9, 6.74e9, 6.74e9))],
+                     fmt_count)
+    assert "<svg" not in one and re.sub("<[^>]+>", "", one) == "params: 6.74 B at every revision"
+    some = line_chart("Memory per method per revision", ["a", "b", "c"],
+                      [Series("LoRA", (None, 2e9, 2e9)), Series("QLoRA", (None, 1e9, 1e9)), Series("x", (None,) * 3)],
+                      fmt_count)
+    assert re.sub("<[^>]+>", "", some) == (
+        "Memory per method, at every revision with an estimate (2 of 3): LoRA 2.00 B · QLoRA 1.00 B")
+    assert "<svg" in line_chart("m", ["a", "b"], [Series("s", (1.0, 1.0)), Series("t", (1.0, 2.0))], fmt_count)
+    assert "the only revision" in line_chart("m", ["a"], [Series("s", (1.0,))], fmt_count)
 
 
 def test_estimate_view_reads_the_typed_estimate() -> None:
