@@ -109,7 +109,7 @@ def _zoo(torch: Any, transformers: Any) -> dict[str, Any]:
     """Every class of the zoo mappings built on the meta device from its default config (or the failure)."""
     import signal
 
-    from transformers.models.auto import configuration_auto, modeling_auto
+    from transformers.models.auto import modeling_auto
 
     def alarm(signum: int, frame: Any) -> None:
         raise TimeoutError(f"building took over {ZOO_TIMEOUT_S} s")
@@ -120,7 +120,8 @@ def _zoo(torch: Any, transformers: Any) -> dict[str, Any]:
         for mt, cls_name in getattr(modeling_auto, mapping).items():
             for name in (cls_name,) if isinstance(cls_name, str) else cls_name:
                 classes.setdefault(name, (mt, kind))
-    cases = [(name, mt, kind, {}) for name, (mt, kind) in sorted(classes.items())]
+    cases: list[tuple[str, str, str, dict[str, Any]]] = [(name, mt, kind, {}) for name, (mt, kind) in
+                                                         sorted(classes.items())]
     cases += [(name, classes[name][0], classes[name][1], o) for name, o in ZOO_OVERRIDES if name in classes]
     rows: list[dict[str, Any]] = []
     attribute_maps: dict[str, dict[str, str]] = {}
@@ -169,7 +170,8 @@ def main() -> int:
 
     transformers.logging.set_verbosity_error()
     rows = []
-    cases = [(mt, auto, {}) for auto, types in CASES.items() for mt in types] + OVERRIDES
+    cases: list[tuple[str, str, dict[str, Any]]] = [(mt, auto, {}) for auto, types in CASES.items()
+                                                    for mt in types] + OVERRIDES
     for mt, auto, overrides in cases:
         try:
             cfg = transformers.AutoConfig.for_model(mt, **overrides)

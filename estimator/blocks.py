@@ -46,7 +46,7 @@ def ffn_linears(h: int, inter: int, *, gated: bool, bias: bool, fused_gate: str 
         first = [(component, lin(names[0], h, inter, bias, count, active)),
                  (component, lin(names[1], h, inter, bias, count, active))]
     else:
-        first = [(component, lin(names[-2] if len(names) > 2 else names[0], h, inter, bias, count, active))]
+        first = [(component, lin(names[max(len(names) - 2, 0)], h, inter, bias, count, active))]
     return first + [(component, lin(names[-1], inter, h, bias, count, active))]
 
 

@@ -37,23 +37,33 @@ class ConfigError(ValueError):
         self.problem = problem
 
 
-# Concept → the keys different model families use for it, most specific first.
+# Concept → the keys different model families use for it, most specific first. The one alias table:
+# tests/estimator/test_estimator_zoo.py checks it against the attribute_map of every transformers config
+# class (stored in benchmarks/data/transformers_zoo.json).
 ALIASES: dict[str, tuple[str, ...]] = {
     "hidden": ("hidden_size", "n_embd", "d_model", "n_embed", "model_dim", "dim", "embed_dim",
-               "block_dim", "n_state", "width"),
-    "layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_blocks", "depth"),
-    "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads"),
+               "block_dim", "n_state", "width", "emb_dim"),
+    "layers": ("num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_blocks", "depth", "encoder_layers",
+               "num_encoder_layers", "decoder_layers"),
+    "heads": ("num_attention_heads", "n_head", "num_heads", "n_heads", "attention_heads", "encoder_attention_heads",
+              "num_encoder_attention_heads", "decoder_attention_heads"),
     "kv_heads": ("num_key_value_heads", "num_kv_heads", "n_head_kv", "n_kv_heads",
                  "multi_query_group_num", "num_kv", "kv_n_heads"),
     "ffn": ("intermediate_size", "ffn_hidden_size", "n_inner", "d_ff", "ffn_dim", "inner_hidden_size",
-            "block_ff_dim", "hidden_dim", "mlp_dim", "ffn_inner_dim"),
-    "vocab": ("padded_vocab_size", "vocab_size", "n_vocab"),
+            "block_ff_dim", "hidden_dim", "mlp_dim", "ffn_inner_dim", "dim_ff", "dff", "encoder_ffn_dim",
+            "moe_intermediate_size", "expert_ffn_hidden_size"),
+    "expert_ffn": ("moe_intermediate_size", "expert_intermediate_size", "expert_ffn_hidden_size",
+                   "moe_ffn_hidden_size", "expert_hidden_size"),
+    "shared_ffn": ("shared_expert_intermediate_size", "shared_intermediate_size", "moe_shared_expert_intermediate_size"),
+    "shared_experts": ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", "shared_expert_count"),
+    "vocab": ("padded_vocab_size", "vocab_size", "n_vocab", "tgt_vocab_size"),
     "max_pos": ("max_position_embeddings", "n_positions", "max_sequence_length", "max_seq_len",
-                "seq_length", "n_ctx", "max_seq_length", "max_target_positions"),
-    "head_dim": ("head_dim", "kv_channels", "d_kv", "attention_head_size"),
+                "seq_length", "n_ctx", "max_seq_length", "max_target_positions", "context_length",
+                "model_max_length"),
+    "head_dim": ("head_dim", "kv_channels", "d_kv", "attention_head_size", "attention_head_dim"),
     "experts": ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts", "n_experts"),
     "experts_per_tok": ("num_experts_per_tok", "experts_per_token", "moe_top_k", "top_k",
-                        "num_experts_per_token"),
+                        "num_experts_per_token", "moe_k", "moe_topk"),
     "norm_eps": ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon",
                  "norm_eps", "eps"),
 }
@@ -73,6 +83,9 @@ LIMITS: dict[str, int] = {
     "head_dim": 1_000_000,
     "experts": 1_000_000,
     "experts_per_tok": 1_000_000,
+    "expert_ffn": 100_000_000,
+    "shared_ffn": 100_000_000,
+    "shared_experts": 1_000_000,
 }
 DEFAULT_LIMIT = 1_000_000_000
 

@@ -97,7 +97,12 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     pos_params = 0 if mt in _SINUSOIDAL_BUFFER else (max_pos + offset) * d
     final_ln = 2 * d if mt in _FINAL_LN or cfg.bool("add_final_layer_norm") else 0
     emb_ln = 2 * d if mt in _EMB_LN else 0
-    if whisper:
+    decoder_only = cfg.architecture.endswith("ForCausalLM")
+    enc_shape = (seq, d)
+    if whisper and decoder_only:
+        max_pos = cfg.int("max_target_positions", default=448) or 448
+        pos_params = max_pos * d
+    elif whisper:
         mels = cfg.int("num_mel_bins", default=80) or 80
         src = cfg.int("max_source_positions", default=1500) or 1500
         b.add("embeddings", mels * d * 3 + d + d * d * 3 + d)
@@ -106,19 +111,21 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         enc_shape = (src, d)
         max_pos = cfg.int("max_target_positions", default=448) or 448
         pos_params = max_pos * d
-    else:
+    elif not decoder_only:
         b.embed("shared", vocab, d, (seq, d))
         if pos_params:
             b.embed("encoder.embed_positions", max_pos + offset, d, (seq, d), "position_embedding")
         b.check(seq <= max_pos, f"sequence length {seq} exceeds max_position_embeddings ({max_pos})")
-        enc_shape = (seq, d)
-    b.add("norms", emb_ln + final_ln)
-    enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
-    b.stack("encoder", "encoder.layers", [enc] * n_enc, hidden=d, intermediate=ff_e,
-            attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc), shape=enc_shape)
+    if decoder_only:  # *ForCausalLM: the decoder alone (its layers keep their cross-attention), tied LM head
+        b.embed("model.decoder.embed_tokens", vocab, d, (seq, d))
+    else:
+        b.add("norms", emb_ln + final_ln)
+        enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
+        b.stack("encoder", "encoder.layers", [enc] * n_enc, hidden=d, intermediate=ff_e,
+                attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc), shape=enc_shape)
     if not n_dec or cfg.architecture.endswith("EncoderModel"):
         return
-    if whisper:
+    if whisper and not decoder_only:
         b.embed("decoder.embed_tokens", vocab, d, (seq, d))
     if pos_params:
         b.embed("decoder.embed_positions", pos_params // d, d, (seq, d), "position_embedding")

@@ -64,6 +64,10 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     act = cfg.str("feed_forward_type", "mlp_type", "activation_function", "hidden_act", default="gelu")
     gated = act in ("glu", "geglu", "reglu", "swiglu")
     layer = encoder_layer(cfg, h, nh, inter, gated=gated)
+    if mt == "longformer":  # separate projections for the tokens with global attention
+        layer.linears += [("attention", lin(f"{n}_global", h, h, True)) for n in ("query", "key", "value")]
+    if mt not in ENCODER_TYPES:
+        b.guess(f"BERT-like encoder (model_type {mt or '(none)'} routed by its keys: family extras not modelled)")
     if mt.startswith("deberta") and cfg.bool("relative_attention"):
         _deberta_relative(cfg, b, layer, h)
     stored = n_layers

@@ -19,6 +19,7 @@ from hubwatch.estimator.estimate_parts import (
 )
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.support import Support
 
 __all__ = ["Estimate", "Memory"]
 
@@ -87,8 +88,9 @@ class Estimate:
     error: str | None = None
 
     @classmethod
-    def failed(cls, estimator_version: str | None, error: str) -> Estimate:
-        return cls(estimator_version, error=error)
+    def failed(cls, estimator_version: str | None, error: str, key: str = "") -> Estimate:
+        """No figures: `error` says why; params.support is `unsupported`, naming the `key` that stopped it."""
+        return cls(estimator_version, params=Params(None, support=Support.unsupported(error, key)), error=error)
 
     def analysis_json(self) -> dict[str, Any]:
         """The analysis summary as stored (empty when the estimate was made from a bare spec)."""
@@ -107,6 +109,8 @@ class Estimate:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"error": self.error} if self.error is not None else self.analysis_json()
+        if self.error is not None and self.params is not None and self.params.support is not None:
+            out["params"] = {"support": self.params.support.to_json()}
         if self.estimator_version is not None:
             out["estimator_version"] = self.estimator_version
         if self.error is None:
@@ -122,7 +126,9 @@ class Estimate:
             return None
         version = json_str(data.get("estimator_version"))
         if "error" in data:
-            return cls.failed(version, str(data["error"]))
+            raw = data.get("params")
+            support = Support.from_json(raw.get("support")) if isinstance(raw, Mapping) else None
+            return cls.failed(version, str(data["error"]), support.key if support is not None else "")
         memory = Memory.from_json(data) if any(k in data for k in ("settings", "memory_gb", "methods")) else None
         findings = data.get("findings")
         notes = data.get("notes")

@@ -39,7 +39,7 @@ def detect_family(cfg: Cfg) -> str:
         return "decoder"
     if mt in SPEECH_TYPES:
         return "encoder"
-    if mt in ENCODER_TYPES or mt == "modernbert":
+    if mt in ENCODER_TYPES or mt == "modernbert" or _bert_like(cfg):
         return "encoder"
     if mt in ("clip_text_model", "siglip_text_model"):
         return "text-tower"
@@ -48,6 +48,13 @@ def detect_family(cfg: Cfg) -> str:
     if cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") is not None:
         return "composite"
     return "decoder"
+
+
+def _bert_like(cfg: Cfg) -> bool:
+    """A BERT-style encoder by evidence: token-type embeddings and LayerNorm, no decoder-only keys
+    (rotary settings, KV-head counts, RMSNorm)."""
+    return (cfg.has("type_vocab_size") and cfg.has("layer_norm_eps", "layer_norm_epsilon")
+            and not cfg.has("rms_norm_eps", "num_key_value_heads", "rope_parameters", "rope_theta"))
 
 
 def build(cfg: Cfg, b: Build) -> str:

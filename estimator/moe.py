@@ -28,14 +28,14 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
     if not experts or experts <= 1:
         return None
     top_k = cfg.concept("experts_per_tok", default=2, minimum=1) or 1
-    inter = cfg.int("moe_intermediate_size", "expert_intermediate_size", default=ffn, minimum=1) or ffn
+    inter = cfg.concept("expert_ffn", default=ffn, minimum=1) or ffn
     biased = cfg.model_type == "gpt_oss"
     linears = [("router", lin("gate", h, experts, biased))]
     linears += ffn_linears(h, inter, gated=p.gated, bias=biased, component="experts", count=experts,
                            active=min(top_k, experts))
     shared_note = ""
-    n_shared = cfg.int("n_shared_experts", "num_shared_experts", default=0) or 0
-    shared_size = cfg.int("shared_expert_intermediate_size", "shared_intermediate_size", default=0) or 0
+    n_shared = cfg.concept("shared_experts", default=0) or 0
+    shared_size = cfg.concept("shared_ffn", default=0) or 0
     if n_shared and not shared_size:
         shared_size = inter * n_shared
     if cfg.model_type.startswith("llama4"):  # one always-on expert the size of the routed ones

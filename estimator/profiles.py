@@ -109,6 +109,10 @@ def _chatglm(cfg: Cfg) -> DecoderProfile:
                           fused_qkv="query_key_value", names=names)
 
 
+# Activations whose MLP is an up and a down projection, no gate (Nemotron/Arcee/nanochat ReLU², Apertus xIELU).
+_UP_DOWN_ACTS = {"relu2", "xielu", "squared_relu", "relu_squared"}
+
+
 def infer_profile(cfg: Cfg) -> DecoderProfile:
     """A profile read from what the keys say, for model types this table does not know."""
     ln = cfg.has("layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon") and not cfg.has("rms_norm_eps")
@@ -119,8 +123,10 @@ def infer_profile(cfg: Cfg) -> DecoderProfile:
     act = (cfg.str("hidden_act", "activation_function", "activation", "hidden_activation") or default_act).lower()
     gated = any(a in act for a in ("silu", "swiglu", "swish", "glu")) or cfg.bool("block_use_swiglu", "gated_mlp",
                                                                                  "is_gated_act", default=False)
-    if not ln and cfg.has("rms_norm_eps") and not cfg.has("is_gated_act", "gated_mlp", "block_use_swiglu"):
-        gated = True  # RMSNorm decoders gate their MLP whatever the activation (Gemma's GeGLU, BitNet's relu²)
+    up_down_only = act in _UP_DOWN_ACTS
+    if not ln and cfg.has("rms_norm_eps") and not cfg.has("is_gated_act", "gated_mlp", "block_use_swiglu") \
+            and not up_down_only:
+        gated = True  # RMSNorm decoders gate a GeLU MLP too (Gemma's GeGLU); ReLU² and xIELU MLPs are up/down only
     pos = "rotary"
     if cfg.has("n_positions") and not cfg.has("rotary_dim", "rope_theta", "rotary_pct", "rotary_emb_base"):
         pos = "learned"

@@ -34,7 +34,7 @@ def estimate_snapshot(snapshot: Snapshot) -> Estimate | None:
                            generation_config=inputs.generation_config, revision=snapshot.sha)
         return estimate_revision(analysis)
     except ConfigError as exc:
-        return Estimate.failed(ESTIMATOR_VERSION, str(exc))
+        return Estimate.failed(ESTIMATOR_VERSION, str(exc), exc.key)
     except Exception as exc:  # an estimator bug must not stop the revision from being tracked
         log.exception("estimator failed on %s", snapshot.sha)
         return Estimate.failed(ESTIMATOR_VERSION, f"estimator failed: {exc!r}")

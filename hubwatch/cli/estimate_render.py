@@ -11,6 +11,7 @@ from rich.table import Table
 
 from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
 from hubwatch.estimator.estimate_parts import CARD_METHODS, Cost, MethodError, MethodMemory, PeakMemory
+from hubwatch.estimator.support import Support
 
 __all__ = ["render"]
 
@@ -26,6 +27,13 @@ def _count(value: int | None) -> str:
 
 def _gb(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
+
+
+def _support(support: Support) -> str:
+    """params.support for people: modelled in green; approximate in yellow with what is guessed."""
+    if support.level == "modelled":
+        return "[green]modelled[/green] (expected within 1%)"
+    return f"[yellow]{escape(support.line)}[/yellow]"
 
 
 def _label(target: str) -> str:
@@ -69,6 +77,7 @@ def _overview(ok: list[EstimateEntry]) -> Table:
         row("  why", [escape(a.params.explanation or "—") for a in analyses])
     if any(a.params.active != a.params.derived for a in analyses):
         row("active per token", [_count(a.params.active) for a in analyses])
+    row("support", [_support(a.params.support) for a in analyses])
     row("layers", [str(a.structure.layers) for a in analyses])
     row("input shape", [" × ".join(map(str, a.structure.input_shape)) or "—" for a in analyses])
     row("forward pass", ["[green]ok[/green]" if a.structure.forward_pass_ok else
