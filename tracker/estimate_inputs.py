@@ -1,4 +1,5 @@
-"""The one builder of estimator inputs: config, weight manifest and tokenizer files from a Snapshot.
+"""Estimator inputs from a Snapshot: config, weight manifest and tokenizer files (which file means what:
+`hubwatch.estimator.inputs`, shared with the web app, which reads the same files from the store).
 
 A hub revision already is a Snapshot (the tracker's, or `HubClient.fetch_estimate_inputs`'s
 smaller one); a local model folder is read into one by `folder_snapshot`, which needs neither
@@ -9,13 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.records import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
+from hubwatch.estimator.inputs import (
+    ESTIMATOR_FILES, EstimatorInputs, files_manifest, inputs_from_files, is_estimator_file,
+)
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Manifest
@@ -23,30 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["ESTIMATOR_FILES", "EstimatorInputs", "InputError", "estimator_inputs", "file_snapshot", "folder_snapshot",
            "is_estimator_file", "snapshot_manifest"]
 
-# The files the estimator reads besides safetensors headers (`weights.json`: the emulator's manifest).
-ESTIMATOR_FILES = ("config.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
 # No config, tokenizer config or weight manifest comes near this: a bigger file is weights given by mistake.
 MAX_JSON_BYTES = 64 * 1024 * 1024
 
 
 class InputError(ValueError):
     """A local model file that could not be read (missing, invalid JSON, not an object)."""
-
-
-@dataclass(frozen=True)
-class EstimatorInputs:
-    """What `analyze` takes for one revision or folder."""
-
-    config: dict[str, Any]
-    manifest: Manifest | None
-    tokenizer_config: dict[str, Any] | None
-    generation_config: dict[str, Any] | None
-    revision: str | None = None
-
-
-def is_estimator_file(path: str) -> bool:
-    """A file `estimator_inputs` reads from a snapshot's contents (root level only)."""
-    return path in ESTIMATOR_FILES or (path.endswith(".safetensors.index.json") and "/" not in path)
 
 
 def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
@@ -60,37 +45,23 @@ def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _readable_headers(snapshot: Snapshot) -> dict[str, Mapping[str, Any]] | None:
+    """The safetensors headers when every one of them was readable (else None: the index counts)."""
+    readable = {f: h for f, h in snapshot.safetensors.items() if unreadable_header(h) is None}
+    return readable if readable and len(readable) == len(snapshot.safetensors) else None
+
+
 def snapshot_manifest(snapshot: Snapshot, config: Mapping[str, Any]) -> Manifest | None:
     """The checkpoint as the estimator reads it: a `weights.json` manifest, else the safetensors
     headers, else the index's total size (with the config's dtype)."""
-    from hubwatch.estimator import Manifest
-
-    weights = _json_object(snapshot, "weights.json")
-    if weights is not None:
-        return Manifest.from_weights_json(weights)
-    readable = {f: h for f, h in snapshot.safetensors.items() if unreadable_header(h) is None}
-    if readable and len(readable) == len(snapshot.safetensors):
-        return Manifest.from_safetensors_headers(readable)
-    for path in sorted(snapshot.contents):
-        if path.endswith(".safetensors.index.json") and "/" not in path:
-            index = _json_object(snapshot, path)
-            if index is not None:
-                dtype = config.get("torch_dtype") or config.get("dtype")
-                return Manifest.from_index(index, dtype=dtype if isinstance(dtype, str) else None)
-    return None
+    return files_manifest(lambda path: _json_object(snapshot, path), snapshot.contents, _readable_headers(snapshot),
+                          config)
 
 
 def estimator_inputs(snapshot: Snapshot) -> EstimatorInputs | None:
     """The estimator's inputs from a snapshot, or None when it has no readable config.json."""
-    from hubwatch.estimator import merge_special_tokens
-
-    config = _json_object(snapshot, "config.json")
-    if config is None:
-        return None
-    tokenizer = merge_special_tokens(_json_object(snapshot, "tokenizer_config.json"),
-                                     _json_object(snapshot, "special_tokens_map.json"))
-    return EstimatorInputs(config, snapshot_manifest(snapshot, config), tokenizer,
-                           _json_object(snapshot, "generation_config.json"), snapshot.sha or None)
+    return inputs_from_files(lambda path: _json_object(snapshot, path), snapshot.contents,
+                             _readable_headers(snapshot), snapshot.sha or None)
 
 
 def _read_json(path: Path) -> bytes:

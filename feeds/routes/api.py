@@ -87,5 +87,7 @@ def revision_standing(
 
 
 @router.post("/plan")
-def plan(body: JsonBody) -> dict[str, Any]:
-    return plan_estimate(body)  # CPU work: in the thread pool, off the event loop
+def plan(body: JsonBody, ctx: Ctx) -> dict[str, Any]:
+    """The estimate of a pasted `config`, or of a watched `repo` at a stored `revision` (default: the
+    latest), at `settings` (memory settings) and the cost inputs `epochs`, `samples` and `card`."""
+    return plan_estimate(body, ctx.store)  # CPU work: in the thread pool, off the event loop

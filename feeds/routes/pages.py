@@ -22,6 +22,7 @@ from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.compare import revision_rows
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
+from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.values import EstimatePoint
@@ -137,6 +138,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "revisions": revisions,
         "charts": history_charts(ctx.store.estimate_series(repo)),
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None),
+        **model_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)

@@ -9,11 +9,10 @@ from hubwatch.cli.estimate_inputs import TargetInputs
 from hubwatch.estimator import Analysis, Estimate
 from hubwatch.estimator.cards import Card
 from hubwatch.estimator.cost import RunShape
+from hubwatch.estimator.inputs import DEFAULT_SEQ_LEN
 from hubwatch.estimator.memory_settings import MemorySettings
 
 __all__ = ["DEFAULT_SEQ_LEN", "EstimateEntry", "FailedEntry", "estimate_entry"]
-
-DEFAULT_SEQ_LEN = 2048
 
 
 @dataclass(frozen=True)
@@ -46,17 +45,10 @@ class FailedEntry:
 def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
                    cost_card: Card | None) -> EstimateEntry:
     """The analysis (structure, parameters, findings) and the Estimate (memory, cards, cost) of one target."""
-    from hubwatch.estimator import analyze
-    from hubwatch.estimator.memory_report import memory_report, with_analysis
+    from hubwatch.estimator.inputs import EstimatorInputs, estimate_inputs
 
-    def run_analysis(seq_len: int) -> Analysis:
-        return analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
-                       generation_config=inputs.generation_config, seq_len=seq_len,
-                       model=inputs.target if inputs.source == "hub" else None, revision=inputs.revision)
-
-    analysis = run_analysis(settings.seq_len or DEFAULT_SEQ_LEN)
-    context = analysis.spec.max_position_embeddings
-    if settings.seq_len is None and context and context < DEFAULT_SEQ_LEN:
-        analysis = run_analysis(context)  # the default length is capped at the model's context, as for memory
-    report = memory_report(analysis.spec, settings, cards=cards, run=run, cost_card=cost_card)
-    return EstimateEntry(inputs.target, inputs.source, analysis, with_analysis(report, analysis))
+    inputs_ = EstimatorInputs(inputs.config, inputs.manifest, inputs.tokenizer_config, inputs.generation_config,
+                              inputs.revision)
+    analysis, estimate = estimate_inputs(inputs_, settings, cards=cards, run=run, cost_card=cost_card,
+                                         model=inputs.target if inputs.source == "hub" else None)
+    return EstimateEntry(inputs.target, inputs.source, analysis, estimate)
