@@ -185,8 +185,10 @@ def _payload(
     """The message a revision makes for `sub`, or None when nothing in it passes the filters."""
     wanted = [c for c in changes if sub.wants(c.kind.value, c.severity)]
     records = [a for a in advisories if a.withdrawn is None and sub.wants_advisory(*_advisory_facts(a))]
-    if sub.pins_path is not None:
-        wanted = []  # a pin subscription is about advisories on the pins (filtered when sent)
+    if sub.pins_path is not None or revision.parent is None:
+        # a pin subscription is about advisories on the pins (filtered when sent); a repo's first
+        # revision is where it starts, not a change: only its advisories are news
+        wanted = []
     if not wanted and not records:
         return None
     wanted.sort(key=lambda c: -c.severity.rank)

@@ -20,6 +20,7 @@ class MetricsSnapshot:
     last_cycle_duration_s: float | None = None
     last_cycle_lag_max_s: float | None = None
     last_cycle_lag_mean_s: float | None = None
+    notifications: Mapping[str, int] = field(default_factory=dict)  # outbox rows by state (hubwatch notify)
 
 
 def _metric(
@@ -44,6 +45,9 @@ def prometheus_text(snapshot: MetricsSnapshot) -> str:
         _metric(lines, "hubwatch_last_poll_age_seconds", "Seconds since the most recent poll of any repo.",
                 [("", round(snapshot.last_poll_age_s, 3))])
     _cycle_metrics(lines, snapshot)
+    if snapshot.notifications:
+        _metric(lines, "hubwatch_notifications", "Notification messages by state (failed: pending, retrying).",
+                [(f'{{state="{k}"}}', float(v)) for k, v in sorted(snapshot.notifications.items())])
     return "\n".join(lines) + "\n"
 
 

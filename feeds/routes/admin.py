@@ -88,3 +88,66 @@ def hub_webhook(payload: JsonBody, ctx: Ctx) -> JSONResponse:
     if ctx.on_webhook is not None:
         ctx.on_webhook(repo)
     return JSONResponse({"accepted": True, "repo": str(repo), "queued": ctx.on_webhook is not None}, status_code=202)
+
+
+# -- notification subscriptions (hubwatch notify add|list|remove over HTTP) -------------------------
+def _strings(body: dict[str, Any], key: str) -> tuple[str, ...]:
+    value = body.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad_request(f"'{key}' must be a list of strings")
+    return tuple(value)
+
+
+@router.post("/admin/subscriptions", dependencies=[Depends(require_admin)])
+def add_subscription(body: JsonBody, ctx: Ctx) -> JSONResponse:
+    """Subscribe `url` (an Apprise URL; https:// is a signed webhook, its secret answered once)."""
+    from hubwatch.domain.records import Kind, Severity
+    from hubwatch.notify.targets import BadTarget, check_target, is_webhook, new_secret
+    from hubwatch.notify.views import subscription_json
+    from hubwatch.storage.notify import DIGESTS, NotifyStore, SubscriptionSpec
+
+    if not isinstance(body, dict) or not isinstance(body.get("url"), str):
+        raise bad_request("body must be an object with 'url' (an Apprise URL or an https:// webhook)")
+    try:
+        url = check_target(body["url"])
+    except BadTarget as exc:
+        raise bad_request(f"url: {exc}") from exc
+    repos = _strings(body, "repos")
+    for repo in repos:
+        try:
+            RepoId.parse(repo)
+        except InvalidRepoId as exc:
+            raise bad_request(f"repos: {exc}") from exc
+    kinds = _strings(body, "kinds")
+    known = {k.value for k in Kind}
+    if unknown := [k for k in kinds if k not in known]:
+        raise bad_request(f"kinds: unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    severity, digest = body.get("min_severity"), body.get("digest")
+    if severity is not None and severity not in {s.value for s in Severity}:
+        raise bad_request("min_severity must be one of critical, high, medium, low, info")
+    if digest is not None and digest not in DIGESTS:
+        raise bad_request(f"digest must be one of {', '.join(DIGESTS)}")
+    secret = new_secret() if is_webhook(url) else None
+    spec = SubscriptionSpec(url=url, secret=secret, repos=repos, orgs=_strings(body, "orgs"), kinds=kinds,
+                            min_severity=Severity(severity) if severity else None, digest=digest)  # fmt: skip
+    sub = NotifyStore(ctx.store.engine, ctx.clock).add(spec)
+    return JSONResponse({**subscription_json(sub), "secret": secret}, status_code=201)
+
+
+@router.get("/admin/subscriptions", dependencies=[Depends(require_admin)])
+def list_subscriptions(ctx: Ctx) -> JSONResponse:
+    from hubwatch.notify.views import subscription_json
+    from hubwatch.storage.notify import NotifyStore
+
+    notes = NotifyStore(ctx.store.engine, ctx.clock)
+    counts = notes.counts().by_subscription
+    return JSONResponse([{**subscription_json(s), "messages": counts.get(s.id, {})} for s in notes.subscriptions()])
+
+
+@router.delete("/admin/subscriptions/{sub_id}", dependencies=[Depends(require_admin)])
+def remove_subscription(sub_id: int, ctx: Ctx) -> JSONResponse:
+    from hubwatch.storage.notify import NotifyStore
+
+    if not NotifyStore(ctx.store.engine, ctx.clock).remove(sub_id):
+        raise ApiError(404, "not_found", f"no subscription {sub_id}")
+    return JSONResponse({"id": sub_id, "removed": True})

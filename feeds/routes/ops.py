@@ -35,6 +35,13 @@ def healthz(ctx: Ctx) -> JSONResponse:
     return JSONResponse({"status": "ok" if problem is None else "degraded", "database": "ok", "hub": hub})
 
 
+def _notification_counts(ctx: Ctx) -> dict[str, int]:
+    from hubwatch.storage.notify import NotifyStore
+
+    counts = NotifyStore(ctx.store.engine, ctx.clock).counts()  # one grouped query
+    return {k: getattr(counts, k) for k in ("pending", "sent", "failed", "dead", "skipped")}
+
+
 @router.get("/metrics")
 def metrics(ctx: Ctx) -> PlainTextResponse:
     stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
@@ -51,5 +58,6 @@ def metrics(ctx: Ctx) -> PlainTextResponse:
         last_cycle_duration_s=(latest.finished_at - latest.started_at).total_seconds() if latest else None,
         last_cycle_lag_max_s=cycles.lag[0] if cycles.lag else None,
         last_cycle_lag_mean_s=cycles.lag[1] if cycles.lag else None,
+        notifications=_notification_counts(ctx),
     )
     return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -13,32 +13,10 @@ from hubwatch.cli.console import err_console, escape, out_console
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import Kind, RepoId, Severity
 
-if TYPE_CHECKING:
-    from hubwatch.storage.notify import Subscription
-
-__all__ = ["notify", "subscription_json"]
+__all__ = ["notify"]
 
 _KINDS = [k.value for k in Kind]
 _SEVERITIES = [s.value for s in Severity]
-
-
-def subscription_json(sub: Subscription) -> dict[str, Any]:
-    """A subscription as `notify list --json` and GET /admin/subscriptions show it (no secret,
-    the URL without credentials)."""
-    from hubwatch.notify.targets import is_webhook, shown_url
-
-    return {
-        "id": sub.id,
-        "target": shown_url(sub.url),
-        "signed_webhook": is_webhook(sub.url),
-        "repos": list(sub.repos),
-        "orgs": list(sub.orgs),
-        "kinds": list(sub.kinds),
-        "min_severity": sub.min_severity.value if sub.min_severity else None,
-        "pins": sub.pins_path,
-        "digest": sub.digest,
-        "created_at": sub.created_at.isoformat(),
-    }
 
 
 @cli.group()
@@ -98,6 +76,7 @@ def list_(as_json: bool) -> None:
     from rich.table import Table
 
     from hubwatch.notify.sender import notify_store
+    from hubwatch.notify.views import subscription_json
     from hubwatch.wiring import open_runtime
 
     with open_runtime(clock=command_clock()) as rt:

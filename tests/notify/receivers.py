@@ -58,7 +58,7 @@ class WebhookReceiver:
                 self.send_response(204)
                 self.end_headers()
 
-            def log_message(self, *args: object) -> None:
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base name
                 pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
