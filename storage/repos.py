@@ -157,13 +157,17 @@ def repo_states(
     org: str | None = None,
     offset: int = 0,
     limit: int | None = None,
+    where: sa.ColumnElement[bool] | None = None,
 ) -> list[RepoState]:
-    """Repos ordered by org/name with their revision counts; optionally one repo or one org's,
-    `limit` of them from `offset` (a page of the watch list, however long it is)."""
+    """Repos ordered by org/name with their revision counts; optionally one repo or one org's, or
+    those meeting `where` (a condition on `repos`: the index's filters), `limit` of them from
+    `offset` (a page of the watch list, however long it is)."""
     if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
         raise InvalidRecord(f"offset and limit must be 0 … 2**63-1, got offset={offset}, limit={limit}")
     query = sa.select(REPOS, _revision_count().label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
     query = query.where(in_scope(repo, org))
+    if where is not None:
+        query = query.where(where)
     if watched_only:
         query = query.where(REPOS.c.watched.is_(True))
     if offset or limit is not None:

@@ -9,7 +9,9 @@ from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
 from hubwatch.storage import feed, history, leases, lookup, rederived, renames, repos, revisions, rewrites, telemetry
+from hubwatch.storage import index
 from hubwatch.storage import stats as agg
+from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine, redact, write_transaction
 from hubwatch.storage.errors import DatabaseUnavailable, StorageError
@@ -97,6 +99,18 @@ class Store:
         """Watched repos ordered by org/name: all, or one org's, or `limit` of them from `offset`."""
         with self._read() as c:
             return repos.repo_states(c, org=org, offset=offset, limit=limit)
+
+    def watched_matching(self, f: IndexFilter, *, offset: int = 0, limit: int | None = None) -> list[RepoState]:
+        """Watched repos matching the index's filter (name, org, change kind, severity, date), by
+        org/name, `limit` of them from `offset`: one query."""
+        with self._read() as c:
+            return index.filtered_repos(c, f, offset, limit)
+
+    def latest_matching(self, repos_: Sequence[RepoId], f: IndexFilter) -> dict[RepoId, FeedItem]:
+        """Each repo's newest revision with a change matching `f` (its kinds, severity, date), with
+        all of its changes: three queries, however many repos."""
+        with self._read() as c:
+            return index.latest_matching(c, repos_, f)
 
     def watched_count(self) -> int:
         with self._read() as c:

@@ -39,10 +39,13 @@ def by_importance(changes: Sequence[ChangeRecord]) -> list[ChangeRecord]:
 
 def row_changes(changes: Sequence[ChangeRecord], floor: Severity = Severity.MEDIUM) -> tuple[list[ChangeRecord], int]:
     """What one index row shows of a revision's changes: the most important first, then every other
-    hazard at `floor` or above (never folded into "+N more"); and how many lesser ones are left."""
+    change at high or above and every hazard at `floor` or above (never folded into "+N more");
+    and how many lesser ones are left."""
     ordered = by_importance(changes)
+    high = Severity.HIGH.rank
     shown = [c for i, c in enumerate(ordered)
-             if i == 0 or (c.direction is Direction.HAZARD and c.severity.rank >= floor.rank)]  # fmt: skip
+             if i == 0 or c.severity.rank >= high
+             or (c.direction is Direction.HAZARD and c.severity.rank >= floor.rank)]  # fmt: skip
     return shown, len(ordered) - len(shown)
 
 

@@ -4,14 +4,13 @@ and the Markdown twin of each model page."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
-from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
@@ -21,16 +20,19 @@ from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.compare import revision_rows
+from hubwatch.feeds.routes.listing import index_filter, listing
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.values import EstimatePoint
 
 __all__ = ["history_charts", "revision_charts", "router"]
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
+IndexQuery = Annotated[IndexFilter, Depends(index_filter)]
 PAGE_SIZE = 100
 
 
@@ -61,30 +63,21 @@ def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
     return revision_charts([short_sha(p.sha) for p in points], [chart_view(p.estimate) for p in points])
 
 
-def _listing(request: Request, ctx: AppContext, page: int, org: str | None) -> Response:
-    """One page of the watch list with each repo's latest change: four queries, however many repos."""
-    states = ctx.store.watched(org=org, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1) if page >= 0 else []
-    shown = states[:PAGE_SIZE]
-    latest = ctx.store.latest_changes([s.repo for s in shown])
-    rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
-    context: dict[str, Any] = {"rows": rows, "page": page, "more": len(states) > PAGE_SIZE, "org": org,
-                               "token_problem": TokenProblem.loads(ctx.store.meta(TOKEN_KEY))}
-    return ctx.templates.TemplateResponse(request, "index.html", context)
-
-
 @router.get("/")
-def index(request: Request, ctx: Ctx, page: PageQuery = 0) -> Response:
-    return _listing(request, ctx, page, None)
+def index(request: Request, ctx: Ctx, f: IndexQuery, page: PageQuery = 0) -> Response:
+    """Watched models: `?q=` part of the name, `?org=`, `?kind=`, `?severity=` (lowest), `?since=`."""
+    return listing(request, ctx, page, f)
 
 
 @router.get("/orgs/{org}")
-def org_page(request: Request, org: str, ctx: Ctx, page: PageQuery = 0) -> Response:
-    """The watched models of one organisation (user) on the hub, with its feed."""
+def org_page(request: Request, org: str, ctx: Ctx, f: IndexQuery, page: PageQuery = 0) -> Response:
+    """The watched models of one organisation (user) on the hub, with its feed (and the same filters)."""
     org = org_from_path(org)
     first = ctx.store.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
     if page == 0 and not first:
         raise not_found(f"no watched model of {org!r} in this hubwatch")
-    return _listing(request, ctx, page, first[0].repo.org if first else org)  # shown as the store spells it
+    spelled = first[0].repo.org if first else org  # shown as the store spells it
+    return listing(request, ctx, page, replace(f, org=spelled), org_page=True)
 
 
 @router.get("/models/{org}/{name}.md")

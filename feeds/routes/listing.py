@@ -1,0 +1,94 @@
+"""The index of watched models (all, or one org's): search by name (`?q=`) and filters by org,
+change kind, lowest severity and date (`?since=`), as a plain GET form; a fixed number of queries."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
+
+from fastapi import Query, Request, Response
+
+from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
+from hubwatch.domain.records import Kind, Severity
+from hubwatch.domain.times import as_utc
+from hubwatch.feeds.context import AppContext, org_from_path
+from hubwatch.feeds.errors import bad_request
+from hubwatch.feeds.routes.common import parse_kinds, parse_severity
+from hubwatch.storage.index import IndexFilter
+
+__all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_since"]
+
+PAGE_SIZE = 100
+MAX_Q = 200
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """`?since=2024-05-01` (a UTC day) or a full RFC 3339 time → datetime; a 400 naming the fault."""
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            return datetime.combine(date.fromisoformat(value), datetime.min.time(), UTC)
+        moment = datetime.fromisoformat(value)
+        if moment.tzinfo is None:
+            raise ValueError("no time zone")
+        return as_utc(moment)
+    except ValueError as exc:
+        raise bad_request(f"since {value!r} is not a date: give YYYY-MM-DD or an RFC 3339 time "
+                          "(2024-05-01T00:00:00Z)") from exc
+
+
+def index_filter(
+    q: Annotated[str, Query(max_length=MAX_Q, description="part of org/name, any case")] = "",
+    org_name: Annotated[str, Query(alias="org", max_length=96, description="one organisation")] = "",
+    kind: Annotated[list[str] | None, Query(description="change kinds (repeat, or comma-separated)")] = None,
+    severity: Annotated[str, Query(description="lowest severity of a change")] = "",
+    since: Annotated[str, Query(description="changes dated at or after (YYYY-MM-DD)")] = "",
+) -> IndexFilter:
+    """The index's query string as an IndexFilter (a FastAPI dependency); a 400 for a bad value."""
+    return IndexFilter(
+        q=q.strip(),
+        org=org_from_path(org_name.strip()) if org_name.strip() else None,
+        kinds=tuple(parse_kinds(kind or []) or ()),
+        min_severity=parse_severity(severity or None, "severity"),
+        since=parse_since(since.strip() or None),
+    )
+
+
+def _query_string(f: IndexFilter, page: int, with_org: bool) -> str:
+    from urllib.parse import urlencode
+
+    pairs: list[tuple[str, str]] = [("q", f.q)] if f.q else []
+    if with_org and f.org:
+        pairs.append(("org", f.org))
+    pairs += [("kind", k.value) for k in f.kinds]
+    if f.min_severity is not None:
+        pairs.append(("severity", f.min_severity.value))
+    if f.since is not None:
+        pairs.append(("since", f.since.date().isoformat() if f.since.time() == datetime.min.time() else f.since.isoformat()))
+    if page:
+        pairs.append(("page", str(page)))
+    return urlencode(pairs)
+
+
+def listing(request: Request, ctx: AppContext, page: int, f: IndexFilter, org_page: bool = False) -> Response:
+    """One page of the (filtered) watch list with each repo's newest matching revision — the most
+    important change first, every other hazard at medium or above shown too: four queries."""
+    states = ctx.store.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
+    shown = states[:PAGE_SIZE]
+    latest = ctx.store.latest_matching([s.repo for s in shown], f)
+    rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
+    filtered = bool(f.q) or f.on_changes or (f.org is not None and not org_page)
+    context: dict[str, Any] = {
+        "rows": rows,
+        "page": page,
+        "more": len(states) > PAGE_SIZE,
+        "next_query": _query_string(f, page + 1, not org_page),
+        "org": f.org if org_page else None,
+        "filter": f,
+        "filtered": filtered,
+        "kinds": [k.value for k in Kind],
+        "severities": [s.value for s in Severity],
+        "token_problem": TokenProblem.loads(ctx.store.meta(TOKEN_KEY)),
+    }
+    return ctx.templates.TemplateResponse(request, "index.html", context)
