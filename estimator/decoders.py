@@ -5,7 +5,7 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, norm_params
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import add_head, head_kind
-from hubwatch.estimator.hybrid import mamba1_mixer, mamba2_mixer, mixer_kinds
+from hubwatch.estimator.hybrid import LINEAR_KINDS, linear_attention_mixer, mamba1_mixer, mamba2_mixer, mixer_kinds
 from hubwatch.estimator.moe import MoE, moe_layers, moe_spec
 from hubwatch.estimator.profiles import DecoderProfile, profile_for
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec
@@ -69,6 +69,8 @@ def _attention(cfg: Cfg, p: DecoderProfile, h: int, nh: int, nkv: int, hd: int) 
         return _mla(cfg, h, nh)
     linears = attention_linears(h, nh, nkv, hd, qkv_bias=p.qkv_bias, o_bias=p.o_bias, fused=p.fused_qkv,
                                 names=(p.names[0], p.names[1], p.names[2], p.names[3]))
+    if p.attn_gate and not p.fused_qkv:
+        linears[0] = ("attention", lin(p.names[0], h, 2 * nh * hd, p.qkv_bias))
     extra = {"head": 2 * hd, "head_ln": 4 * hd, "full": (nh + nkv) * hd}.get(p.qk_norm, 0)
     if p.sinks:
         extra += nh
@@ -187,6 +189,11 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                 layer = mamba2_mixer(cfg, h)
             elif kind == "mamba1":
                 layer = mamba1_mixer(cfg, h)
+            elif kind in LINEAR_KINDS:
+                layer = linear_attention_mixer(cfg, h, kind)
+            elif kind.startswith("unknown:"):  # a layer type no builder knows: counted as a Mamba-2 mixer
+                b.guess(f"layer type {kind[8:]!r} (counted as a default Mamba-2 mixer)")
+                layer = mamba2_mixer(cfg, h)
             elif kind == "parallel":
                 layer = mamba2_mixer(cfg, h)
                 layer.mixer = attn_type + "+" + layer.mixer

@@ -51,6 +51,9 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
 
 def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
     """For each layer, whether its feed-forward block is the sparse one."""
+    kinds = cfg.str_list("mlp_layer_types")
+    if kinds is not None:  # per layer: "sparse" / "moe" or "dense"
+        return [i < len(kinds) and kinds[i] in ("sparse", "moe", "moe_mlp") for i in range(n)]
     listed = cfg.int_list("moe_layers")
     if listed is not None:
         chosen = set(listed)

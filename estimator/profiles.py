@@ -37,6 +37,7 @@ class DecoderProfile:
     ffn_halved: bool = False  # the config's ffn size counts both gated halves (Qwen-1)
     sinks: bool = False
     sub_norms: bool = False  # BitNet: a norm inside attention (hidden) and inside the MLP (intermediate)
+    attn_gate: bool = False  # Qwen3-Next/3.5: q_proj also yields a per-head output gate (twice as wide)
 
 
 _P = DecoderProfile
@@ -48,7 +49,9 @@ PROFILES: dict[str, DecoderProfile] = {
     "phi3": _P(fused_qkv="qkv_proj", fused_gate="gate_up_proj"), "phimoe": _P(norm="ln", qkv_bias=True, o_bias=True),
     "qwen2": _P(qkv_bias=True), "qwen2_vl": _P(qkv_bias=True), "qwen2_vl_text": _P(qkv_bias=True),
     "qwen2_5_vl": _P(qkv_bias=True), "qwen2_5_vl_text": _P(qkv_bias=True), "qwen2_moe": _P(qkv_bias=True), "qwen3": _P(qk_norm="head"),
-    "qwen3_moe": _P(qk_norm="head"), "qwen3_next": _P(qk_norm="head"),
+    "qwen3_moe": _P(qk_norm="head"), "qwen3_next": _P(qk_norm="head", attn_gate=True),
+    "qwen3_5_text": _P(qk_norm="head", attn_gate=True), "qwen3_5_moe_text": _P(qk_norm="head", attn_gate=True),
+    "olmo_hybrid": _P(qk_norm="full"), "kimi_linear": _P(), "minimax": _P(),
     "gemma": _P(tie=True), "gemma2": _P(tie=True, layer_norms=4), "gemma3_text": _P(tie=True, layer_norms=4, qk_norm="head"),
     "gemma3": _P(tie=True, layer_norms=4, qk_norm="head"), "vaultgemma": _P(tie=True),
     "llama4": _P(), "llama4_text": _P(), "mistral3": _P(), "ministral": _P(), "qwen3_vl_text": _P(qk_norm="head"),
