@@ -14,7 +14,8 @@ from hubwatch.storage.lookup import resolve_sha
 from hubwatch.storage.osvmatch import affecting_ids
 from hubwatch.storage.osvrange import git_events
 from hubwatch.domain.records import AdvisoryRecord, RepoId
-from hubwatch.storage.repos import find_repo, find_revision, repo_match
+from hubwatch.storage.repos import find_repo, repo_match
+from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.engine import Connection
@@ -44,7 +45,11 @@ def _published(record: AdvisoryRecord) -> datetime:
 
 
 def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: datetime) -> None:
-    """Insert each record, or update osv/modified/withdrawn of the stored one when not older."""
+    """Insert each record, or update osv/modified/withdrawn of the stored one when not older.
+
+    In a few statements however many records: one repo lookup per repo, one revision lookup per
+    repo, one multi-row upsert, one delete and one batched insert of the events of the records it
+    wrote, one version bump (storage.summaries) of the repos touched."""
     seen: set[str] = set()
     for record in records:
         if (
@@ -59,38 +64,40 @@ def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: 
         if record.id in seen:
             raise InvalidRecord(f"advisory {record.id} appears twice in one save")
         seen.add(record.id)
-        _upsert_one(conn, record)
-
-
-def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
-    if not isinstance(record.osv, dict):
-        raise InvalidRecord(f"advisory {record.id}: osv must be a JSON object")
-    check_json(record.osv, f"advisory {record.id}")
-    modified = checked_utc(record.modified, f"advisory {record.id} modified")
-    withdrawn = checked_utc(record.withdrawn, f"advisory {record.id} withdrawn") if record.withdrawn else None
-    repo_id = find_repo(conn, record.repo)
-    revision_id = find_revision(conn, record.repo, record.revision_sha)
-    if repo_id is None or revision_id is None:
-        raise InvalidRecord(
-            f"advisory {record.id} is raised for {record.repo}@{record.revision_sha}, which is not stored"
+        if not isinstance(record.osv, dict):
+            raise InvalidRecord(f"advisory {record.id}: osv must be a JSON object")
+        check_json(record.osv, f"advisory {record.id}")
+    if not records:
+        return
+    placed = _place(conn, records)
+    values = []
+    for record in records:
+        repo_id, revision_id = placed[record.id]
+        values.append(
+            {
+                "id": record.id,
+                "repo_id": repo_id,
+                "revision_id": revision_id,
+                "osv": record.osv,
+                "published": _published(record),
+                "modified": checked_utc(record.modified, f"advisory {record.id} modified"),
+                "withdrawn": checked_utc(record.withdrawn, f"advisory {record.id} withdrawn")
+                if record.withdrawn
+                else None,
+            }
         )
-    stmt = dialect_insert(conn, ADVISORIES).values(
-        id=record.id,
-        repo_id=repo_id,
-        revision_id=revision_id,
-        osv=record.osv,
-        published=_published(record),
-        modified=modified,
-        withdrawn=withdrawn,
-    )
+    stmt = dialect_insert(conn, ADVISORIES).values(values)
     upsert = stmt.on_conflict_do_update(
         index_elements=["id"],
         set_={"osv": stmt.excluded.osv, "modified": stmt.excluded.modified, "withdrawn": stmt.excluded.withdrawn},
         where=ADVISORIES.c.modified <= stmt.excluded.modified,
     ).returning(ADVISORIES.c.id)
-    if conn.execute(upsert).first() is None:
-        return  # the stored record is newer: keep it (OSV: the later `modified` wins)
-    conn.execute(sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id == record.id))
+    # Rows back only for the records written: a stored record that is newer is kept (OSV: the
+    # later `modified` wins), with its events.
+    written = set(conn.execute(upsert).scalars())
+    if not written:
+        return
+    conn.execute(sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id.in_(sorted(written))))
     rows = [
         {
             "advisory_id": record.id,
@@ -100,10 +107,40 @@ def _upsert_one(conn: Connection, record: AdvisoryRecord) -> None:
             "value": clean_text(e.value),  # the osv JSON keeps the original text
             "range_repo": clean_text(e.range_repo) if e.range_repo is not None else None,
         }
+        for record in records
+        if record.id in written
         for e in git_events(record.osv)
     ]
     if rows:
         conn.execute(sa.insert(ADVISORY_EVENTS), rows)
+    bump_versions(conn, {placed[i][0] for i in written})
+
+
+def _place(conn: Connection, records: Sequence[AdvisoryRecord]) -> dict[str, tuple[int, int]]:
+    """The (repo id, revision id) each record is raised at: one lookup per repo for the repo and
+    one for its revisions. Raises InvalidRecord for a record whose revision is not stored."""
+    by_repo: dict[RepoId, list[AdvisoryRecord]] = {}
+    for record in records:
+        by_repo.setdefault(record.repo, []).append(record)
+    out: dict[str, tuple[int, int]] = {}
+    for repo, group in by_repo.items():
+        repo_id = find_repo(conn, repo)
+        ids: dict[str, int] = {}
+        if repo_id is not None:
+            shas = sorted({r.revision_sha for r in group})
+            found = conn.execute(
+                sa.select(REVISIONS.c.sha, REVISIONS.c.id).where(
+                    REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_(shas)
+                )
+            )
+            ids = {row.sha: int(row.id) for row in found}
+        for record in group:
+            if repo_id is None or record.revision_sha not in ids:
+                raise InvalidRecord(
+                    f"advisory {record.id} is raised for {record.repo}@{record.revision_sha}, which is not stored"
+                )
+            out[record.id] = (repo_id, ids[record.revision_sha])
+    return out
 
 
 def _select() -> sa.Select[Any]:

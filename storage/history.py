@@ -11,6 +11,7 @@ from hubwatch.storage.blobs import get_blobs
 from hubwatch.storage.lookup import resolve_sha
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
+from hubwatch.storage.summaries import repo_summary
 from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.values import EstimatePoint, HistoryEntry
 from sqlalchemy.engine import Connection
@@ -24,9 +25,11 @@ __all__ = [
     "estimate_series",
     "head",
     "known_shas",
+    "newer_cursor",
     "revision_count",
     "revision_entry",
     "revision_record",
+    "sample_positions",
     "snapshot_files",
 ]
 
@@ -128,10 +131,12 @@ def entries_page(
     return _entries_of(conn, repo, shown), cursor
 
 
-def estimate_series(conn: Connection, repo: RepoId) -> list[EstimatePoint]:
-    """Every stored revision of `repo`, oldest first (by position, then storage order), with its
-    newest estimate's JSON: one indexed query over revisions and estimates only (no changes,
-    files or advisories), for charts over the whole history at any depth."""
+def estimate_series(conn: Connection, repo: RepoId, points: int | None = None) -> list[EstimatePoint]:
+    """The stored revisions of `repo`, oldest first (by position, then storage order), with their
+    newest estimate's JSON: one indexed query over revisions and estimates only (no changes, files
+    or advisories). With `points`, at most about that many revisions spread evenly over the whole
+    history (the first and the newest position always among them): a chart's series whose size
+    does not grow with depth."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return []
@@ -142,19 +147,59 @@ def estimate_series(conn: Connection, repo: RepoId) -> list[EstimatePoint]:
         # the newest estimate of a revision comes last (as _estimates_of picks it)
         .order_by(REVISIONS.c.position, REVISIONS.c.id, ESTIMATES.c.created_at, ESTIMATES.c.id)
     )
-    points: dict[int, EstimatePoint] = {}
+    if points is not None:
+        top = conn.execute(
+            sa.select(sa.func.max(REVISIONS.c.position)).where(REVISIONS.c.repo_id == repo_id)
+        ).scalar_one_or_none()
+        if top is not None and int(top) + 1 > points:
+            query = query.where(REVISIONS.c.position.in_(sample_positions(int(top), points)))
+    series: dict[int, EstimatePoint] = {}
     for r in conn.execute(query):
-        points[r.id] = EstimatePoint(r.position, r.sha, r.date, r.data)
-    return list(points.values())
+        series[r.id] = EstimatePoint(r.position, r.sha, r.date, r.data)
+    return list(series.values())
+
+
+def sample_positions(top: int, points: int) -> list[int]:
+    """At most `points` (≥ 2) positions spread evenly over 0..`top`, both ends included."""
+    points = max(2, points)
+    return sorted({round(k * top / (points - 1)) for k in range(points)})
+
+
+def newer_cursor(
+    conn: Connection, repo: RepoId, before: tuple[int, int], limit: int
+) -> tuple[bool, tuple[int, int] | None]:
+    """The "newer" link of the page shown with the keyset cursor `before` (position, revision id):
+    that page holds the entries older than `before`, so the page just newer holds the `limit`
+    entries from `before` (included) upward. (False, None) when there is none; (True, None) when
+    it is the newest page (no cursor); (True, cursor) otherwise, the `before` cursor that shows it.
+    One indexed query of at most `limit` + 1 keys."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return False, None
+    position, revision_id = before
+    rows = conn.execute(
+        sa.select(REVISIONS.c.position, REVISIONS.c.id)
+        .where(
+            REVISIONS.c.repo_id == repo_id,
+            sa.or_(
+                REVISIONS.c.position > position,
+                sa.and_(REVISIONS.c.position == position, REVISIONS.c.id >= revision_id),
+            ),
+        )
+        .order_by(REVISIONS.c.position, REVISIONS.c.id)
+        .limit(limit + 1)
+    ).all()
+    if not rows:
+        return False, None
+    if len(rows) <= limit:
+        return True, None
+    return True, (int(rows[limit].position), int(rows[limit].id))
 
 
 def revision_count(conn: Connection, repo: RepoId) -> int:
-    """How many revisions of `repo` are stored (an indexed COUNT)."""
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return 0
-    query = sa.select(sa.func.count()).select_from(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
-    return int(conn.execute(query).scalar_one())
+    """How many revisions of `repo` are stored (the summary kept at write time: one row read)."""
+    summary = repo_summary(conn, repo)
+    return 0 if summary is None else summary.revisions
 
 
 def _entries_of(conn: Connection, repo: RepoId, rows: Sequence[Any]) -> list[HistoryEntry]:

@@ -37,7 +37,11 @@ def _merge(conn: Connection, keep: int, other: int) -> int:
     )).scalar_one()
     conn.execute(sa.update(REPO_ALIASES).where(REPO_ALIASES.c.repo_id == other).values(repo_id=keep))
     conn.execute(sa.delete(REPOS).where(REPOS.c.id == other))
-    conn.execute(sa.update(REPOS).where(REPOS.c.id == keep).values(watched=bool(watched)))
+    conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.id == keep)
+        .values(watched=bool(watched), history_version=REPOS.c.history_version + 1)
+    )
     return keep
 
 
@@ -57,7 +61,9 @@ def rename_repo(conn: Connection, old: RepoId, new: RepoId, at: datetime) -> boo
         row_id = _merge(conn, row_id, new_id)
     # The new id is the row's own now: an alias with that key (a rename back) would shadow nothing.
     conn.execute(sa.delete(REPO_ALIASES).where(REPO_ALIASES.c.key == new.key))
-    conn.execute(sa.update(REPOS).where(REPOS.c.id == row_id).values(org=new.org, name=new.name, key=new.key))
+    conn.execute(sa.update(REPOS).where(REPOS.c.id == row_id).values(
+        org=new.org, name=new.name, key=new.key, history_version=REPOS.c.history_version + 1
+    ))
     if was.key == new.key:
         return False  # a repeat, or only the case of the spelling changed
     values = {"org": was.org, "name": was.name, "repo_id": row_id, "renamed_to": str(new), "renamed_at": at}

@@ -203,4 +203,13 @@ def _update_head(conn: Connection, repo_id: int) -> None:
         .limit(1)
         .scalar_subquery()
     )
-    conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=newest))
+    # The summary columns in the same statement (storage.summaries): one more revision, a new version.
+    conn.execute(
+        sa.update(REPOS)
+        .where(REPOS.c.id == repo_id)
+        .values(
+            head_sha=newest,
+            revision_count=REPOS.c.revision_count + 1,
+            history_version=REPOS.c.history_version + 1,
+        )
+    )

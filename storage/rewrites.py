@@ -15,6 +15,7 @@ from hubwatch.storage.idempotent import insert_ignoring
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
+from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryRewrite
 from sqlalchemy.engine import Connection
@@ -54,6 +55,8 @@ def record_rewrite(
     ).first() is not None
     if find_revision(conn, repo, new_head) is not None:
         conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
+    if inserted:
+        bump_versions(conn, [repo_id])  # the main line changed: what derives from it is stale
     return bool(inserted)
 
 
@@ -64,7 +67,9 @@ def move_head(conn: Connection, repo: RepoId, sha: str) -> bool:
     if repo_id is None or find_revision(conn, repo, sha) is None:
         return False
     result = conn.execute(
-        sa.update(REPOS).where(REPOS.c.id == repo_id, REPOS.c.head_sha.is_distinct_from(sha)).values(head_sha=sha)
+        sa.update(REPOS)
+        .where(REPOS.c.id == repo_id, REPOS.c.head_sha.is_distinct_from(sha))
+        .values(head_sha=sha, history_version=REPOS.c.history_version + 1)
     )
     return bool(result.rowcount)
 

@@ -72,6 +72,10 @@ class RepoRow(SQLModel, table=True):
     lease_owner: str | None = Field(default=None, sa_type=sa.String(200))
     lease_expires_at: datetime | None = _ts()
     created_at: datetime = Field(sa_type=UTCDateTime)
+    # Summaries kept at write time (storage.summaries): stored revisions, and a counter raised by
+    # every write that changes what derives from the history or the advisories.
+    revision_count: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    history_version: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class RevisionRow(SQLModel, table=True):

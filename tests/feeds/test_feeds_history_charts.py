@@ -1,5 +1,6 @@
-"""The model page's charts cover the whole history (Store.estimate_series), whichever keyset page
-is shown, and draw the same series as building them from every revision's full history entry."""
+"""The model page's charts span the whole history (Store.estimate_series, at most CHART_POINTS
+revisions spread evenly over it), whichever keyset page is shown, and draw the same series as
+building them from those revisions' full history entries."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ from hubwatch.estimator.estimate import Estimate
 from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.feeds import create_app
 from hubwatch.feeds.builders.views import chart_view, estimate_view, stored_estimate
-from hubwatch.feeds.routes.pages import PAGE_SIZE, history_charts, revision_charts
+from hubwatch.feeds.routes.pages import CHART_POINTS, MODEL_PAGE_SIZE, history_charts, revision_charts
 from hubwatch.feeds.text import short_sha
 from hubwatch.storage import Store
+from hubwatch.storage.history import sample_positions
 
 __all__: list[str] = []
 
@@ -92,11 +94,19 @@ def test_series_matches_full_history(store: Store) -> None:
     assert _charts_html(html) == '<section class="charts">' + "".join(expected) + "</section>"
 
 
-def test_deep_history_charts_cover_every_revision_on_every_page(store: Store) -> None:
+def test_deep_history_charts_are_bounded_and_span_the_whole_history_on_every_page(store: Store) -> None:
     repo = RepoId("charts", "deep")
-    depth = 2 * PAGE_SIZE + 9
-    _grow(store, repo, depth)
-    expected = '<section class="charts">' + "".join(_from_full_history(store, repo)) + "</section>"
+    depth = CHART_POINTS + 9
+    shas = _grow(store, repo, depth)
+    points = store.estimate_series(repo, CHART_POINTS)
+    wanted = sample_positions(depth - 1, CHART_POINTS)
+    assert len(points) <= CHART_POINTS and [p.position for p in points] == wanted
+    assert points[0].sha == shas[0] and points[-1].sha == shas[-1]  # the first and the newest revision
+    entries = [e for e in store.history(repo) if e.position in set(wanted)]
+    assert [p.estimate for p in points] == [e.estimate for e in entries]
+    views = [estimate_view(stored_estimate(e)) for e in entries]
+    charts = revision_charts([short_sha(e.revision.sha) for e in entries], views)
+    expected = '<section class="charts">' + "".join(charts) + "</section>"
     client = TestClient(create_app(make_settings(), store))
     path: str | None = f"/models/{repo}"
     pages = 0
@@ -106,7 +116,17 @@ def test_deep_history_charts_cover_every_revision_on_every_page(store: Store) ->
         older = re.search(r'<a rel="next" href="([^"]+)">older →</a>', html)
         path = older.group(1).replace("&amp;", "&") if older else None
         pages += 1
-    assert pages == 3
+    assert pages == -(-depth // MODEL_PAGE_SIZE)
+    # a history no longer than the bound is charted whole
+    assert store.estimate_series(repo, depth) == store.estimate_series(repo)
+
+
+def test_sample_positions_spread_evenly() -> None:
+    assert sample_positions(9, 120) == list(range(10))
+    spread = sample_positions(999, 120)
+    assert len(spread) == 120 and spread[0] == 0 and spread[-1] == 999
+    gaps = {b - a for a, b in zip(spread, spread[1:])}
+    assert gaps <= {8, 9}
 
 
 def test_unknown_and_empty_repo(store: Store) -> None:

@@ -38,7 +38,8 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     peaks = _peaks()
     assert "6.74 B" in html and peaks["lora"] in html and peaks["full_finetune"] in html
     assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
-    assert html.count("<details open><summary>Estimate at this revision") == 1  # the newest one, unfolded
+    assert html.count("<details open><summary>Estimate at the latest revision") == 1  # the newest one only
+    assert html.count("<table") == html.count("<table", 0, html.index('<ol class="revisions">'))  # one line a revision
     assert html.count("<svg") == 2 and "<polyline" in html
     head = html[html.index('<div class="verdict">'):html.index("</div>", html.index('<div class="verdict">'))]
     assert f'href="/models/{LLAMA2}/revisions/{shas[-1]}"' in head and "6.74 B parameters" in head
