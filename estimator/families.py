@@ -135,7 +135,10 @@ def _composite(cfg: Cfg, b: Build) -> None:
         if vision.model_type.startswith(("qwen2", "qwen3")):
             vh = build_qwen_vision(vision, b, "visual")
         else:
-            vh = build_vision_tower(vision, b, "vision_tower", vision_style(vision))
+            style = vision_style(vision)
+            if style == "vit" and vision.model_type not in VISION_TYPES:
+                b.guess(f"vision tower {vision.model_type or '(no model_type)'} (counted as a plain ViT)")
+            vh = build_vision_tower(vision, b, "vision_tower", style)
         b.tower = None
     tcfg = _text_cfg(cfg, text, "gemma3_text" if mt == "gemma3" else "llama")
     build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))

@@ -100,6 +100,11 @@ def vision_style(cfg: Cfg) -> str:
     return "vit"
 
 
+# Composites whose projector is LLaVA's linear-GELU-linear MLP (the generic branch below).
+_LLAVA_PROJECTOR = {"llava", "llava_next", "llava_onevision", "vipllava", "llava_next_video", "aya_vision",
+                    "internvl", "llava_llama", "llava_mistral", "llava_qwen"}
+
+
 def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
     """The layer that maps vision features into the language model's space."""
     mt = cfg.model_type
@@ -119,6 +124,8 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
         proj = cfg.int("projection_dim", default=th) or th
         b.add("projector", vh * proj + proj)
     else:
+        if mt not in _LLAVA_PROJECTOR:
+            b.guess(f"projector of {mt or '(no model_type)'} (counted as LLaVA's two-layer MLP)")
         bias = cfg.bool("multimodal_projector_bias", default=True)
         b.add("projector", vh * th + th * th + (2 * th if bias else 0))
         if mt in ("llava_next", "llava_onevision"):
