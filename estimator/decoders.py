@@ -174,7 +174,10 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     layers: list[Layer] = []
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
     kinds = mixer_kinds(cfg, n_layers)
+    for variant in sorted({k[15:] for k in kinds or () if k.startswith("attention-like:")}):
+        b.guess(f"layer type {variant!r} (counted as the model's plain attention)")
     if kinds is not None:
+        kinds = ["attention" if k.startswith("attention-like:") else k for k in kinds]
         types = tuple("none" if k not in ("attention", "parallel")
                       else (types[i] if i < len(types) and types[i] != "none" else "full") for i, k in enumerate(kinds))
     for i in range(n_layers):

@@ -45,6 +45,8 @@ def mixer_kinds(cfg: Cfg, n: int) -> list[str] | None:
                 kinds.append(linear or "unknown:linear_attention")
             elif t in _ATTENTION_NAMES:
                 kinds.append("attention")
+            elif "attention" in t or "attn" in t:  # a variant of attention (indexed, compressed, …)
+                kinds.append(f"attention-like:{t}")
             else:
                 kinds.append(f"unknown:{t}")
         return kinds if any(k != "attention" for k in kinds) else None
