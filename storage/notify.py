@@ -389,9 +389,16 @@ class NotifyStore:
         )
         return self._write(lambda c: int(c.execute(stmt).rowcount))
 
-    def mark_sent(self, ids: Sequence[int], worker_id: str, at: datetime) -> int:
-        """Delivered (all of `ids` at once: one message, maybe grouping several rows)."""
-        return self._settle(ids, worker_id, {"state": "sent", "sent_at": at, "last_error": None})
+    def mark_sent(self, ids: Sequence[int], worker_id: str, at: datetime, message_id: str) -> int:
+        """Delivered, all of `ids` at once as the one message `message_id` (its webhook-id)."""
+        if not isinstance(message_id, str) or not 0 < len(message_id) <= 64 or not is_storable(message_id):
+            raise InvalidRecord(f"message id must be 1 to 64 characters without NUL, got {message_id!r}")
+        values = {"state": "sent", "sent_at": at, "last_error": None, "message_id": message_id}
+        return self._settle(ids, worker_id, values)
+
+    def release(self, ids: Sequence[int], worker_id: str) -> int:
+        """Give claimed rows back untried (the sender is stopping): no attempt counted, due as before."""
+        return self._settle(ids, worker_id, {})
 
     def mark_skipped(self, ids: Sequence[int], worker_id: str, why: str) -> int:
         """Nothing to say after all (e.g. no pin is affected); kept, never sent."""
@@ -413,14 +420,15 @@ class NotifyStore:
         return self._settle(ids, worker_id, {"due_at": until})
 
     def sent_since(self, sub_ids: Sequence[int], since: datetime) -> dict[int, tuple[int, datetime | None]]:
-        """Per subscription: messages delivered since `since` (rows sent together count once) and
-        the oldest of those deliveries (when the rate-limit window frees up)."""
+        """Per subscription: messages delivered since `since` (distinct message ids: rows sent
+        together as one message count once) and the oldest of those deliveries (when the rate-limit
+        window frees up)."""
         if not sub_ids:
             return {}
         o = NOTIFY_OUTBOX.c
         with self._read() as c:
             rows = c.execute(
-                sa.select(o.subscription_id, sa.func.count(sa.distinct(o.sent_at)), sa.func.min(o.sent_at))
+                sa.select(o.subscription_id, sa.func.count(sa.distinct(o.message_id)), sa.func.min(o.sent_at))
                 .where(o.subscription_id.in_(list(sub_ids)), o.state == "sent", o.sent_at > since)
                 .group_by(o.subscription_id)
             ).all()
@@ -454,7 +462,7 @@ class NotifyStore:
         """The newest outbox rows (state, attempts, last error), for `notify status` and the tests."""
         o = NOTIFY_OUTBOX.c
         query = sa.select(o.id, o.subscription_id, o.key, o.repo, o.sha, o.state, o.attempts, o.due_at,
-                          o.last_error, o.created_at, o.sent_at).order_by(o.id.desc()).limit(limit)  # fmt: skip
+                          o.last_error, o.created_at, o.sent_at, o.message_id).order_by(o.id.desc()).limit(limit)  # fmt: skip
         if sub_id is not None:
             query = query.where(o.subscription_id == sub_id)
         with self._read() as c:

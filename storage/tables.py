@@ -338,6 +338,9 @@ class NotifyOutboxRow(SQLModel, table=True):
     last_error: str | None = Field(default=None, sa_type=sa.Text)
     created_at: datetime = Field(sa_type=UTCDateTime)
     sent_at: datetime | None = _ts()
+    # the delivered message this row went in (its webhook-id): rows grouped into one message share
+    # it, so the rate limit counts messages, not rows (migration 0009)
+    message_id: str | None = Field(default=None, sa_type=sa.String(64))
 
 
 # Core views of the tables, for the query modules (plain SQLAlchemy Core statements).

@@ -17,7 +17,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.clock import Clock, system_clock
@@ -74,12 +74,15 @@ class Sender:
         self.settings = settings
         self.worker_id = worker_id or f"notify:{socket.gethostname()}:{os.getpid()}"
         self._lease_s = BATCH * settings.notify_timeout_s + 60
-        self._last_sent = datetime.min.replace(tzinfo=UTC)
 
-    def flush(self, rounds: int = 100) -> FlushReport:
-        """Deliver what is due now (at most `rounds` batches)."""
+    def flush(self, rounds: int = 100, stop: threading.Event | None = None) -> FlushReport:
+        """Deliver what is due now (at most `rounds` batches). Once `stop` is set, no further
+        delivery starts: the one in flight finishes and is recorded, the rest of the claimed rows
+        go back untried (no attempt counted, nothing marked failed)."""
         report = FlushReport()
         for _ in range(rounds):
+            if stop is not None and stop.is_set():
+                break
             claimed = self.notes.claim(self.worker_id, self._clock(), BATCH, self._lease_s)
             if not claimed:
                 break
@@ -87,6 +90,9 @@ class Sender:
             for message in claimed:
                 by_sub[message.subscription_id].append(message)
             for sub_id, messages in by_sub.items():
+                if stop is not None and stop.is_set():
+                    self.notes.release([m.id for m in messages], self.worker_id)
+                    continue
                 self._deliver_for(sub_id, messages, report)
         return report
 
@@ -131,7 +137,7 @@ class Sender:
             return
         ids = [m.id for m in sendable]
         unit = sendable
-        key = unit[0].key if len(unit) == 1 else f"{sub.id}:group:{min(ids)}-{max(ids)}:{len(ids)}"
+        key = unit[0].key if len(unit) == 1 else f"{sub.id}:group:{','.join(map(str, sorted(ids)))}"
         digest = sub.digest if sub.digest or len(unit) > 1 else None
         outgoing = render(payloads, self.settings.public_url, key, digest=digest)
         now = self._clock()
@@ -151,11 +157,8 @@ class Sender:
                 log.info("notification %s to subscription %d failed (attempt %d), retrying at %s: %s",
                          outgoing.msg_id, sub.id, attempts, retry_at.isoformat(), exc)  # fmt: skip
             return
-        # Rows delivered together share one sent_at, and the rate limit counts distinct sent_at
-        # values: so two deliveries of this sender never share one, even on a coarse clock.
-        sent_at = max(now, self._last_sent + timedelta(microseconds=1))
-        self._last_sent = sent_at
-        self.notes.mark_sent(ids, self.worker_id, sent_at)
+        # the rows delivered together share the message's id: the rate limit counts distinct ids
+        self.notes.mark_sent(ids, self.worker_id, now, outgoing.msg_id)
         report.sent += 1
         log.info("notification %s sent to subscription %d (%s)", outgoing.msg_id, sub.id, shown_url(sub.url))
 
@@ -165,7 +168,7 @@ class Sender:
 
         while not stop.is_set():
             try:
-                self.flush()
+                self.flush(stop=stop)
             except StorageError as exc:  # the database is away: the rows wait, nothing is lost
                 log.warning("notification sweep failed: %s", exc)
             stop.wait(self.settings.notify_interval_s)

@@ -211,7 +211,7 @@ def test_two_senders_never_claim_the_same_message(opened: Store, clock: Clock) -
     assert notes.claim("w3", clock(), 10, 60) == []
     clock.now += timedelta(seconds=61)  # the leases of a crashed sender expire
     assert len(notes.claim("w3", clock(), 10, 60)) == 6
-    assert notes.mark_sent([first[0].id], "w1", clock()) == 0  # w1 lost its lease: it records nothing
+    assert notes.mark_sent([first[0].id], "w1", clock(), "msg_w1") == 0  # w1 lost its lease: it records nothing
 
 
 def test_removed_subscription_takes_its_messages(opened: Store, clock: Clock, tmp_path: Path) -> None:
@@ -219,3 +219,38 @@ def test_removed_subscription_takes_its_messages(opened: Store, clock: Clock, tm
     commit(opened, "b" * 40, "a" * 40)
     assert notes.remove(sub.id) and not notes.remove(sub.id)
     assert notes.messages() == [] and notes.subscriptions() == []
+
+
+def test_rate_limit_counts_messages_by_their_id(opened: Store, clock: Clock, receiver: WebhookReceiver) -> None:
+    """Each delivery has its own message id; the limit counts distinct ids in the hour, however
+    coarse the clock (here it stands still) and however many senders deliver."""
+    receiver.secret = secret = new_secret()
+    notes, sub = subscribe(opened, clock, receiver.url, secret=secret)
+    parent = "a" * 40
+    for i in range(3):
+        sha = f"{i + 1:x}" * 40
+        commit(opened, sha, parent, title=f"commit {i}")
+        parent = sha
+        # a fresh sender (another process) each time, all at the same instant
+        assert Sender(opened, settings(notify_rate_per_hour=2), clock=clock).flush().sent == (1 if i < 2 else 0)
+    assert len(receiver.received) == 2
+    assert notes.sent_since([sub.id], clock() - timedelta(hours=1))[sub.id] == (2, clock())
+    rows = {r["sha"]: r for r in notes.messages()}
+    assert rows["3" * 40]["state"] == "pending" and rows["3" * 40]["due_at"] > clock()
+    assert [rows[s]["message_id"] for s in ("1" * 40, "2" * 40)] == receiver.ids
+    assert len(set(receiver.ids)) == 2
+
+
+def test_a_grouped_message_counts_once(opened: Store, clock: Clock, receiver: WebhookReceiver) -> None:
+    receiver.secret = secret = new_secret()
+    notes, sub = subscribe(opened, clock, receiver.url, secret=secret)
+    parent = "a" * 40
+    for i in range(4):
+        sha = f"{i + 1:x}" * 40
+        commit(opened, sha, parent, title=f"commit {i}")
+        parent = sha
+    assert Sender(opened, settings(notify_rate_per_hour=3), clock=clock).flush().sent == 3  # 1, 1, then 2 grouped
+    assert [len(b["data"]["revisions"]) for b in receiver.received] == [1, 1, 2]
+    assert notes.sent_since([sub.id], clock() - timedelta(hours=1))[sub.id][0] == 3
+    grouped = [r for r in notes.messages() if r["message_id"] == receiver.ids[2]]
+    assert sorted(r["sha"] for r in grouped) == ["3" * 40, "4" * 40]
