@@ -1,10 +1,16 @@
-"""Operations: `/healthz` (the database answers) and `/metrics` (Prometheus text)."""
+"""Operations: `/healthz` (the database answers, probed off the event loop and the thread pool) and
+`/metrics` (Prometheus text)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+import concurrent.futures
+import math
+import threading
+import time
+from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
@@ -16,23 +22,95 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hubwatch.storage.errors import StorageError
 
-__all__ = ["router"]
+if TYPE_CHECKING:
+    from hubwatch.storage import Store
+
+__all__ = ["FRESH_S", "HealthProbe", "router"]
 
 router = APIRouter(tags=["ops"])
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
+FRESH_S = 1.0  # a probe's answer is reused this long
+STALE_S = 5.0  # while another request's probe runs, an answer this old is still given
+PROBE_TIMEOUT_S = 5.0  # a probe that has not answered by then: the database is unavailable
+
+_Answer = tuple[int, dict[str, Any]]
+
+
+class HealthProbe:
+    """The database probe behind `/healthz`, answered off the event loop and off the thread pool.
+
+    One probe (an indexed read, and the hub token's state) runs at a time, in a thread of its own:
+    never queued behind the deep requests that fill the pool's threads. Its answer is reused for
+    FRESH_S; a request that finds it older starts a probe and waits for it (at most
+    PROBE_TIMEOUT_S: then 503), and one that finds a probe running gives the answer it has when
+    that is under STALE_S old. Thread-safe and not bound to an event loop."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        self._answer: _Answer | None = None
+        self._at = -math.inf
+        self._running: concurrent.futures.Future[_Answer] | None = None
+
+    def _probe(self) -> _Answer:
+        try:
+            self._store.advisory("x_HEALTHZ-probe")  # one indexed read: proves the database answers
+            # A rejected hub token keeps the app up (pages, feeds and the OSV API serve the store)
+            # but polling stopped: 200 with the problem under "hub", so monitors see it without a
+            # restart loop.
+            problem = TokenProblem.loads(self._store.meta(TOKEN_KEY))
+        except (StorageError, SQLAlchemyError) as exc:
+            return 503, error_body("unavailable", f"database: {exc}")
+        hub: object = "ok" if problem is None else {"status": "token_rejected", **problem.to_json()}
+        return 200, {"status": "ok" if problem is None else "degraded", "database": "ok", "hub": hub}
+
+    def _run(self, future: concurrent.futures.Future[_Answer]) -> None:
+        try:
+            answer = self._probe()
+        except BaseException as exc:  # noqa: BLE001 — handed to the waiting request
+            future.set_exception(exc)
+            raise
+        with self._lock:
+            self._answer, self._at = answer, time.monotonic()
+        future.set_result(answer)
+
+    async def answer(self) -> _Answer:
+        now = time.monotonic()
+        with self._lock:
+            if self._answer is not None and now - self._at < FRESH_S:
+                return self._answer
+            running = self._running is not None and not self._running.done()
+            if running and self._answer is not None and now - self._at < STALE_S:
+                return self._answer
+            if not running:
+                self._running = concurrent.futures.Future()
+                threading.Thread(target=self._run, args=(self._running,), name="hubwatch-healthz", daemon=True).start()
+            future = self._running
+        assert future is not None
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), PROBE_TIMEOUT_S)
+        except TimeoutError:
+            return 503, error_body("unavailable", f"database: no answer within {PROBE_TIMEOUT_S:.0f} s")
+
+
+_probes_lock = threading.Lock()
+
+
 @router.get("/healthz")
-def healthz(ctx: Ctx) -> JSONResponse:
-    try:
-        ctx.store.advisory("x_HEALTHZ-probe")  # one indexed read: proves the database answers
-    except (StorageError, SQLAlchemyError) as exc:
-        return JSONResponse(error_body("unavailable", f"database: {exc}"), status_code=503)
-    # A rejected hub token keeps the app up (pages, feeds and the OSV API serve the store) but
-    # polling stopped: 200 with the problem under "hub", so monitors see it without a restart loop.
-    problem = TokenProblem.loads(ctx.store.meta(TOKEN_KEY))
-    hub: object = "ok" if problem is None else {"status": "token_rejected", **problem.to_json()}
-    return JSONResponse({"status": "ok" if problem is None else "degraded", "database": "ok", "hub": hub})
+async def healthz(request: Request, ctx: Ctx) -> JSONResponse:
+    """The database answers (200, or 503) and the hub token's state ("degraded" when rejected).
+
+    An `async` route on purpose: it does no database work on the event loop (HealthProbe runs the
+    probe in its own thread), so it answers while deep requests hold every thread of the pool."""
+    with _probes_lock:
+        probe = getattr(request.app.state, "healthz_probe", None)
+        if not isinstance(probe, HealthProbe):
+            probe = HealthProbe(ctx.store)
+            request.app.state.healthz_probe = probe
+    status, body = await probe.answer()
+    return JSONResponse(body, status_code=status)
 
 
 def _notification_counts(ctx: Ctx) -> dict[str, int]:

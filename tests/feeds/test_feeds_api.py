@@ -136,8 +136,11 @@ def test_plan_rejects_bad_input_naming_the_key(client: TestClient, data_dir) -> 
 
 def test_healthz_is_503_when_the_database_is_gone(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import shutil
+    import time
 
     from feeds_seed import make_settings
+
+    from hubwatch.feeds.routes.ops import FRESH_S
 
     from hubwatch.feeds import create_app
 
@@ -148,6 +151,7 @@ def test_healthz_is_503_when_the_database_is_gone(tmp_path) -> None:  # type: ig
         assert c.get("/healthz").status_code == 200
         gone.close()
         shutil.rmtree(folder)  # the next connection cannot open the file
+        time.sleep(FRESH_S)  # the probe's last answer is reused that long
         response = c.get("/healthz")
     assert response.status_code == 503 and response.json()["error"]["code"] == "unavailable"
 
