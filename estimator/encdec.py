@@ -11,10 +11,10 @@ __all__ = ["BART_TYPES", "T5_TYPES", "build_bart", "build_t5"]
 
 T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
 BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
-              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp"}
+              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led"}
 _FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
-_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "fsmt"}
+_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text"}  # FSMT's sinusoidal table is a parameter
 
 
 def build_t5(cfg: Cfg, b: Build) -> None:
@@ -93,10 +93,20 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     whisper = mt == "whisper"
     max_pos = cfg.int("max_position_embeddings", default=1024) or 1024
     b.max_pos = max_pos
-    offset = 2 if mt in ("bart", "mbart", "plbart", "mvp", "bigbird_pegasus") else 0
-    pos_params = 0 if mt in _SINUSOIDAL_BUFFER else (max_pos + offset) * d
+    learned = cfg.bool("use_learned_position_embeddings", default=mt not in _SINUSOIDAL_BUFFER)
+    offset = 2 if mt in ("bart", "mbart", "plbart", "mvp", "bigbird_pegasus", "trocr", "fsmt") else 0
+    pos_params = (max_pos + offset) * d if learned else 0
     final_ln = 2 * d if mt in _FINAL_LN or cfg.bool("add_final_layer_norm") else 0
-    emb_ln = 2 * d if mt in _EMB_LN else 0
+    emb_ln = 2 * d if cfg.bool("layernorm_embedding", default=mt in _EMB_LN) else 0
+    # LED: a Longformer encoder (long learned positions, global q/k/v) and a BART decoder
+    enc_pos = cfg.int("max_encoder_position_embeddings", default=None, minimum=1)
+    dec_pos = cfg.int("max_decoder_position_embeddings", default=None, minimum=1)
+    # FSMT (src/tgt vocabularies) and Marian without shared embeddings: separate encoder and decoder tables
+    separate = cfg.has("src_vocab_size") or not cfg.bool("share_encoder_decoder_embeddings", default=True)
+    src_vocab = cfg.int("src_vocab_size", default=vocab, minimum=1) or vocab
+    if cfg.int("decoder_vocab_size", default=vocab, minimum=1) != vocab:
+        vocab = cfg.int("decoder_vocab_size", minimum=1) or vocab
+        separate = True
     decoder_only = cfg.architecture.endswith("ForCausalLM")
     enc_shape = (seq, d)
     if whisper and decoder_only:
@@ -112,8 +122,12 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         max_pos = cfg.int("max_target_positions", default=448) or 448
         pos_params = max_pos * d
     elif not decoder_only:
-        b.embed("shared", vocab, d, (seq, d))
-        if pos_params:
+        b.embed("encoder.embed_tokens" if separate else "shared", src_vocab, d, (seq, d))
+        if separate:
+            b.embed("decoder.embed_tokens", vocab, d, (seq, d))
+        if enc_pos is not None and learned:
+            b.embed("encoder.embed_positions", enc_pos, d, (seq, d), "position_embedding")
+        elif pos_params:
             b.embed("encoder.embed_positions", max_pos + offset, d, (seq, d), "position_embedding")
         b.check(seq <= max_pos, f"sequence length {seq} exceeds max_position_embeddings ({max_pos})")
     if decoder_only:  # *ForCausalLM: the decoder alone (its layers keep their cross-attention), tied LM head
@@ -121,13 +135,17 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     else:
         b.add("norms", emb_ln + final_ln)
         enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
+        if mt == "led":
+            enc.linears += [("attention", lin(f"{n}_global", d, d, True)) for n in ("query", "key", "value")]
         b.stack("encoder", "encoder.layers", [enc] * n_enc, hidden=d, intermediate=ff_e,
                 attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc), shape=enc_shape)
     if not n_dec or cfg.architecture.endswith("EncoderModel"):
         return
     if whisper and not decoder_only:
         b.embed("decoder.embed_tokens", vocab, d, (seq, d))
-    if pos_params:
+    if dec_pos is not None and learned:
+        b.embed("decoder.embed_positions", dec_pos, d, (seq, d), "position_embedding")
+    elif pos_params:
         b.embed("decoder.embed_positions", pos_params // d, d, (seq, d), "position_embedding")
     b.add("norms", emb_ln + final_ln)
     dec = _bart_layer(d, nh_d, ff_d, cross=True, k_bias=not whisper)

@@ -13,7 +13,8 @@ _SUFFIXES = (
     ("ForCausalLM", "lm"), ("LMHeadModel", "lm"), ("ForConditionalGeneration", "lm"), ("ForMaskedLM", "mlm"),
     ("ForPreTraining", "pretrain"), ("ForSequenceClassification", "seqcls"), ("ForTokenClassification", "tokcls"),
     ("ForQuestionAnswering", "qa"), ("ForImageClassification", "imgcls"), ("ForMultipleChoice", "mc"),
-    ("ForNextSentencePrediction", "nsp"), ("ForCTC", "ctc"), ("ForSpeechSeq2Seq", "lm"), ("WithLMHead", "lm"), ("ForMaskedImageModeling", "base"),
+    ("ForNextSentencePrediction", "nsp"), ("ForCTC", "ctc"), ("ForSpeechSeq2Seq", "lm"), ("WithLMHead", "lm"),
+    ("ForMaskedImageModeling", "base"), ("MTModel", "lm"),
 )
 
 
