@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -22,11 +23,14 @@ class WebhookReceiver:
     """POSTs to http://127.0.0.1:PORT/hook, verified with `standardwebhooks.Webhook(secret).verify`.
 
     `received` holds the verified bodies; `rejected` what failed verification. `stop()` closes the
-    port (the receiver is down), `start()` opens the same port again.
+    port (the receiver is down), `start()` opens the same port again. With `delay_s` it answers
+    that late (a slow endpoint); `arrived` is set when a request came in, before the answer.
     """
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, delay_s: float = 0.0) -> None:
         self.port = port or free_port()
+        self.delay_s = delay_s
+        self.arrived = threading.Event()
         self.secret: str | None = None
         self.received: list[dict[str, Any]] = []
         self.ids: list[str] = []
@@ -45,6 +49,9 @@ class WebhookReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 - the http.server name
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                outer.arrived.set()
+                if outer.delay_s:
+                    time.sleep(outer.delay_s)
                 try:
                     assert outer.secret is not None, "the test did not give the receiver its secret"
                     data = Webhook(outer.secret).verify(body, dict(self.headers.items()))
