@@ -106,7 +106,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
             pass
         finally:
             stop_notifier.set()
-            notifier.join(rt.settings.notify_timeout_s)
+            notifier.join(2 * rt.settings.notify_timeout_s + 5)  # the delivery in flight ends and is recorded
             _shut_down(out, rt, cycle, scheduler)
 
 
