@@ -94,7 +94,7 @@ def history_rewrite_change(dropped: Sequence[str]) -> ChangeRecord:
         kind=Kind.FILES,
         severity=Severity.INFO,
         path="",
-        summary=f"history rewritten: {len(dropped)} earlier revision(s) no longer on the main branch ({short})",
+        summary=f"history rewritten: {len(dropped)} earlier revision{'' if len(dropped) == 1 else 's'} no longer on the main branch ({short})",
         detail={"file": "", "key": None, "old": list(dropped), "new": None, "history_rewrite": True},
         direction=Direction.UPDATE,
     )

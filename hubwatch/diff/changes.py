@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 
-__all__ = ["UPDATE", "HAZARD", "make_change", "show", "summarise_value"]
+__all__ = ["UPDATE", "HAZARD", "counted", "make_change", "show", "summarise_value"]
 
 HAZARD = Direction.HAZARD  # the new revision onward is affected
 UPDATE = Direction.UPDATE  # revisions before this one are affected
@@ -17,17 +17,59 @@ _MAX_SHOWN = 60  # characters of a value shown in a one-line summary
 _MAX_DETAIL = 2000  # characters of a value kept verbatim in `detail`
 
 
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """"1 tensor", "3 tensors" (`many`: an irregular plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
+
+
+def _compact(value: Any, budget: int) -> str:
+    """`value` as JSON in about `budget` characters, cut only between values: an object or array
+    keeps its first whole members and ends in "…" inside its brackets (a string inside is shown
+    whole or not at all); a long string on its own keeps its first whole words and says how long
+    it is. Never a cut inside a number, a key or a string member."""
+    text = _json(value)
+    if len(text) <= budget:
+        return text
+    if isinstance(value, (dict, list)):
+        items = sorted(value.items()) if isinstance(value, dict) else list(enumerate(value))
+        opened, closed = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        parts: list[str] = []
+        used = 2
+        for key, item in items:
+            head = f"{_json(str(key))}: " if isinstance(value, dict) else ""
+            room = budget - used - len(head) - 3  # ", …"
+            if room < 8:
+                break
+            if not isinstance(item, (dict, list)) and len(_json(item)) > room:
+                break  # a string or number inside is shown whole or not at all
+            piece = head + _compact(item, room)
+            if used + len(piece) + 2 > budget and parts:
+                break
+            parts.append(piece)
+            used += len(piece) + 2
+        return opened + ", ".join([*parts, "…"] if len(parts) < len(items) else parts) + closed
+    if isinstance(value, str):
+        head = value[: max(budget - 16, 8)]
+        words = head.rsplit(" ", 1)[0] if " " in head else head
+        return _json(words)[:-1] + f"…\" ({len(value):,} characters)"
+    return text  # a number or literal is never cut
+
+
 def show(value: Any) -> str:
-    """A short, readable rendering of a JSON value for a one-line summary."""
+    """A short, readable rendering of a JSON value for a one-line summary (cut between values,
+    never inside one: `{"factor": 8.0, "type": "llama3", …}`)."""
     if value is None:
         return "null"
     if isinstance(value, int) and not isinstance(value, bool) and value >= 10**18:
         return f"{value:.0e} (no limit)"  # transformers' VERY_LARGE_INTEGER sentinel
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
     if isinstance(value, str) and len(value) <= _MAX_SHOWN and value.isprintable():
         text = value  # plain; anything with newlines or control characters stays JSON-escaped
-    if len(text) > _MAX_SHOWN:
-        text = text[: _MAX_SHOWN - 1] + "…"
+    else:
+        text = _compact(value, _MAX_SHOWN)
     return "".join(_visible(c) for c in text)
 
 

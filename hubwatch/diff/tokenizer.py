@@ -14,7 +14,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
-from .changes import UPDATE, make_change, show
+from .changes import UPDATE, counted, make_change, show
 from .classify import SPECIAL_TOKEN_FLAGS, SPECIAL_TOKEN_KEY
 from .configs import diff_parsed, read_pair
 from .jsondiff import MISSING, key_changes, lookup
@@ -91,13 +91,13 @@ def _added_token_records(file: str, key: str, old: dict[str, Any], new: dict[str
         shown = ", ".join(f"{i} {show(_content(new[i]))}" for i in added[:5]) + (" …" if len(added) > 5 else "")
         records.append(make_change(
             Kind.TOKENIZER, Severity.MEDIUM, file=file, key=key, old=None,
-            new={i: new[i] for i in added}, summary=f"{len(added)} added token(s) defined: {shown}",
+            new={i: new[i] for i in added}, summary=f"{counted(len(added), 'added token')} defined: {shown}",
         ))  # fmt: skip
     if removed:
         shown = ", ".join(f"{i} {show(_content(old[i]))}" for i in removed[:5]) + (" …" if len(removed) > 5 else "")
         records.append(make_change(
             Kind.TOKENIZER, Severity.HIGH, file=file, key=key, old={i: old[i] for i in removed},
-            new=None, summary=f"{len(removed)} added token(s) removed: {shown}",
+            new=None, summary=f"{counted(len(removed), 'added token')} removed: {shown}",
         ))  # fmt: skip
     common = sorted(set(old) & set(new), key=str)
     renamed = [i for i in common if _content(old[i]) != _content(new[i])]
@@ -106,7 +106,7 @@ def _added_token_records(file: str, key: str, old: dict[str, Any], new: dict[str
         records.append(make_change(
             Kind.TOKENIZER, Severity.HIGH, file=file, key=key, old={i: old[i] for i in renamed},
             new={i: new[i] for i in renamed}, ids=renamed,
-            summary=f"{len(renamed)} added token(s) changed content: {shown}" + (" …" if len(renamed) > 3 else ""),
+            summary=f"{counted(len(renamed), 'added token')} changed content: {shown}" + (" …" if len(renamed) > 3 else ""),
         ))  # fmt: skip
     reflagged = [i for i in common if i not in renamed and old[i] != new[i]]
     if reflagged:
@@ -114,7 +114,7 @@ def _added_token_records(file: str, key: str, old: dict[str, Any], new: dict[str
         records.append(make_change(
             Kind.TOKENIZER, Severity.MEDIUM, file=file, key=key, old={i: old[i] for i in reflagged},
             new={i: new[i] for i in reflagged}, ids=reflagged,
-            summary=f"{len(reflagged)} added token(s) changed flags: {i} {show(_content(new[i]))} "
+            summary=f"{counted(len(reflagged), 'added token')} changed flags: {i} {show(_content(new[i]))} "
             f"{show(_flags(old[i]))} → {show(_flags(new[i]))}",
         ))  # fmt: skip
     return records

@@ -14,7 +14,7 @@ from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
 
-from .changes import HAZARD, UPDATE, make_change
+from .changes import HAZARD, UPDATE, counted, make_change
 
 __all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals", "unreadable_header_records"]
 
@@ -104,7 +104,7 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     after_names = set(new_t) if old_t and new_t else set(new_map)
     if before_names and after_names and before_names != after_names:
         added, removed = sorted(after_names - before_names), sorted(before_names - after_names)
-        parts = [f"{len(added)} tensors added" if added else "", f"{len(removed)} removed" if removed else ""]
+        parts = [f"{counted(len(added), 'tensor')} added" if added else "", f"{len(removed)} removed" if removed else ""]
         add(Kind.WEIGHTS, Severity.HIGH, "tensors", removed, added,
             f"{' and '.join(p for p in parts if p)}: {_names(added or removed)}")  # fmt: skip
     common = sorted(set(old_t) & set(new_t))
@@ -113,10 +113,10 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
         n = reshaped[0]
         add(Kind.WEIGHTS, Severity.HIGH, "shapes", {k: list(old_t[k][2]) for k in reshaped[:50]},
             {k: list(new_t[k][2]) for k in reshaped[:50]},
-            f"{len(reshaped)} tensors reshaped: {n} {list(old_t[n][2])} → {list(new_t[n][2])}")  # fmt: skip
+            f"{counted(len(reshaped), 'tensor')} reshaped: {n} {list(old_t[n][2])} → {list(new_t[n][2])}")  # fmt: skip
     dtype_moves = Counter((old_t[n][1], new_t[n][1]) for n in common if old_t[n][1] != new_t[n][1])
     if dtype_moves:
-        text = ", ".join(f"{a} → {b} ({c} tensors)" for (a, b), c in dtype_moves.most_common())
+        text = ", ".join(f"{a} → {b} ({counted(c, 'tensor')})" for (a, b), c in dtype_moves.most_common())
         add(Kind.DTYPE, Severity.MEDIUM, "dtype", sorted({a for a, _ in dtype_moves}),
             sorted({b for _, b in dtype_moves}), f"weights dtype {text}")  # fmt: skip
     # Re-uploads: same shard path, new LFS sha256.
@@ -128,7 +128,8 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     if reuploaded:
         same_shapes = not reshaped and not dtype_moves
         count = sum(1 for f, _, _ in new_t.values() if f in reuploaded)
-        what = f"{count} tensors in {len(reuploaded)} files" if count else f"{len(reuploaded)} files"
+        files = counted(len(reuploaded), "file")
+        what = f"{counted(count, 'tensor')} in {files}" if count else files
         add(Kind.WEIGHTS, Severity.MEDIUM, "lfs_sha256",
             {p: old.files[p].lfs_sha256 for p in reuploaded}, {p: new.files[p].lfs_sha256 for p in reuploaded},
             f"weights re-uploaded: {what}" + (" with identical shapes and dtypes" if same_shapes and new_t else ""),
@@ -136,16 +137,16 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     old_shards, new_shards = _shards(old), _shards(new)
     if old_path != new_path or (old_shards and new_shards and old_shards != new_shards):
         if old_path and not new_path:
-            summary = f"weight index {old_path} removed (was {len(old_shards)} shards)"
+            summary = f"weight index {old_path} removed (was {counted(len(old_shards), 'shard')})"
         elif new_path and not old_path:
-            summary = f"weight index {new_path} added ({len(new_shards)} shards)"
+            summary = f"weight index {new_path} added ({counted(len(new_shards), 'shard')})"
         else:
-            summary = f"sharding changed: {len(old_shards)} → {len(new_shards)} weight files"
+            summary = f"sharding changed: {len(old_shards)} → {counted(len(new_shards), 'weight file')}"
         add(Kind.WEIGHTS, Severity.LOW, "shards", sorted(old_shards), sorted(new_shards), summary)
     if old_total is not None and new_total is not None and old_total != new_total:
         delta = new_total - old_total
         add(Kind.WEIGHTS, Severity.MEDIUM, "metadata.total_size", old_total, new_total,
-            f"total_size {_human(old_total)} → {_human(new_total)} ({'+' if delta > 0 else ''}{delta} bytes)")  # fmt: skip
+            f"total_size {_human(old_total)} → {_human(new_total)} ({'+' if delta > 0 else ''}{delta} byte{'' if abs(delta) == 1 else 's'})")  # fmt: skip
     return records + unreadable_header_records(old, new)
 
 

@@ -60,8 +60,8 @@ def test_dtype_change_counts_tensors_and_bytes() -> None:
 def test_tensors_added_and_reshaped() -> None:
     changes = diff_snapshots(snap(layers=2), snap(layers=3, vocab=32001))
     summaries = {c.summary for c in changes}
-    assert "1 tensors added: model.layers.2.mlp.weight" in summaries
-    assert "1 tensors reshaped: model.embed_tokens.weight [32000, 64] → [32001, 64]" in summaries
+    assert "1 tensor added: model.layers.2.mlp.weight" in summaries
+    assert "1 tensor reshaped: model.embed_tokens.weight [32000, 64] → [32001, 64]" in summaries
     assert all(c.severity is Severity.HIGH for c in changes if c.detail["key"] in ("tensors", "shapes"))
 
 

@@ -66,7 +66,7 @@ def test_a_rewritten_history_is_itself_a_change(hubsim_factory: Any, store: Any,
     entry = store.revision(repo, "ab" * 20)
     assert entry is not None and entry.revision.parent == old[0]
     rewrite = [c for c in entry.changes if c.detail.get("history_rewrite")]
-    assert len(rewrite) == 1 and "2 earlier revision(s)" in rewrite[0].summary
+    assert len(rewrite) == 1 and "2 earlier revisions" in rewrite[0].summary
     assert rewrite[0].detail["old"] == old[1:]
     assert {Kind.CONTEXT} <= {c.kind for c in entry.changes}  # compared with v1, its real parent
 
