@@ -25,33 +25,46 @@ def build_t5(cfg: Cfg, b: Build) -> None:
     dff = cfg.concept("ffn", minimum=1) or 4 * d
     vocab = cfg.need("vocab")
     b.vocab = vocab
-    gated = cfg.str("feed_forward_proj", default="relu").startswith("gated") or cfg.bool("is_gated_act")
+    gated_act = cfg.bool("is_gated_act")
+    gated = cfg.str("feed_forward_proj", default="relu").startswith("gated") or gated_act
     buckets = cfg.int("relative_attention_num_buckets", default=32) or 0
     every_layer_bias = cfg.model_type == "umt5"
     enc_seq = dec_seq = b.seq
     b.embed("shared", vocab, d, (enc_seq, d))
     ffn = ffn_linears(d, dff, gated=gated, bias=False, names=("wi_0", "wi_1", "wo"))
     attn = attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False, names=("q", "k", "v", "o"), out_dim=d)
-    first = Layer(f"self_attn[mha {nh}x{dkv} rel]", f"mlp[{'glu' if gated else 'plain'} {dff}]", attn + ffn)
-    first.more("attention", buckets * nh)
-    first.more("norms", 2 * d)
-    rest = Layer(first.mixer, first.ffn, attn + ffn)
-    rest.more("attention", buckets * nh if every_layer_bias else 0)
-    rest.more("norms", 2 * d)
+    experts = cfg.concept("experts", default=0) or 0
+    sparse_ffn = ffn
+    if experts > 1:  # Switch Transformers: every sparse_step-th block's MLP is a top-1 router over experts
+        sparse_ffn = [("router", lin("router.classifier", d, experts, cfg.bool("router_bias")))] + ffn_linears(
+            d, cfg.concept("expert_ffn", default=dff, minimum=1) or dff, gated=gated, bias=False,
+            names=("wi_0", "wi_1", "wo"), component="experts", count=experts, active=1)
+    enc_sparse = _sparse_blocks(cfg, "encoder", n_enc, experts)
+    dec_sparse = _sparse_blocks(cfg, "decoder", n_dec, experts)
+    cache: dict[tuple[bool, bool, bool], Layer] = {}
+
+    def block(first_block: bool, sparse: bool, cross: bool) -> Layer:
+        key = (first_block or every_layer_bias, sparse, cross)
+        if key not in cache:
+            linears = attn + (attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False,
+                                                names=("q", "k", "v", "o"), out_dim=d) if cross else [])
+            ffn_type = f"moe[1 of {experts}]" if sparse else f"mlp[{'glu' if gated else 'plain'} {dff}]"
+            layer = Layer(f"self_attn[mha {nh}x{dkv} rel]" + ("+cross_attn" if cross else ""), ffn_type,
+                          linears + (sparse_ffn if sparse else ffn))
+            layer.more("attention", buckets * nh if key[0] else 0)
+            layer.more("norms", (3 if cross else 2) * d)
+            cache[key] = layer
+        return cache[key]
+
     spec = AttentionSpec(nh, nh, dkv, ("full",) * n_enc)
-    b.stack("encoder", "encoder.block", [first] + [rest] * (n_enc - 1), hidden=d, intermediate=dff,
-            attention=spec, shape=(enc_seq, d), gated=gated)
+    b.stack("encoder", "encoder.block", [block(i == 0, enc_sparse[i], False) for i in range(n_enc)], hidden=d,
+            intermediate=dff, attention=spec, shape=(enc_seq, d), gated=gated, num_experts=experts if experts > 1
+            else 0, experts_per_token=1 if experts > 1 else 0)
     b.add("norms", d)
     only_encoder = cfg.architecture.endswith("EncoderModel")
     if not only_encoder and n_dec:
-        cross = attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False, names=("q", "k", "v", "o"), out_dim=d)
-        dfirst = Layer(first.mixer + "+cross_attn", first.ffn, attn + cross + ffn)
-        dfirst.more("attention", buckets * nh)
-        dfirst.more("norms", 3 * d)
-        drest = Layer(dfirst.mixer, dfirst.ffn, attn + cross + ffn)
-        drest.more("attention", buckets * nh if every_layer_bias else 0)
-        drest.more("norms", 3 * d)
-        b.stack("decoder", "decoder.block", [dfirst] + [drest] * (n_dec - 1), hidden=d, intermediate=dff,
+        b.stack("decoder", "decoder.block", [block(i == 0, dec_sparse[i], True) for i in range(n_dec)], hidden=d,
+                intermediate=dff,
                 attention=AttentionSpec(nh, nh, dkv, ("full",) * n_dec, cross_attention=True),
                 shape=(dec_seq, d), gated=gated)
         b.add("norms", d)
@@ -59,6 +72,18 @@ def build_t5(cfg: Cfg, b: Build) -> None:
             b.add("head", vocab * d)
             b.lm_head_params = vocab * d
         b.node("lm_head", "lm_head", (dec_seq, vocab))
+
+
+def _sparse_blocks(cfg: Cfg, part: str, n: int, experts: int) -> list[bool]:
+    """Switch Transformers: block i is sparse when i % step == 1 (every block when the step is 1); the step
+    is given, or follows from the number of sparse blocks."""
+    if experts <= 1:
+        return [False] * n
+    count = cfg.int(f"num_sparse_{part}_layers", default=None)
+    step = cfg.int(f"{part}_sparse_step", default=None)
+    if step is None:
+        step = n // count if count else 1
+    return [step > 0 and (step == 1 or i % step == 1) for i in range(n)]
 
 
 def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool) -> Layer:
