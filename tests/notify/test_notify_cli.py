@@ -152,3 +152,47 @@ def test_kill9_between_commit_and_delivery_delivers_once(tmp_path: Path, databas
         if proc.poll() is None:
             proc.kill()
         hook.stop()
+
+
+def test_notify_test_sends_now_and_queues_nothing(tmp_path: Path) -> None:
+    from receivers import Mailbox
+
+    invoke = runner(tmp_path / "hw.db")
+    hook, box = WebhookReceiver().start(), Mailbox()
+    try:
+        added = invoke("notify", "add", hook.url)
+        assert added.exit_code == 0, added.output
+        hook.secret = added.stdout.strip().splitlines()[-1]
+        assert invoke("notify", "add", box.url()).exit_code == 0
+        for sub_id in ("1", "2"):
+            sent = invoke("notify", "test", sub_id)
+            assert sent.exit_code == 0, sent.output
+            assert "sent a test message to" in sent.stdout
+        assert hook.rejected == []
+        ((revision,),) = [b["data"]["revisions"] for b in hook.received]
+        assert revision["test"] is True and revision["title"] == "hubwatch test message"
+        ((_, to, mail),) = box.messages
+        assert to == ["ops@example.com"] and "hubwatch test message" in mail
+        # nothing queued: not counted, not delivered again as a real message
+        status = json.loads(invoke("notify", "status", "--json").stdout)
+        assert {k: status[k] for k in ("pending", "sent", "failed", "dead", "skipped")} == dict.fromkeys(
+            ("pending", "sent", "failed", "dead", "skipped"), 0
+        ) and status["by_subscription"] == {}
+        assert "sent 0," in invoke("notify", "flush").stdout
+        assert len(hook.received) == 1 and len(box.messages) == 1
+        # a second test is a new message (its own webhook-id), not a retry of the first
+        assert invoke("notify", "test", "1").exit_code == 0
+        assert len(set(hook.ids)) == 2
+    finally:
+        hook.stop()
+        box.stop()
+    # both targets down: exit 1 with the target's own error, still nothing queued
+    down = invoke("notify", "test", "1")
+    assert down.exit_code == 1
+    assert f"webhook {hook.url}: ConnectError" in down.output
+    mail_down = invoke("notify", "test", "2")
+    said = " ".join(mail_down.output.split())  # the console wraps long lines
+    assert mail_down.exit_code == 1 and 'Connection error while submitting email to "127.0.0.1"' in said
+    assert json.loads(invoke("notify", "status", "--json").stdout)["by_subscription"] == {}
+    missing = invoke("notify", "test", "9")
+    assert missing.exit_code == 2 and "no subscription 9" in missing.output
