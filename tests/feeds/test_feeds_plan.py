@@ -300,3 +300,37 @@ def test_panels_are_cached_per_revision_and_settings(client: TestClient) -> None
     client.get(f"/models/{LLAMA2}")
     cache = client.app.state.estimate_panels  # type: ignore[attr-defined]
     assert len(cache._items) == 2
+
+
+def test_a_polled_revision_estimates_as_the_cli_does_on_the_hub(hubsim_factory: Any, store: Store, data_dir: Path,
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end: the tracker polls the emulator and stores the revision's files; the model page's panel
+    and the API then give the checkpoint count and memory `hubwatch estimate org/name` reads from the hub."""
+    from feeds_seed import make_settings
+
+    from hubwatch.cli import main
+    from hubwatch.feeds import create_app
+    from hubwatch.settings import Settings
+    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.poller import poll_repos
+
+    sim = hubsim_factory(root=data_dir / "hubsim", at=None)
+    repo = RepoId.parse("hubsim-test/tiny-llama")
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
+    store.watch(repo)
+    poll_repos([repo], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    monkeypatch.setenv("HUBWATCH_HUB_ENDPOINT", sim.url)
+    with pytest.raises(SystemExit):
+        main(["estimate", str(repo), "--json", "--method", "full", "--batch", "3"])
+    (cli,) = json.loads(capsys.readouterr().out)
+    assert cli["params"]["checkpoint"] and cli["params"]["checkpoint"] != cli["params"]["derived"]
+    with TestClient(create_app(make_settings(), store)) as web:
+        api = web.post("/api/v1/plan", json={"repo": str(repo), "settings": {"method": "full", "batch": 3}}).json()
+        panel = _panel(web.get(f"/models/{repo}?method=full&batch=3").text)
+    assert api["revision"] == cli["revision"] == sim.head(str(repo))
+    assert api["params"] == cli["params"] and api["memory"]["methods"] == cli["methods"]
+    assert api["findings"] == cli["findings"]
+    assert f"{cli['params']['checkpoint']:,}" in panel and f"{cli['params']['delta_pct']:+.2f} %" in panel
+    assert html.escape(cli["params"]["explanation"]) in panel
+    assert _cells(panel, "full fine-tune")[1] == f"{cli['methods']['full']['peak_gb']:.1f} GB"
