@@ -64,7 +64,9 @@ def build(cfg: Cfg, b: Build) -> str:
     if family == "composite":
         _composite(cfg, b)
     elif family == "encoder-decoder":
-        if mt in T5_TYPES or cfg.has("d_kv"):
+        if mt == "t5gemma":
+            _t5gemma(cfg, b)
+        elif mt in T5_TYPES or cfg.has("d_kv"):
             build_t5(cfg, b)
         elif cfg.sub("encoder") is not None and not cfg.has("encoder_layers"):
             _encoder_decoder_pair(cfg, b)
@@ -240,6 +242,25 @@ def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
         else:
             build_decoder(sub, b, prefix=key)
         b.tower = None
+
+
+def _t5gemma(cfg: Cfg, b: Build) -> None:
+    """T5Gemma: a Gemma-2 stack as the encoder and another as the decoder, whose layers add cross-attention
+    (query from the decoder, keys and values from the encoder's width) with its two norms; the head is tied."""
+    for key in ("encoder", "decoder"):
+        sub = cfg.sub(key)
+        if sub is None:
+            raise ConfigError(cfg.key(key), "missing: T5Gemma describes its encoder and decoder as sub-configs")
+        part = _text_cfg(cfg, Cfg({**sub.data, "model_type": "gemma2"}, sub.path), "gemma2")
+        build_decoder(part, b, prefix=f"model.{key}", name=key, head="base" if key == "encoder" else "lm")
+        if key == "decoder":
+            h, n = part.need("hidden"), part.need("layers")
+            nh, nkv = part.need("heads"), part.concept("kv_heads", minimum=1) or part.need("heads")
+            hd = part.concept("head_dim", minimum=1) or h // nh
+            enc_h = part.int("cross_attention_hidden_size", default=h, minimum=1) or h
+            b.add("attention", n * (h * nh * hd + 2 * enc_h * nkv * hd + nh * hd * h))
+            b.add("norms", n * 2 * h)
+    b.vocab = cfg.concept("vocab") or b.vocab  # the model's vocabulary (the decoder's, as the head reads it)
 
 
 def _audio_tower(audio: Cfg, b: Build) -> None:
