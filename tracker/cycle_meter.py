@@ -49,7 +49,8 @@ class CycleMeter:
                     entry = store.revision(outcome.repo, sha)
                     if entry is not None:
                         lags.append(max(0.0, (finished - entry.revision.date).total_seconds()))
-        failures = [o for o in outcomes if isinstance(o, Failed)]
+        failures = [o for o in outcomes if isinstance(o, Failed) and not o.deferred]  # a deferral is no failure
+        deferred = sum(1 for o in outcomes if isinstance(o, Failed) and o.deferred)
         return CycleReport(
             worker=self._worker,
             started_at=self.started_at,
@@ -58,7 +59,7 @@ class CycleMeter:
             repos=len(outcomes),
             new_revisions=sum(len(o.shas) for o in outcomes if isinstance(o, NewRevisions)),
             failures=len(failures),
-            rate_limited=by["429"] + sum(1 for o in failures if o.retry_after is not None),
+            rate_limited=by["429"] + deferred,
             requests_ok=by["ok"],
             requests_4xx=by["4xx"],
             requests_429=by["429"],

@@ -16,7 +16,7 @@ from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import PollState, RepoId
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabled, RepoNotFound, TokenRejected
 from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
-from hubwatch.tracker.hubstate import clear_token_problem, record_token_problem
+from hubwatch.tracker.hubstate import StoreWindow, clear_token_problem, record_token_problem
 from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ class Failed:
     saved: tuple[str, ...] = ()  # revisions stored before the failure
     retry_after: float | None = None
     token_rejected: bool = False  # the hub rejected the token: a hub-wide failure, not this repo's
+    # The hub's rate limit (a 429, or its window known spent) put the poll off: not the repo's
+    # failure. Nothing is recorded on the repo (state, error and failure count stay as they were).
+    deferred: bool = False
 
 
 PollOutcome = Unchanged | NewRevisions | Failed
@@ -162,12 +165,16 @@ def poll_repo(
         record_token_problem(store, hub.token, "the hub rejected the token (401 invalid credentials)", exc.fix, now())
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
         return Failed(repo, reason, PollState.ERROR, exc.fix, tuple(saved), None, token_rejected=True)
+    except RateLimited as exc:
+        reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
+        recorded = store.repo_state(repo)
+        state = recorded.state if recorded is not None else PollState.NEW
+        return Failed(repo, reason, state, exc.fix, tuple(saved), exc.retry_after, deferred=True)
     except HubError as exc:
         state = _state_of(exc)
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
         store.record_poll(repo, state, reason, now(), started=started, new_revisions=len(saved))
-        retry = exc.retry_after if isinstance(exc, RateLimited) else None
-        return Failed(repo, reason, state, exc.fix, tuple(saved), retry)
+        return Failed(repo, reason, state, exc.fix, tuple(saved))
     finally:
         end_poll_deadline(deadline)
 
@@ -196,7 +203,12 @@ def poll_repos(
     """Poll each repo in turn; one repo's failure never stops the others.
 
     `clock` is the "now" of every poll time recorded (pass the one the store was opened with).
+    The hub client's rate-limit gate is shared through the store (`hubstate.StoreWindow`) unless
+    it is already: a one-shot `hubwatch poll` inside a window another worker found spent sends
+    nothing, and its repos come back deferred (`Failed.deferred`), not failed.
     """
+    if hub.guard.shared is None:
+        hub.guard.share(StoreWindow(store, clock))
     outcomes: list[PollOutcome] = []
     for repo in repos:
         try:

@@ -244,12 +244,16 @@ class PollCycle:
         (outcome,) = poll_repos([repo], hub=self._hub, store=self._store, settings=self._settings, clock=self._clock,
                                 stop=self._stopping.is_set)
         # Consecutive failures live in the store, so backoff holds whichever worker polls next.
-        failures = prior_failures + 1 if isinstance(outcome, Failed) else 0
+        deferred = isinstance(outcome, Failed) and outcome.deferred
+        failures = prior_failures if deferred else prior_failures + 1 if isinstance(outcome, Failed) else 0
         if isinstance(outcome, Failed):
-            log.warning("%s (%s)", outcome.reason, outcome.fix)
+            log.log(logging.INFO if deferred else logging.WARNING, "%s (%s)", outcome.reason, outcome.fix)
         at = self._clock()
         if isinstance(outcome, Failed) and outcome.token_rejected:
             when = at  # not this repo's fault: due again once the token is fixed (cycles skip until then)
+        elif isinstance(outcome, Failed) and outcome.deferred:
+            # The hub's rate limit, not the repo: due again when the window reopens, no backoff counted.
+            when = at + timedelta(seconds=max(1.0, outcome.retry_after or self._settings.poll_interval_s))
         elif self._stopping.is_set() and not isinstance(outcome, Failed):
             when = at  # stopped between revisions: due again at once, for whichever worker is up
         elif listing_ok and not isinstance(outcome, Failed):

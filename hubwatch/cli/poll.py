@@ -46,6 +46,9 @@ def _outcome_text(outcome: PollOutcome) -> str:
     if isinstance(outcome, NewRevisions):
         n = len(outcome.shas)
         return f"[green]new[/green]       {escape(outcome.repo)}: {n} new revision{'s' if n != 1 else ''} stored"
+    if isinstance(outcome, Failed) and outcome.deferred:
+        kept = f" ({len(outcome.saved)} revisions stored before it)" if outcome.saved else ""
+        return f"[yellow]deferred[/yellow]  {escape(outcome.reason)}{kept} [dim]— not counted as a failure[/dim]"
     if isinstance(outcome, Failed):
         kept = f" ({len(outcome.saved)} revisions stored before it)" if outcome.saved else ""
         return f"[red]failed[/red]    {escape(outcome.reason)}{kept} [dim]— fix: {escape(outcome.fix)}[/dim]"
@@ -71,7 +74,8 @@ def _deliver_notifications(rt: Runtime) -> None:
 @cli.command()
 @click.argument("repos", nargs=-1, type=REPO_ID, metavar="[ORG/NAME]...")
 def poll(repos: tuple[RepoId, ...]) -> None:
-    """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed."""
+    """Poll watched repos now (all, or the ORG/NAME given); exit 1 when any failed, 3 when the hub's
+    rate limit deferred some (inside a window another worker found spent, nothing is sent)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
     from hubwatch.tracker.poller import Failed, failed, poll_repos
@@ -107,8 +111,15 @@ def poll(repos: tuple[RepoId, ...]) -> None:
         from hubwatch.tracker.errors import TokenRejected
 
         raise TokenRejected("the hub rejected the token (401 Invalid credentials in Authorization header); no repo was polled after it")
-    if failed(outcomes):
+    if any(not o.deferred for o in failed(outcomes)):
         click.get_current_context().exit(EXIT_FAILED)
+    deferred = [o for o in failed(outcomes) if o.deferred]
+    if deferred:
+        from hubwatch.tracker.errors import RateLimited
+
+        wait = max((o.retry_after or 0.0 for o in deferred), default=0.0)
+        raise RateLimited(f"the hub's rate limit deferred {len(deferred)} of {len(outcomes)} repos for about "
+                          f"{wait:.0f} s; they were not polled and no failure was counted", retry_after=wait)
 
 
 @cli.command()

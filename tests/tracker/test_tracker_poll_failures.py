@@ -7,7 +7,7 @@ Faults are injected by the emulator (missing and gated repos, invalid JSON, trun
 from __future__ import annotations
 
 import csv
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from hubwatch.settings import Settings
 from hubwatch.domain.records import RepoId
 from hubwatch.tracker.hub import HubClient
 from hubwatch.hubsim import demo_root
+from hubwatch.hubsim.modes import requests_seen
 from hubwatch.tracker.poller import Failed, NewRevisions, Unchanged, backoff_delay, next_poll_at, poll_repos
 
 LLAMA = RepoId.parse("meta-llama/Llama-2-7b-hf")
@@ -117,8 +118,16 @@ def test_rate_limit_backs_off_at_least_retry_after(hubsim_factory: Any, root: Pa
     assert isinstance(qwen, Failed) and "deferred" in qwen.reason and (qwen.retry_after or 0) > 890
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert (next_poll_at(limited, 1, settings, now) - now).total_seconds() == 900
-    hub = HubClient.from_settings(settings)  # a new window (here: a restarted worker) polls again
-    (later,) = poll_repos([LLAMA], hub=hub, store=store, settings=settings)
+    # Deferrals are not the repos' failures: nothing recorded on them.
+    assert [(s.state, s.failures) for s in store.watched()] == [("new", 0), ("new", 0)]
+    # A restarted worker honours the window recorded in the store, sending nothing inside it ...
+    sent = requests_seen(sim.state)
+    (inside,) = poll_repos([LLAMA], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    assert isinstance(inside, Failed) and inside.deferred and requests_seen(sim.state) == sent
+    # ... and polls again once it has passed.
+    after = datetime.now(timezone.utc) + timedelta(seconds=901)
+    hub = HubClient.from_settings(settings)
+    (later,) = poll_repos([LLAMA], hub=hub, store=store, settings=settings, clock=lambda: after)
     assert isinstance(later, NewRevisions)
 
 

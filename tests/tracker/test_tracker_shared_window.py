@@ -100,3 +100,70 @@ def test_a_connect_failure_mid_listing_fails_fast(stop_before_second_page: Any, 
     took = time.monotonic() - began
     assert isinstance(outcome, Failed) and "could not reach the hub" in outcome.reason, outcome
     assert took < 5, f"a refused connection held the poll {took:.1f} s (huggingface_hub sleeps 23 s retrying it)"
+
+
+def test_a_one_shot_poll_honours_a_window_another_worker_found_spent(
+    hubsim_factory: Any, root: Path, tmp_path: Path
+) -> None:
+    """`hubwatch poll` (cron) inside the shared window sends nothing, counts no failure and exits 3."""
+    import os
+    import subprocess
+    import sys
+    from datetime import datetime, timedelta, timezone
+
+    from hubwatch.storage import Store
+
+    sim = hubsim_factory(root=root, at="v1")
+    db = f"sqlite:///{tmp_path / 'cron.db'}"
+    store = Store.open(db)
+    try:
+        for repo in (LLAMA, TINY):
+            store.watch(repo)
+        store.defer_hub(datetime.now(timezone.utc) + timedelta(seconds=120))  # as a daemon's worker records it
+        env = {**os.environ, "HUBWATCH_DATABASE_URL": db, "HUBWATCH_HUB_ENDPOINT": sim.url, "HF_TOKEN": ""}
+        run = subprocess.run([sys.executable, "-m", "hubwatch", "poll"], env=env, capture_output=True, text=True,
+                             timeout=120)  # fmt: skip
+        assert requests_seen(sim.state) == 0, "the one-shot poll called a hub whose window is spent"
+        assert run.returncode == 3, (run.stdout, run.stderr)
+        lines = run.stdout.splitlines()
+        assert sorted(line.split()[:2] for line in lines if line.strip()) == [
+            ["deferred", f"{TINY}:"], ["deferred", f"{LLAMA}:"]], run.stdout
+        assert "rate limit deferred 2 of 2 repos" in run.stderr and "fix:" in run.stderr, run.stderr
+        for state in store.watched():
+            assert (state.state, state.failures, state.last_error) == ("new", 0, None), state
+        store.defer_hub(datetime.now(timezone.utc))  # cannot shorten it: the window stays until it passes
+    finally:
+        store.close()
+
+
+def test_a_429_defers_the_repo_without_counting_a_failure(hubsim_factory: Any, root: Path, store: Any) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from hubwatch.domain.records import PollState
+
+    sim = hubsim_factory(root=root, at="v1")
+    store.watch(LLAMA)
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, poll_interval_s=60)
+    now = [datetime(2030, 1, 1, tzinfo=timezone.utc)]
+
+    def cycle() -> list[Any]:  # a fresh client each time (its own gate stays shut for the real 30 s)
+        hub = HubClient.from_settings(settings)
+        return PollCycle(hub=hub, store=store, settings=settings, worker_id="w", clock=lambda: now[0])()
+
+    for round_ in range(3):  # every poll of the repo meets a 429 with Retry-After 30
+        sim.set_faults(rate_limit=1, retry_after=30, rate_limit_path=f"/api/models/{LLAMA}*")
+        (outcome,) = cycle()
+        state = store.repo_state(LLAMA)
+        assert isinstance(outcome, Failed) and outcome.deferred and 29 <= (outcome.retry_after or 0) <= 30, outcome
+        assert (state.state, state.failures, state.last_error) == (PollState.NEW, 0, None), (round_, state)
+        wait = (state.next_poll_at - now[0]).total_seconds()
+        assert 29 <= wait <= 30, (round_, wait)  # Retry-After each time, not a growing backoff
+        now[0] = state.next_poll_at + timedelta(seconds=1)
+    sim.set_faults()
+    (outcome,) = cycle()
+    assert not isinstance(outcome, Failed) and store.repo_state(LLAMA).state == PollState.OK
+    with store.engine.connect() as conn:
+        import sqlalchemy as sa
+
+        failures = conn.execute(sa.text("SELECT sum(failures), sum(rate_limited) FROM poll_cycles")).one()
+    assert int(failures[0]) == 0 and int(failures[1]) >= 3, failures  # three deferrals, none of them a failure
