@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["DEFAULT_HUB", "Settings", "load_settings"]
@@ -16,6 +16,12 @@ class Settings(BaseSettings):
     """Every setting hubwatch reads; each one can be set as HUBWATCH_<NAME>."""
 
     model_config = SettingsConfigDict(env_prefix="HUBWATCH_", extra="ignore")
+    _public_url_given: bool = PrivateAttr(default=False)
+
+    @property
+    def public_url_given(self) -> bool:
+        """Whether HUBWATCH_PUBLIC_URL (or `public_url=`) was given, not derived from host and port."""
+        return self._public_url_given
 
     database_url: str = Field(
         default_factory=lambda: f"sqlite:///{Path.cwd() / 'hubwatch.db'}",
@@ -122,7 +128,8 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _public_url_follows_host_and_port(self) -> "Settings":
         # Links must point where the app listens unless a public URL is given (a proxy, a domain).
-        if "public_url" not in self.model_fields_set:
+        self._public_url_given = "public_url" in self.model_fields_set
+        if not self._public_url_given:
             host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
             self.public_url = f"http://[{host}]:{self.port}" if ":" in host else f"http://{host}:{self.port}"
         return self

@@ -84,6 +84,8 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     scan = scan_path(path)
     threshold = Severity(fail_on)
     reports = _reports(scan, server, settings, acks.ids, warn=True)
+    # The compare page a suggestion links: the server asked, else HUBWATCH_PUBLIC_URL when it is set.
+    web_url = server or (settings.public_url if settings.public_url_given else None)
     failed = _fails(reports, threshold, strict)
     fixed: list[dict[str, Any]] | None = None
     diff: str | None = None
@@ -95,7 +97,7 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
         fixed += [{"path": p.path, "line": p.line, "cell": p.cell, "repo": str(p.repo), "old": p.revision,
                    "new": None, "written": False, "why": why} for p, why in left]
         if not as_json:
-            report_table(reports, scan.skipped, threshold, acks, strict)
+            report_table(reports, scan.skipped, threshold, acks, strict, web_url)
             print_fixes(fixes, left, dry_run)
         if dry_run:
             diff = "".join(unified_diff(f) for f in fixes)
@@ -107,9 +109,9 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
             # What is left after the rewrite decides the exit code: the pins as they now stand.
             failed = _fails(_reports(scan_path(path), server, settings, acks.ids, warn=False), threshold, strict)
     if as_json:
-        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed, diff))
+        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed, diff, web_url))
     elif not fix:
-        report_table(reports, scan.skipped, threshold, acks, strict)
+        report_table(reports, scan.skipped, threshold, acks, strict, web_url)
     if failed:
         click.get_current_context().exit(EXIT_FAILED)
 

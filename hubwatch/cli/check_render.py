@@ -13,7 +13,7 @@ from hubwatch.pincheck.ignore import Acknowledgements
 from hubwatch.pincheck.pins import Pin
 from hubwatch.pincheck.report import AdvisoryHit, PinReport
 
-__all__ = ["print_expired", "print_fixes", "report_json", "report_table"]
+__all__ = ["compare_url", "print_expired", "print_fixes", "report_json", "report_table"]
 
 _STATUS_STYLE = {"affected": "red", "clean": "green", "unknown": "yellow", "unpinned": "yellow"}
 
@@ -22,16 +22,27 @@ def _worst_first(hits: Sequence[AdvisoryHit]) -> list[AdvisoryHit]:
     return sorted(hits, key=lambda h: (-(h.severity.rank if h.severity else 99), h.id))
 
 
+def compare_url(web_url: str | None, report: PinReport) -> str | None:
+    """The web app's compare page from the pin to its suggested commit (the page's URL shape,
+    `/models/ORG/NAME/compare/BASE...HEAD`), when a web app is known and there is a suggestion."""
+    if not web_url or report.suggestion is None or not report.commit:
+        return None
+    return f"{web_url.rstrip('/')}/models/{report.pin.repo}/compare/{report.commit[:12]}...{report.suggestion.commit[:12]}"
+
+
 def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str,
                 acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None,
-                diff: str | None = None) -> str:
+                diff: str | None = None, web_url: str | None = None) -> str:
     rows = []
     for r in reports:
+        suggested = r.suggestion.to_json() if r.suggestion else None
+        if suggested is not None and (url := compare_url(web_url, r)):
+            suggested["compare_url"] = url
         rows.append({
             "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": str(r.pin.repo),
             "revision": r.pin.revision, "style": r.pin.style, "status": r.status, "commit": r.commit,
             "note": r.note, "advisories": [h.to_json() for h in r.hits],
-            "suggested": r.suggestion.to_json() if r.suggestion else None,
+            "suggested": suggested,
         })
     body: dict[str, Any] = {
         "pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "fail_on": fail_on,
@@ -46,13 +57,15 @@ def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]]
     return json.dumps(body, indent=2, ensure_ascii=False)
 
 
-def _print_suggestion(report: PinReport) -> None:
+def _print_suggestion(report: PinReport, web_url: str | None) -> None:
     out = out_console()
     s = report.suggestion
     if s is None:
         return
     resolves = f" (resolves {', '.join(s.resolves)})" if s.resolves else ""
     out.print(f"    [green]move to[/green] {escape(s.commit)}{escape(resolves)}", soft_wrap=True)
+    if url := compare_url(web_url, report):
+        out.print(f"      compare: {escape(url)}", soft_wrap=True, highlight=False)
     for change in s.changes:
         severity = change.severity.value if change.severity else "?"
         out.print(f"      on the way: {styled(severity)} {escape(change.id)}  {escape(change.summary)}", soft_wrap=True)
@@ -64,7 +77,8 @@ def _print_suggestion(report: PinReport) -> None:
 
 
 def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], threshold: Severity,
-                 acks: Acknowledgements, strict: bool) -> None:
+                 acks: Acknowledgements, strict: bool, web_url: str | None = None) -> None:
+    """The per-pin report; `web_url`: a hubwatch web app whose compare page each suggestion links."""
     out = out_console()
     if not reports:
         out.print("no model pins found")
@@ -88,7 +102,7 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
                 extra += f"  [dim](ignored: {escape(why)})[/dim]"
             out.print(f"    {styled(severity)}{' ' * (9 - len(severity))}{escape(h.id.ljust(width))}  {kinds}{extra}",
                       soft_wrap=True)
-        _print_suggestion(r)
+        _print_suggestion(r, web_url)
         if r.note:
             out.print(f"    [dim]{escape(r.note)}[/dim]", soft_wrap=True)
     for path, why in skipped:
