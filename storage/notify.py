@@ -22,7 +22,7 @@ from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.engine import redact, write_transaction
 from hubwatch.storage.errors import DatabaseUnavailable, InvalidRecord, StorageError
 from hubwatch.storage.idempotent import insert_ignoring
-from hubwatch.storage.tables import NOTIFY_OUTBOX, NOTIFY_SUBSCRIPTIONS, REPOS
+from hubwatch.storage.tables import ADVISORIES, NOTIFY_OUTBOX, NOTIFY_SUBSCRIPTIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text, is_storable
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -36,7 +36,9 @@ __all__ = [
     "Subscription",
     "SubscriptionSpec",
     "digest_due",
+    "enqueue_rederived",
     "enqueue_revision",
+    "unseen_advisories",
 ]
 
 T = TypeVar("T")
@@ -251,6 +253,66 @@ def enqueue_revision(
                 "created_at": now,
             }
         )
+    if not rows:
+        return 0
+    result = conn.execute(insert_ignoring(conn, NOTIFY_OUTBOX, ["key"]), rows)
+    return max(int(result.rowcount), 0)
+
+
+def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> list[AdvisoryRecord]:
+    """The records of `records` whose id the store does not hold yet and that are not withdrawn:
+    what a re-derivation found that was never announced (read before they are upserted)."""
+    ids = [r.id for r in records]
+    if not ids:
+        return []
+    known = set(conn.execute(sa.select(ADVISORIES.c.id).where(ADVISORIES.c.id.in_(ids))).scalars())
+    return [r for r in records if r.id not in known and r.withdrawn is None]
+
+
+def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[AdvisoryRecord], now: datetime) -> int:
+    """Announce advisories a re-derivation (a new advisory model) raised for the first time, in its
+    transaction: one row per (subscription, advisory), keyed `SUB:advisory:ID`, so a re-run adds
+    nothing; an advisory already stored (announced with its revision) never reaches here. How many
+    rows were new."""
+    if not advisories:
+        return 0
+    subs = [_subscription(r) for r in conn.execute(sa.select(NOTIFY_SUBSCRIPTIONS)).all()]
+    if not subs:
+        return 0
+    org, name = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
+    repo = RepoId(str(org), str(name))
+    revisions = {
+        str(r.sha): r
+        for r in conn.execute(
+            sa.select(REVISIONS.c.sha, REVISIONS.c.parent_sha, REVISIONS.c.title, REVISIONS.c.date).where(
+                REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_({a.revision_sha for a in advisories})
+            )
+        ).all()
+    }
+    rows = []
+    for sub in subs:
+        if not sub.matches_repo(repo):
+            continue
+        for record in advisories:
+            kinds, severity = _advisory_facts(record)
+            revision = revisions.get(record.revision_sha)
+            if revision is None or not sub.wants_advisory(kinds, severity):
+                continue
+            payload = {
+                "repo": str(repo),
+                "sha": record.revision_sha,
+                "parent": revision.parent_sha,
+                "title": clean_text(revision.title),
+                "date": checked_utc(revision.date).isoformat(),
+                "worst_severity": severity.value if severity else None,
+                "changes": [],
+                "changes_total": 0,
+                "advisories": [{**record.osv, "id": record.id}],
+                "rederived": True,  # found by a newer advisory model in a revision stored before
+            }
+            rows.append({"subscription_id": sub.id, "key": f"{sub.id}:advisory:{record.id}", "repo": str(repo),
+                         "sha": record.revision_sha, "payload": payload, "state": "pending", "attempts": 0,
+                         "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now})  # fmt: skip
     if not rows:
         return 0
     result = conn.execute(insert_ignoring(conn, NOTIFY_OUTBOX, ["key"]), rows)

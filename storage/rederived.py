@@ -12,7 +12,8 @@ from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
 from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.repos import find_revision
+from hubwatch.storage.notify import enqueue_rederived, unseen_advisories
+from hubwatch.storage.repos import find_repo, find_revision
 from hubwatch.storage.revisions import save_changes
 from hubwatch.storage.tables import CHANGES, STORE_META
 from sqlalchemy.engine import Connection
@@ -69,4 +70,8 @@ def replace_derived(
             raise InvalidRecord(f"{repo}@{sha} is not stored: its changes cannot be replaced")
         conn.execute(sa.delete(CHANGES).where(CHANGES.c.revision_id == revision_id))
         save_changes(conn, revision_id, records)
+    fresh = unseen_advisories(conn, advisories)  # raised for the first time: announced once (storage.notify)
     upsert_advisories(conn, advisories, now)
+    repo_id = find_repo(conn, repo)
+    if fresh and repo_id is not None:
+        enqueue_rederived(conn, repo_id, fresh, now)
