@@ -77,7 +77,7 @@ async def list_models(request: Request) -> Response:
     else:
         keys = _LISTING_KEYS + (_FULL_KEYS if _flag(q.get("full")) else ())
     items = [{k: d[k] for k in keys if k in d} for d in docs]
-    chunk, headers = page(request, items, 1000, state)
+    chunk, headers = page(request, items, 1000, state, max_size=1000)  # the hub pages a listing by 1,000 at most
     return JSONResponse(chunk, headers=headers)
 
 

@@ -73,9 +73,13 @@ def _int_param(request: Request, name: str, default: int) -> int:
     return number
 
 
-def page(request: Request, items: Sequence[T], default_size: int, state: SimState) -> tuple[list[T], dict[str, str]]:
-    """One page of `items` (query `p` = page index, `limit` = size) and its `Link: rel="next"` header."""
+def page(
+    request: Request, items: Sequence[T], default_size: int, state: SimState, max_size: int | None = None
+) -> tuple[list[T], dict[str, str]]:
+    """One page of `items` (query `p` = page index, `limit` = size, at most `max_size`, as the hub
+    caps a listing's page) and its `Link: rel="next"` header."""
     size = _int_param(request, "limit", state.page_size or default_size)
+    size = min(size, max_size) if max_size is not None else size
     index = _int_param(request, "p", 0)
     chunk = list(items[index * size : (index + 1) * size])
     headers: dict[str, str] = {}
