@@ -68,6 +68,11 @@ class Settings(BaseSettings):
         default="low", description="Lowest severity that produces an OSV advisory (info changes never do)."
     )
     advisory_prefix: str = Field(default="x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
+    family_refresh_s: int = Field(
+        default=21600, ge=60,
+        description="Seconds between readings of the hub's listing for the derivatives of each base watched with "
+        "`watch add --derivatives` (`hubwatch run`); new derivatives found are watched.",
+    )
     admin_token: str | None = Field(default=None, description="Bearer token for admin endpoints; unset disables them.")
     webhook_secret: str | None = Field(default=None, description="Secret the hub webhook must send in X-Webhook-Secret.")
     hub_timeout_s: float = Field(

@@ -6,7 +6,7 @@ into `hubwatch.tracker.errors` types here and nowhere else, each carrying the re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 import contextvars
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -169,6 +169,30 @@ class HubClient:
             return out
 
         return self._call(fetch, None)
+
+    def derivatives(
+        self, base: RepoId, relations: Sequence[str], *, limit: int | None = None
+    ) -> list[tuple[RepoId, str]]:
+        """The models whose card names `base` as `base_model`, with the relation the hub tags them
+        with: the listing filtered on `base_model:<relation>:ORG/NAME`, one relation at a time,
+        every page (Link `rel="next"`); at most `limit` in all, in the listing's order."""
+        rid = str(base)
+
+        def fetch() -> list[tuple[RepoId, str]]:
+            found: dict[RepoId, str] = {}
+            for relation in relations:
+                for info in self._api.list_models(filter=f"base_model:{relation}:{rid}"):
+                    if limit is not None and len(found) >= limit:
+                        return list(found.items())
+                    try:
+                        repo = RepoId.parse(info.id)
+                    except ValueError:
+                        continue  # an id the hub should never list: not ours to follow
+                    if repo != base:
+                        found.setdefault(repo, relation)
+            return list(found.items())
+
+        return self._call(fetch, rid)
 
     # -- one revision ----------------------------------------------------------------------------
 

@@ -19,17 +19,46 @@ def watch() -> None:
     """Add, remove and list the repos hubwatch tracks."""
 
 
+_RELATIONS = ("finetune", "quantized", "adapter", "merge")
+
+
+def _relations(value: str | None) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(v.strip() for v in (value or "").split(",") if v.strip()))
+    bad = [v for v in chosen if v not in _RELATIONS]
+    if bad:
+        raise click.BadParameter(f"unknown relation {', '.join(bad)}: use a comma-separated list of {', '.join(_RELATIONS)}",
+                                 param_hint="--relation")  # fmt: skip
+    return chosen
+
+
 @watch.command("add")
 @click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
-def add(repos: tuple[RepoId, ...]) -> None:
+@click.option("--derivatives", is_flag=True,
+              help="Also watch the models whose card names ORG/NAME as base_model (found through the hub's "
+                   "listing, read again every HUBWATCH_FAMILY_REFRESH_S in `hubwatch run`).")  # fmt: skip
+@click.option("--relation", "relation", default=None, metavar="LIST",
+              help="With --derivatives: only these relations (comma-separated: finetune,quantized,adapter,merge).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="With --derivatives: at most N derivatives.")
+def add(repos: tuple[RepoId, ...], derivatives: bool, relation: str | None, limit: int | None) -> None:
     """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
     from hubwatch.wiring import open_runtime
 
+    relations = _relations(relation)
+    if (relations or limit is not None) and not derivatives:
+        raise click.UsageError("--relation and --limit choose derivatives: add --derivatives")
     out = out_console()
     with open_runtime(clock=command_clock()) as rt:
         for repo in repos:
-            added = rt.store.watch(repo)
-            out.print(f"{'watching' if added else 'already watching'} {escape(repo)}")
+            if not derivatives:
+                added = rt.store.watch(repo)
+                out.print(f"{'watching' if added else 'already watching'} {escape(repo)}")
+                continue
+            from hubwatch.tracker.family import watch_family
+
+            found = watch_family(rt.store, rt.hub, repo, relations, limit, rt.clock)
+            out.print(f"watching {escape(repo)} and {len(found)} derivative(s)", highlight=False)
+            for derived, rel in found:
+                out.print(f"  {escape(derived)} ({escape(rel)})", highlight=False)
 
 
 @watch.command("remove")
@@ -58,8 +87,11 @@ def list_(as_json: bool) -> None:
 
     from hubwatch.wiring import open_runtime
 
+    from hubwatch.tracker.family import families
+
     with open_runtime(clock=command_clock()) as rt:
         states = rt.store.watched()
+        bases = {m.repo: m for m in families(rt.store, rt.clock).members()}
     if as_json:
         rows = [
             {
@@ -70,6 +102,8 @@ def list_(as_json: bool) -> None:
                 "last_polled_at": s.last_polled_at.isoformat() if s.last_polled_at else None,
                 "next_poll_at": s.next_poll_at.isoformat() if s.next_poll_at else None,
                 "last_error": s.last_error,
+                "base": str(bases[s.repo].base) if s.repo in bases else None,
+                "relation": bases[s.repo].relation if s.repo in bases else None,
             }
             for s in states
         ]
@@ -82,6 +116,8 @@ def list_(as_json: bool) -> None:
     table.add_column("revs", justify="right", no_wrap=True)
     table.add_column("head", overflow="fold")
     table.add_column("last polled", overflow="fold")
+    if bases:
+        table.add_column("base (relation)", overflow="fold")
     for s in states:
         style = {"ok": "green", "new": "cyan"}.get(s.state, "red")
         table.add_row(
@@ -90,6 +126,7 @@ def list_(as_json: bool) -> None:
             str(s.revision_count),
             escape((s.head_sha or "")[:12]),
             s.last_polled_at.strftime("%Y-%m-%d %H:%M") if s.last_polled_at else "never",
+            *([escape(f"{bases[s.repo].base} ({bases[s.repo].relation})") if s.repo in bases else ""] if bases else []),
         )
     out = out_console()
     out.print(table if states else "no repos watched: `hubwatch watch add ORG/NAME`")

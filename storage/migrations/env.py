@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 from hubwatch.storage import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from hubwatch.storage import families  # noqa: F401  (and the family tables)
 from hubwatch.storage.engine import parse_url
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel

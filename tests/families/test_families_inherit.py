@@ -1,0 +1,107 @@
+"""A base's chat-template fix and its three derivatives, through the emulator's listing and a real store.
+
+famlab/base v2 ends assistant turns with the eos token; chat-stale still carries v1's template
+(until its own v2), chat-fixed already has the fix, chat-own has a template of its own
+(tests/data/families/README.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from hubwatch.advisories.inherit import is_inherited
+from hubwatch.advisories.osv import schema
+from hubwatch.domain.records import RepoId
+from hubwatch.settings import Settings
+from hubwatch.tracker.family import check_inheritance, families, watch_family
+from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.poller import poll_repos
+
+BASE = RepoId.parse("famlab/base")
+STALE = RepoId.parse("famlab/chat-stale")
+FIXED = RepoId.parse("famlab/chat-fixed")
+OWN = RepoId.parse("famlab/chat-own")
+
+
+def _setup(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubClient, Settings]:
+    sim = hubsim_factory(root=data_dir / "families", at="v1")
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
+    return sim, HubClient.from_settings(settings), settings
+
+
+def _poll_all(store: Any, hub: HubClient, settings: Settings) -> None:
+    poll_repos([s.repo for s in store.watched()], hub=hub, store=store, settings=settings)
+
+
+def _inherited(store: Any, repo: RepoId) -> list[Any]:
+    return [r for r in store.advisories(repo) if is_inherited(r.osv)]
+
+
+def test_discovered_through_the_listing_with_relations(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
+    _, hub, _ = _setup(hubsim_factory, store, data_dir)
+    found = dict(watch_family(store, hub, BASE))
+    assert found == {STALE: "finetune", FIXED: "finetune", OWN: "adapter"}  # chat-fixed's relation inferred
+    assert {s.repo for s in store.watched()} == {BASE, STALE, FIXED, OWN}
+    members = {m.repo: (m.base, m.relation) for m in families(store).members()}
+    assert members == {STALE: (BASE, "finetune"), FIXED: (BASE, "finetune"), OWN: (BASE, "adapter")}
+    # Only the relation asked for.
+    assert dict(hub.derivatives(BASE, ["adapter"])) == {OWN: "adapter"}
+    assert len(hub.derivatives(BASE, ["finetune", "adapter"], limit=2)) == 2
+
+
+def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
+    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
+    watch_family(store, hub, BASE)
+    _poll_all(store, hub, settings)
+    assert check_inheritance(store, settings) == []  # the base advised nothing yet
+
+    fix_sha = sim.advance(str(BASE))
+    _poll_all(store, hub, settings)
+    (base_fix,) = [a for a in store.advisories(BASE) if "chat_template" in a.osv["database_specific"]["kinds"]]
+    assert base_fix.revision_sha == fix_sha
+    checks = {c.repo: c.result for c in check_inheritance(store, settings)}
+    assert checks[STALE].status == "stale" and checks[FIXED].status == "matches" and checks[OWN].status == "own"
+
+    (inherited,) = _inherited(store, STALE)
+    osv = inherited.osv
+    jsonschema.validate(osv, schema())
+    assert osv["upstream"] == [base_fix.id] and base_fix.id in osv["related"]
+    assert osv["summary"] == f"{STALE} still carries the chat template that {BASE} fixed at {fix_sha[:12]}"
+    (entry,) = osv["database_specific"]["changes"]
+    rendered = entry["detail"]["rendered_diff"]
+    assert rendered and any("</s>" in r["diff"] for r in rendered.values())  # the base's eos, rendered in the sandbox
+    stale_head = store.head(STALE).sha
+    assert osv["affected"][0]["ranges"][0]["events"] == [{"introduced": stale_head}]
+    assert [a.id for a in store.advisories_affecting(STALE, stale_head)] == [inherited.id]
+
+    assert _inherited(store, FIXED) == [] and store.advisories(FIXED) == []
+    assert _inherited(store, OWN) == []
+    own_note = families(store).member(OWN).notes[base_fix.id]  # type: ignore[union-attr]
+    assert own_note["status"] == "own" and "of its own" in own_note["note"]
+    assert check_inheritance(store, settings) == []  # nothing moved: nothing checked again
+
+
+def test_the_inherited_advisory_closes_when_the_derivative_updates(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
+    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
+    watch_family(store, hub, BASE)
+    _poll_all(store, hub, settings)
+    sim.advance(str(BASE))
+    _poll_all(store, hub, settings)
+    check_inheritance(store, settings)
+    (opened,) = _inherited(store, STALE)
+    old_head = store.head(STALE).sha
+
+    new_head = sim.advance(str(STALE))
+    _poll_all(store, hub, settings)
+    (checked,) = check_inheritance(store, settings)
+    assert checked.repo == STALE and checked.result.status == "matches"
+    (closed,) = _inherited(store, STALE)
+    assert closed.id == opened.id and closed.modified > opened.modified
+    events = closed.osv["affected"][0]["ranges"][0]["events"]
+    assert events == [{"introduced": old_head}, {"fixed": new_head}]
+    jsonschema.validate(closed.osv, schema())
+    # The old head is affected by the inherited record and by chat-stale's own update advisory.
+    assert closed.id in {a.id for a in store.advisories_affecting(STALE, old_head)}
+    assert store.advisories_affecting(STALE, new_head) == []

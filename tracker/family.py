@@ -1,0 +1,193 @@
+"""Families: a base's derivatives found through the hub's listing and kept watched, and what each
+derivative inherits of the base's advisories (hubwatch.advisories.inherit), saved like any other.
+
+- `watch_family`: `hubwatch watch add ORG/NAME --derivatives`: the base, and every model the hub
+  lists under `base_model:<relation>:ORG/NAME`, watched; the family recorded in the store.
+- `refresh_families`: the same listing read again for each family whose last reading is older
+  than `HUBWATCH_FAMILY_REFRESH_S` (`hubwatch run` does it after its poll cycles), so new
+  derivatives are picked up.
+- `check_inheritance`: for each derivative whose head or whose base's advisories moved since it was
+  last checked, each of the base's advisories about copied files planned against the derivative's
+  stored files; inherited advisories upserted through the store's one advisory path (so /v1/query,
+  feeds and pages see them), notes (matches / own / stale) kept on the family member.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from hubwatch.advisories.inherit import Inherited, carries, inheritable, is_inherited, plan_inherited
+from hubwatch.domain.clock import Clock, system_clock
+from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.domain.snapshot import Snapshot
+from hubwatch.storage.families import RELATIONS, Families, FamilyMember
+from hubwatch.tracker.pipeline import load_baseline
+
+if TYPE_CHECKING:
+    from hubwatch.settings import Settings
+    from hubwatch.storage import Store
+    from hubwatch.tracker.hub import HubClient
+
+__all__ = ["FamilyCheck", "FamilyJob", "check_inheritance", "families", "refresh_families", "watch_family"]
+
+log = logging.getLogger(__name__)
+
+
+def families(store: Store, clock: Clock = system_clock) -> Families:
+    """The store's family queries."""
+    return Families(store.engine, clock)
+
+
+def watch_family(
+    store: Store, hub: HubClient, base: RepoId, relations: Sequence[str] = (), limit: int | None = None,
+    clock: Clock = system_clock,
+) -> list[tuple[RepoId, str]]:  # fmt: skip
+    """Watch `base` and its derivatives (the relations given, default all; at most `limit`) as the
+    hub lists them now; the derivatives found, with their relation."""
+    fam = families(store, clock)
+    fam.set_root(base, relations, limit)
+    found = hub.derivatives(base, list(relations) or list(RELATIONS), limit=limit)
+    fam.add_members(base, found)
+    return found
+
+
+def refresh_families(
+    store: Store, hub: HubClient, settings: Settings, clock: Clock = system_clock, *, force: bool = False
+) -> dict[RepoId, list[RepoId]]:
+    """Read the listing again for each family due (or all, with `force`); the new derivatives per base."""
+    fam = families(store, clock)
+    now = clock()
+    due = timedelta(seconds=settings.family_refresh_s)
+    added: dict[RepoId, list[RepoId]] = {}
+    for root in fam.roots():
+        if not force and root.refreshed_at is not None and now - root.refreshed_at < due:
+            continue
+        found = hub.derivatives(root.repo, list(root.relations) or list(RELATIONS), limit=root.max_derivatives)
+        new = fam.add_members(root.repo, found)
+        if new:
+            added[root.repo] = new
+    return added
+
+
+@dataclass(frozen=True)
+class FamilyCheck:
+    """One base advisory checked against one derivative."""
+
+    repo: RepoId
+    base: RepoId
+    upstream: str
+    result: Inherited
+
+
+@dataclass
+class _Snapshots:
+    store: Store
+    cache: dict[tuple[RepoId, str | None], Snapshot] = field(default_factory=dict)
+
+    def at(self, repo: RepoId, sha: str | None) -> Snapshot:
+        key = (repo, sha)
+        if key not in self.cache:
+            self.cache[key] = load_baseline(self.store, repo, sha).snapshot
+        return self.cache[key]
+
+
+def _fingerprint(head: str, records: Sequence[AdvisoryRecord]) -> str:
+    return head + "|" + ",".join(sorted(f"{r.id}@{r.modified.isoformat()}" for r in records))
+
+
+def _carried_since(
+    snaps: _Snapshots, member: FamilyMember, shas: Sequence[str], record: AdvisoryRecord, before: Snapshot,
+    after: Snapshot,
+) -> str:  # fmt: skip
+    """The oldest revision of the unbroken run up to the head that carries the stale content."""
+    since = shas[-1]
+    for sha in reversed(shas[:-1]):
+        if not carries(record, before, after, snaps.at(member.repo, sha)):
+            break
+        since = sha
+    return since
+
+
+def _check_member(
+    store: Store, fam: Families, snaps: _Snapshots, member: FamilyMember, settings: Settings, force: bool
+) -> list[FamilyCheck]:
+    head = store.head(member.repo)
+    if head is None:
+        return []  # not polled yet: checked once its history is stored
+    base_records = [r for r in store.advisories(member.base) if inheritable(r)]
+    fingerprint = _fingerprint(head.sha, base_records)
+    if not force and member.notes.get("_checked") == fingerprint:
+        return []
+    shas = store.revision_shas(member.repo) or [head.sha]
+    if shas[-1] != head.sha:
+        shas = [*shas, head.sha]
+    prior = {
+        str(r.osv["database_specific"]["inherited"]["upstream"]): r
+        for r in store.advisories(member.repo)
+        if is_inherited(r.osv)
+    }
+    snapshot = snaps.at(member.repo, head.sha)
+    checks: list[FamilyCheck] = []
+    records: list[AdvisoryRecord] = []
+    notes: dict[str, Any] = {"_checked": fingerprint}
+    for record in base_records:
+        parent = record.osv["database_specific"].get("parent")
+        before = snaps.at(member.base, parent if isinstance(parent, str) else None)
+        after = snaps.at(member.base, record.revision_sha)
+        since = _carried_since(snaps, member, shas, record, before, after)
+        result = plan_inherited(
+            derivative=member.repo, relation=member.relation, head=head, snapshot=snapshot, carried_since=since,
+            base_record=record, before=before, after=after, prior=prior.get(record.id), settings=settings,
+            id_repo=store.first_id(member.repo),
+        )  # fmt: skip
+        if result.record is not None:
+            records.append(result.record)
+        notes[record.id] = {"status": result.status, "note": result.note, "sha": head.sha}
+        checks.append(FamilyCheck(member.repo, member.base, record.id, result))
+    if records:
+        store.replace_derived(member.repo, {}, records)
+    fam.set_notes(member.repo, notes)
+    return checks
+
+
+def check_inheritance(
+    store: Store, settings: Settings, clock: Clock = system_clock, *, force: bool = False,
+    repos: Sequence[RepoId] | None = None,
+) -> list[FamilyCheck]:  # fmt: skip
+    """Check every derivative (or those in `repos`) whose head or base advisories moved since it was
+    last checked (all of them with `force`); what was found, per derivative and base advisory."""
+    fam = families(store, clock)
+    snaps = _Snapshots(store)
+    wanted = None if repos is None else set(repos)
+    checks: list[FamilyCheck] = []
+    for member in fam.members():
+        if wanted is None or member.repo in wanted:
+            checks += _check_member(store, fam, snaps, member, settings, force)
+    return checks
+
+
+class FamilyJob:
+    """The scheduled job of `hubwatch run`: the poll cycle, then the families due refreshed and
+    inheritance checked (a failure there is logged; the next cycle tries again)."""
+
+    def __init__(self, cycle: Callable[[], object], store: Store, hub: HubClient, settings: Settings,
+                 clock: Clock = system_clock) -> None:  # fmt: skip
+        self.cycle = cycle
+        self.store = store
+        self.hub = hub
+        self.settings = settings
+        self.clock = clock
+
+    def __call__(self) -> object:
+        outcome = self.cycle()
+        try:
+            if families(self.store, self.clock).roots():
+                refresh_families(self.store, self.hub, self.settings, self.clock)
+                check_inheritance(self.store, self.settings, self.clock)
+        except Exception:  # noqa: BLE001 - a family pass must not stop the poll schedule
+            log.exception("family refresh / inheritance check failed; retried after the next poll cycle")
+        return outcome
