@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, norm_params
-from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.config import LIMITS, Cfg, ConfigError
 from hubwatch.estimator.heads import add_head, head_kind
 from hubwatch.estimator.hybrid import LINEAR_KINDS, linear_attention_mixer, mamba1_mixer, mamba2_mixer, mixer_kinds
 from hubwatch.estimator.moe import MoE, moe_layers, moe_spec
@@ -108,6 +108,22 @@ def _conv_layer(cfg: Cfg, h: int) -> Layer:
     return layer
 
 
+def _per_layer_head_dims(cfg: Cfg, n: int) -> dict[int, int]:
+    """Gemma-4's per_layer_config: {"05": {"head_dim": 512}, …} overrides the head width of single layers."""
+    table = cfg.sub("per_layer_config")
+    out: dict[int, int] = {}
+    if table is None:
+        return out
+    for key in table.data:
+        entry = table.sub(key)
+        if entry is None or not key.isdigit() or int(key) >= n:
+            raise ConfigError(table.key(key), f"expected a layer index below {n} with an object of overrides")
+        hd = entry.int("head_dim", default=None, minimum=1)
+        if hd is not None:
+            out[int(key)] = hd
+    return out
+
+
 def _flatten(cfg: Cfg) -> Cfg:
     """DBRX/MPT-style configs nest attention and feed-forward settings; read them as top-level keys."""
     nested = [sub for key in ("attn_config", "ffn_config") if (sub := cfg.sub(key)) is not None]
@@ -164,7 +180,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     dense_size = cfg.int("intermediate_size_mlp", default=ffn, minimum=1) or ffn
     types = layer_types(cfg, n_layers)
     b.check(len(types) == n_layers, f"layer_types lists {len(types)} layers, num_hidden_layers is {n_layers}")
-    attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, hd)
+    base_attention = attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, hd)
     moe: MoE | None = moe_spec(cfg, h, ffn, p)
     norms = p.layer_norms * norm_params(p.norm, h)
     dense_ffn = ffn_linears(h, dense_size, gated=p.gated, bias=p.mlp_bias, fused_gate=p.fused_gate,
@@ -180,12 +196,24 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         kinds = ["attention" if k.startswith("attention-like:") else k for k in kinds]
         types = tuple("none" if k not in ("attention", "parallel")
                       else (types[i] if i < len(types) and types[i] != "none" else "full") for i, k in enumerate(kinds))
+    head_dims = _per_layer_head_dims(cfg, n_layers)
+    per_layer = cfg.int("hidden_size_per_layer_input", default=0, limit=LIMITS["hidden"]) or 0
+    if per_layer:  # Gemma-4: a per-layer token embedding, projected from the hidden state and gated in each layer
+        rows = cfg.int("vocab_size_per_layer_input", default=vocab, minimum=1, limit=LIMITS["vocab"]) or vocab
+        b.embed(f"{prefix}.embed_tokens_per_layer", rows, n_layers * per_layer, shape)
+        b.add("embeddings", h * n_layers * per_layer + per_layer)
+        embed_total += rows * n_layers * per_layer + h * n_layers * per_layer + per_layer
     for i in range(n_layers):
         mixer = types[i] if i < len(types) else "full"
         kind = kinds[i] if kinds is not None and i < len(kinds) else ("conv" if mixer == "none" else "attention")
-        key = (kind + mixer, sparse[i])
+        layer_hd = head_dims.get(i, hd)
+        key = (kind + mixer + ("" if layer_hd == hd else f"/{layer_hd}"), sparse[i])
         layer = cache.get(key)
         if layer is None:
+            if layer_hd != hd:
+                attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, layer_hd)
+            else:
+                attn_lin, attn_extra, attn_type = base_attention
             if kind == "conv":
                 layer = _conv_layer(cfg, h)
             elif kind == "mamba2":
@@ -213,6 +241,10 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                 layer.linears += dense_ffn
                 layer.ffn = ffn_type
             layer.more("norms", norms)
+            if per_layer:
+                layer.linears += [("per_layer", lin("per_layer_input_gate", h, per_layer)),
+                                  ("per_layer", lin("per_layer_projection", per_layer, h))]
+                layer.more("norms", h)
             if p.sub_norms:
                 layer.more("norms", h + (dense_size if not (sparse[i] and moe is not None) else 0))
             cache[key] = layer

@@ -54,6 +54,7 @@ PROFILES: dict[str, DecoderProfile] = {
     "olmo_hybrid": _P(qk_norm="full"), "kimi_linear": _P(), "minimax": _P(),
     "gemma": _P(tie=True), "gemma2": _P(tie=True, layer_norms=4), "gemma3_text": _P(tie=True, layer_norms=4, qk_norm="head"),
     "gemma3": _P(tie=True, layer_norms=4, qk_norm="head"), "vaultgemma": _P(tie=True),
+    "gemma4_text": _P(tie=True, layer_norms=4, qk_norm="head"),
     "llama4": _P(), "llama4_text": _P(), "mistral3": _P(), "ministral": _P(), "qwen3_vl_text": _P(qk_norm="head"),
     "olmo": _P(norm="none"), "olmo2": _P(qk_norm="full"), "olmoe": _P(qk_norm="full"),
     "cohere": _P(norm="ln_nobias", layer_norms=1, tie=True), "cohere2": _P(norm="ln_nobias", layer_norms=1, tie=True),

@@ -62,6 +62,32 @@ def test_for_causal_lm_of_an_encoder_decoder_is_the_decoder_alone(architecture: 
     assert r.derived == r.truth
 
 
+# Mechanisms of issue 14, each exact (to 0.01%) on the class that has it at transformers' defaults.
+MECHANISMS = [
+    "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "OlmoHybridForCausalLM",  # Gated DeltaNet
+    "KimiLinearForCausalLM",  # Kimi Delta Attention, mlp_layer_types
+    "MiniMaxForCausalLM",  # Lightning attention
+    "Gemma4ForCausalLM",  # per-layer input embeddings, per-layer head_dim
+    "T5GemmaForConditionalGeneration",  # sizes only in encoder/decoder sub-configs
+    "SwitchTransformersForConditionalGeneration",  # MoE inside an encoder-decoder
+    "LEDForConditionalGeneration", "FSMTForConditionalGeneration", "TrOCRForCausalLM", "MarianMTModel",
+]
+
+
+@pytest.mark.parametrize("architecture", MECHANISMS)
+def test_mechanism_is_exact_at_the_defaults(architecture: str) -> None:
+    r = _result(architecture)
+    assert r.error_pct is not None and abs(r.error_pct) <= 0.01, (r.derived, r.truth, r.detail)
+
+
+def test_mechanisms_hold_at_other_sizes() -> None:
+    others = [r for r in RESULTS if r.overrides and r.architecture in MECHANISMS + ["Qwen3MoeForCausalLM",
+                                                                                  "DeepseekV3ForCausalLM"]]
+    assert len(others) >= 2
+    for r in others:
+        assert r.error_pct is not None and abs(r.error_pct) <= 0.01, (r.architecture, r.overrides)
+
+
 def test_architecture_decides_the_head_not_only_the_model_type() -> None:
     config = dict(_row("BartForCausalLM")["config"])
     decoder_only = analyze(config).params.derived
