@@ -2,8 +2,10 @@
 
 `HubGuard.call` runs one translated hub call (`tracker/hub.py`) and decides, before and after it:
 
-- a rejected token stops every later call of this client at once (no request) until a client is
-  built with another token (settings reloaded);
+- a rejected token stops every later call of this client at once (no request) while the client
+  would send that token (`bind_token`: the client's own token source, read on each call); once it
+  would send another — a new client, or the token rotated in huggingface_hub's token file — the
+  next call goes out;
 - a 429 is never retried or slept on: `RateLimited(retry_after=…)` defers that repo; the hub's
   `RateLimit` header saying nothing is left (on any answer, a 429 included) closes this client's
   gate for the window: later calls raise `RateLimited` at once, sending nothing, so the other repos
@@ -30,6 +32,7 @@ from typing import Protocol, TypeVar
 import pybreaker
 import tenacity
 
+from hubwatch.domain.hub_status import fingerprint
 from hubwatch.tracker.errors import HubUnavailable, PollTimedOut, RateLimited, TokenRejected
 from hubwatch.tracker.transport import Limits, RateGate, install, limits
 
@@ -93,6 +96,8 @@ class HubGuard:
         self._retries = retries
         self._lock = threading.Lock()
         self._rejected: TokenRejected | None = None
+        self._rejected_as: str | None = None  # the fingerprint of the token rejected
+        self._token_of: Callable[[], str | None] | None = None
         self.gate = RateGate()
         self.shared: SharedWindow | None = None
         self.breaker = pybreaker.CircuitBreaker(
@@ -103,11 +108,24 @@ class HubGuard:
             name=f"hub {origin}",
         )
 
+    def bind_token(self, token_of: Callable[[], str | None]) -> None:
+        """Where the token the next request sends comes from (`HubClient.token`): a rejection holds
+        only while it gives the token rejected."""
+        self._token_of = token_of
+
     @property
     def token_rejected(self) -> TokenRejected | None:
-        """The rejection that stopped this client, or None."""
+        """The rejection that stopped this client, or None (also once the token has changed)."""
         with self._lock:
-            return self._rejected
+            rejected, rejected_as = self._rejected, self._rejected_as
+        if rejected is None or self._token_of is None or rejected_as is None:
+            return rejected
+        if fingerprint(self._token_of()) == rejected_as:
+            return rejected
+        with self._lock:  # another token now: the next call tries it
+            if self._rejected is rejected:
+                self._rejected = self._rejected_as = None
+        return None
 
     def share(self, window: SharedWindow) -> None:
         """Share this client's rate-limit gate through `window` (the last one given wins)."""
@@ -157,8 +175,9 @@ class HubGuard:
                 **where,
             ) from exc
         except TokenRejected as exc:
+            rejected_as = fingerprint(self._token_of()) if self._token_of is not None else None
             with self._lock:
-                self._rejected = exc
+                self._rejected, self._rejected_as = exc, rejected_as
             raise
 
     def _retrying(self, fn: Callable[[], T], deadline: float | None) -> T:

@@ -58,6 +58,7 @@ class HubClient:
         self._timeout = timeout_s
         self._max_download = max_download_bytes
         self.guard = guard or HubGuard(origin_of(self.endpoint), timeout_s=timeout_s)
+        self.guard.bind_token(lambda: self.token)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> HubClient:
@@ -77,8 +78,17 @@ class HubClient:
 
     @property
     def token(self) -> str | None:
+        """The token the next request sends: the one given (HUBWATCH_HF_TOKEN, HF_TOKEN), else what
+        huggingface_hub reads at each request — its token file (`hf auth login`, HF_TOKEN_PATH) —
+        so a token rotated in that file is used, and a rejection lifted, without a restart."""
         token = self._api.token
-        return token if isinstance(token, str) else None
+        if isinstance(token, str):
+            return token
+        if token is False:
+            return None
+        from huggingface_hub import constants, get_token
+
+        return None if constants.HF_HUB_DISABLE_IMPLICIT_TOKEN else get_token()
 
     @property
     def endpoint(self) -> str:
