@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import ipaddress
 import json
+import logging
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +22,7 @@ __all__ = [
     "BadTarget",
     "DeliveryFailed",
     "Outgoing",
+    "RedactUrls",
     "check_target",
     "deliver",
     "is_email",
@@ -30,6 +33,10 @@ __all__ = [
 
 APPRISE_HELP = "https://github.com/caronc/apprise/wiki"
 _EMAIL = frozenset({"mailto", "mailtos"})
+_URL_IN_TEXT = re.compile(r"[A-Za-z][\w+.-]*://[^\s\"'<>]+")
+_QUERY_IN_TEXT = re.compile(r"(?<=\S)\?[^\s\"'<>]+")
+# the libraries a delivery goes through, which log request URLs (httpx at INFO, urllib3 at DEBUG)
+_CHATTY_LOGGERS = ("httpx", "apprise", "urllib3.connectionpool", "requests")
 
 
 class BadTarget(ValueError):
@@ -106,6 +113,39 @@ def shown_url(url: str) -> str:
     if is_webhook(url):
         return f"{parts.scheme}://{host}{port}{parts.path or '/'}"
     return f"{parts.scheme}://{host}{port}/…" if host else f"{parts.scheme}://…"
+
+
+def _shown_in_text(match: re.Match[str]) -> str:
+    try:
+        return shown_url(match.group(0))
+    except ValueError:  # a port that is not a number
+        return "<URL>"
+
+
+class RedactUrls(logging.Filter):
+    """Rewrites a log record's message with every URL as `shown_url` shows it and every query
+    string dropped: the libraries delivering a message log the target's URL, tokens and all."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except (TypeError, ValueError):  # a malformed record: leave it to logging's own error path
+            return True
+        clean = _QUERY_IN_TEXT.sub("?…", _URL_IN_TEXT.sub(_shown_in_text, text))
+        if clean != text:
+            record.msg, record.args = clean, None
+        return True
+
+
+def _guard_library_logs() -> None:
+    """Put RedactUrls on the loggers of the libraries that deliver (once per logger)."""
+    for name in _CHATTY_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactUrls) for f in logger.filters):
+            logger.addFilter(RedactUrls())
+
+
+_guard_library_logs()
 
 
 def new_secret() -> str:
