@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from fastapi.testclient import TestClient
 from feeds_seed import LLAMA2, Seeded, client, feeds_store, llama2_config, seeded, sha, when  # noqa: F401
 
@@ -240,6 +242,22 @@ def test_api_plan_takes_repo_revision_and_cost(client: TestClient, seeded: Seede
         response = client.post("/api/v1/plan", json=request)
         assert response.status_code == status, request
         assert needle in response.json()["error"]["message"], (request, response.json())
+
+
+_FIELD_TEXT = st.one_of(st.text(max_size=12), st.integers(-10**12, 10**12).map(str),
+                        st.floats(allow_nan=True, allow_infinity=True).map(repr), st.sampled_from(["lora", "H100", "hf"]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.sampled_from(["method", "stack", "seq_len", "batch", "lora_rank", "precision", "card",
+                                        "epochs", "samples", "repo", "revision"]), _FIELD_TEXT, max_size=5))
+def test_any_form_values_are_a_page_or_a_named_error(client: TestClient, fields: dict[str, str]) -> None:
+    """Whatever the fields hold, /plan and the model page answer 200 or a 400 naming a field: never a 500."""
+    for response in (client.post("/plan", data={"config": json.dumps(llama2_config()), **fields}),
+                     client.get(f"/models/{LLAMA2}", params=fields)):
+        assert response.status_code in (200, 400), (fields, response.text[:300])
+        if response.status_code == 400 or "Cannot estimate" in response.text:
+            assert re.search(r"Cannot estimate \((\w+)\)", response.text), fields
 
 
 def _tiny_snapshot() -> tuple[dict[str, Any], Snapshot]:
