@@ -18,6 +18,7 @@ from html import escape as html_escape
 from feedgen.feed import FeedGenerator
 from markupsafe import Markup, escape
 
+from hubwatch.feeds.builders.fidelity import by_importance
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.values import HistoryRewrite, RepoRename
@@ -88,7 +89,7 @@ def _title(repo: RepoId, revision: RevisionRecord, changes: Sequence[ChangeRecor
     head = f"{repo} @ {short_sha(revision.sha)}"
     if not changes:
         return f"{head}: {revision.title or 'new revision'}"
-    worst = max(changes, key=lambda c: c.severity.rank)
+    worst = by_importance(changes)[0]  # most severe; a hazard (custom code first) before an update
     more = f" (+{len(changes) - 1} more)" if len(changes) > 1 else ""
     return f"{head}: {worst.kind.value}/{worst.severity.value}: {worst.summary}{more}"
 
@@ -103,7 +104,7 @@ def _html(item: FeedItemLike, base_url: str) -> str:
             Markup("<li><strong>{}/{}</strong> <code>{}</code>: {}</li>").format(
                 c.kind.value, c.severity.value, c.path, c.summary
             )
-            for c in item.changes
+            for c in by_importance(item.changes)
         )
         parts.append(Markup("<ul>{}</ul>").format(rows))
     else:
@@ -117,7 +118,7 @@ def _html(item: FeedItemLike, base_url: str) -> str:
 
 
 def _text(item: FeedItemLike) -> str:
-    lines = [f"{c.kind.value}/{c.severity.value}: {c.summary}" for c in item.changes]
+    lines = [f"{c.kind.value}/{c.severity.value}: {c.summary}" for c in by_importance(item.changes)]
     if item.advisory_ids:
         lines.append("Advisories: " + ", ".join(item.advisory_ids))
     return "\n".join(lines) or (item.revision.title or "new revision")

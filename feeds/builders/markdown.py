@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from hubwatch.feeds.builders.fidelity import by_importance
 from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view, stored_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import RepoId
@@ -87,7 +88,7 @@ def model_markdown(
             "",
         ]
         if entry.changes:
-            for change in entry.changes:
+            for change in by_importance(entry.changes):  # the most important first, as on the pages
                 lines.append(
                     f"- **{change.kind.value}/{change.severity.value}** `{change.path.replace('`', chr(39))}`: "
                     f"{md_escape(change.summary)}"
