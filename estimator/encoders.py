@@ -41,7 +41,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     h, n_layers, nh, inter = transformer_dims(cfg, b)
     vocab = cfg.need("vocab")
     b.vocab = vocab
-    emb = cfg.int("embedding_size", default=h, minimum=1) or h
+    emb = cfg.int("embedding_size", "input_embedding_size", default=h, minimum=1) or h  # RemBERT: input_…
     seq = b.seq
     shape = (seq, h)
     b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
@@ -58,6 +58,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     if types:
         b.embed("embeddings.token_type_embeddings", types, emb, (seq, emb), "token_type_embedding")
     b.add("norms", 2 * emb)
+    _extra_embeddings(cfg, b, emb, shape)
     if emb != h:
         b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
         b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
@@ -96,6 +97,23 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         b.notes.append(f"{len(adapters)} LoRA task adapters of rank {rank} counted")
 
 
+def _extra_embeddings(cfg: Cfg, b: Build, emb: int, shape: tuple[int, ...]) -> None:
+    """Family tables beside the word embeddings: LayoutLM's 2-D box positions (x, y, height, width);
+    RoCBERT's pronunciation and glyph-shape embeddings, concatenated and mapped back to the width."""
+    boxes = cfg.int("max_2d_position_embeddings", default=0) or 0
+    if boxes:
+        b.embed("embeddings.box_position_embeddings", 4 * boxes, emb, shape, "position_embedding")
+    extra = 0
+    for kind in ("pronunciation", "shape"):
+        if cfg.has(f"{kind}_vocab_size") and cfg.bool(f"enable_{kind}", default=True):
+            dim = cfg.int(f"{kind}_embed_dim", default=emb, minimum=1) or emb
+            b.embed(f"embeddings.{kind}_embed", cfg.int(f"{kind}_vocab_size", minimum=1) or 0, dim, shape)
+            extra += dim
+    if extra and cfg.bool("concat_input", default=True):
+        b.add("embeddings", (emb + extra) * emb + emb)
+        b.node("embeddings.map_inputs_layer", f"linear[{emb + extra}->{emb}]", shape)
+
+
 def _deberta_relative(cfg: Cfg, b: Build, layer: Layer, h: int) -> None:
     buckets = cfg.int("position_buckets", default=-1, minimum=-1) or -1
     max_rel = cfg.int("max_relative_positions", default=-1, minimum=-1) or -1
@@ -123,11 +141,11 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
     if kind == "pretrain" and mt == "electra":  # the discriminator alone: no generator head
         add("discriminator_predictions", "classifier[1]", h * h + h + h + 1, (seq, 1))
     elif kind in ("mlm", "pretrain", "lm"):
-        out = emb if mt in ("albert", "electra") else h
+        out = cfg.int("output_embedding_size", default=emb if mt in ("albert", "electra") else h, minimum=1) or h
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
-        if kind == "pretrain":
+        if kind == "pretrain" or mt == "layoutlm":  # LayoutLM's MLM model keeps its pooler
             add("pooler", "pooler", pooler, (h,), "pooler")
             add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
     elif kind == "seqcls":
