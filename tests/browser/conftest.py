@@ -51,14 +51,17 @@ def _required() -> bool:
 
 
 def _card(version: int) -> str:
+    """A model card whose metadata (licence, tags, links) and text are hostile (JSON scalars are YAML)."""
+    meta = {
+        "license": f"other {HOSTILE} v{version}",
+        "license_name": PAYLOADS[0],
+        "license_link": "javascript:window.__pwned=7",
+        "tags": [PAYLOADS[1], f"v{version}"],
+        "base_model": f"javascript:window.__pwned=10//{version}",
+    }
+    front = "".join(f"{key}: {json.dumps(value)}\n" for key, value in meta.items())
     return (
-        "---\n"
-        f"license: \"other {HOSTILE} v{version}\"\n"
-        f"license_name: \"{PAYLOADS[0]}\"\n"
-        f"license_link: \"javascript:window.__pwned=7\"\n"
-        "tags:\n"
-        f"- \"{PAYLOADS[1]}\"\n"
-        "---\n"
+        f"---\n{front}---\n"
         f"# Hostile card v{version}\n\n{HOSTILE}\n\n"
         "[a javascript link](javascript:window.__pwned=8) and "
         "<a href=\"javascript:window.__pwned=9\">raw html link</a>\n"

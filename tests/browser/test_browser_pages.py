@@ -43,10 +43,18 @@ _CHART_TEXT = """() => [...document.querySelectorAll('svg.chart text')]
   .map(t => ({text: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a}))"""
 
 
+_FOCUSED = """() => { const el = document.activeElement; const s = getComputedStyle(el);
+  return {tag: el.tagName, type: el.getAttribute('type'), href: el.getAttribute('href'), text: el.textContent.trim().slice(0, 40),
+          outline: s.outlineStyle, width: parseFloat(s.outlineWidth) || 0, visible: el.matches(':focus-visible')}; }"""
+
+
+_INERT = {"pwned": None, "scripts": 0, "iframes": 0, "handlers": [], "scriptish": []}
+
+
 class Visitor:
     """One browser context at one width; every page it opens is screenshotted and checked."""
 
-    def __init__(self, context: Any, site: Site, width: int, shots: Path, label: str) -> None:
+    def __init__(self, context: Any, site: Site, width: int, shots: Path | None, label: str) -> None:
         context.set_default_timeout(5000)
         self.page = context.new_page()
         self.site, self.width, self.shots, self.label = site, width, shots, label
@@ -78,9 +86,11 @@ class Visitor:
         path = urlsplit(page.url).path
         self.visited.append(path)
         name = re.sub(r"[^A-Za-z0-9]+", "_", path).strip("_")[:80] or "index"
-        page.screenshot(path=str(self.shots / f"{self.label}-{name}-{self.width}.png"), full_page=True)
-        if page.locator("section.charts").count():  # the charts alone, to look at without scrolling
-            page.locator("section.charts").screenshot(path=str(self.shots / f"{self.label}-{name}-charts-{self.width}.png"))
+        if self.shots is not None:
+            page.screenshot(path=str(self.shots / f"{self.label}-{name}-{self.width}.jpg"), full_page=True, quality=80)
+            if page.locator("section.charts").count():  # the charts alone, to look at without scrolling
+                page.locator("section.charts").screenshot(
+                    path=str(self.shots / f"{self.label}-{name}-charts-{self.width}.png"))
         wide = page.evaluate(
             """() => [...document.querySelectorAll('main *')].filter(el => {
                  const r = el.getBoundingClientRect();
@@ -110,6 +120,7 @@ class Visitor:
         report = page.evaluate(_DOM_REPORT)
         assert report["pwned"] is None, f"{path}: a payload ran (window.__pwned = {report['pwned']})"
         assert self.dialogs == [], f"{path}: a dialog opened: {self.dialogs}"
+        assert report == _INERT, f"{path}: script, handlers or scriptable URLs in the DOM: {report}"
 
 
 @pytest.fixture(params=WIDTHS, ids=[f"{w}px" for w in WIDTHS])
@@ -146,21 +157,35 @@ def test_click_from_the_index_to_a_model_a_revision_and_an_advisory(visitor: Vis
     assert urlsplit(page.url).path.startswith("/advisories/")
     assert page.locator(f'a[href="{revision}"]').count(), "the advisory links back to its revision"
 
-    visitor.goto(revision)
-    if page.locator('a[href*="/compare/"]').count():  # the compare page, where the app has it
-        visitor.click('a[href*="/compare/"]')
-        assert "/compare/" in page.url
+    visitor.click(f'a[href="{revision.split("/revisions/")[0]}"]')  # back to the model (crumbs)
+    visitor.click(".revision >> nth=3 >> a.sha")  # an older revision
+    visitor.click('a:text("compare with latest")')
+    assert re.search(r"/compare/[0-9a-f]{7,40}\.\.\.[0-9a-f]{7,40}$", page.url), page.url
+    assert page.locator("h1").count() == 1
+
+
+def test_paste_a_config_into_plan(visitor: Visitor) -> None:
+    """/plan: paste a config.json, submit the form (a POST), read the estimate."""
+    if not _has_route(visitor, "/plan"):
+        pytest.skip("/plan is not served by this app yet")
+    page = visitor.page
+    visitor.goto("/")
+    visitor.goto("/plan")
+    config = (Path(__file__).parent.parent / "data/configs/meta-llama__Llama-2-7b-hf/config.json").read_text()
+    page.locator("textarea[name=config]").fill(config)
+    with page.expect_navigation():
+        page.locator('form.plan-form button[type="submit"]').click()
+    visitor.check()
+    assert "6.74 B" in page.locator("main").inner_text()
 
 
 def test_every_page_of_the_walk_at_both_widths(visitor: Visitor) -> None:
-    """The other pages a user reaches from the index: an org, each model and its newest revision."""
+    """The other pages a user reaches from the index: an org, the other models and their newest revisions."""
     visitor.goto("/orgs/meta-llama")
-    for repo in visitor.site.repos:
+    for repo in visitor.site.repos[1:]:  # the first is the click test's
         visitor.goto(f"/models/{repo}")
         visitor.click(".revision a.sha")
     assert visitor.chart_texts > 0, "no chart was drawn on any model page"
-    if _has_route(visitor, "/plan"):
-        visitor.goto("/plan")
 
 
 def test_the_keyboard_reaches_the_main_links_in_order(browser: Any, site: Site) -> None:
@@ -170,28 +195,26 @@ def test_the_keyboard_reaches_the_main_links_in_order(browser: Any, site: Site) 
         page = context.new_page()
         page.goto(site.url + "/")
         reached: list[dict[str, Any]] = []
-        for _ in range(12):
+        for _ in range(30):
             page.keyboard.press("Tab")
-            reached.append(page.evaluate(
-                """() => { const el = document.activeElement; const s = getComputedStyle(el);
-                   return {href: el.getAttribute('href'), text: el.textContent.trim(),
-                           outline: s.outlineStyle, width: parseFloat(s.outlineWidth) || 0,
-                           visible: el.matches(':focus-visible')}; }"""
-            ))
+            reached.append(page.evaluate(_FOCUSED))
         hrefs = [r["href"] for r in reached]
-        assert hrefs[:2] == ["/", "/"], hrefs  # the brand, then "Models"
-        models = [h for h in hrefs if h and h.startswith("/models/") and "/revisions/" not in h]
-        order = [m.removeprefix("/models/") for m in models]
+        header = page.eval_on_selector_all("header.top a", "els => els.map(a => a.getAttribute('href'))")
+        assert header[:2] == ["/", "/"] and len(header) >= 4, header  # the brand, "Models", …
+        assert hrefs[:len(header)] == header, hrefs  # first the header's links, in order
         expected = page.evaluate(
-            "() => [...document.querySelectorAll('td.model a[href^=\"/models/\"]')].map(a => a.getAttribute('href'))"
-        )
-        assert models == [h for h in expected if h in models] and len(models) >= 2, (order, expected)
-        # header links come before the table, and in each row the model before its revision
-        first_model = hrefs.index(models[0])
-        assert all(h in {"/", "/feed.atom", "/api/v1/models", "/api/openapi.json"} for h in hrefs[:4])
-        assert first_model > 3
-        for r in reached:
-            assert r["visible"] and r["outline"] not in {"none", ""} and r["width"] >= 2, r
+            "() => [...document.querySelectorAll('td.model a')].map(a => a.getAttribute('href'))")
+        in_table = [h for h in hrefs if h in expected]
+        assert in_table == expected[:len(in_table)] and len(in_table) >= 4, (in_table, expected)  # row by row
+        first_row = hrefs.index(expected[0])
+        # between the header and the table only the page's own controls (the filter form), no stray link
+        between = reached[len(header):first_row]
+        assert all(r["tag"] in {"INPUT", "SELECT", "BUTTON", "TEXTAREA"} for r in between), between
+        # every stop shows where it is (a date input's calendar button is drawn by the browser itself)
+        unringed = [r for r in reached if r["type"] != "date" and r["tag"] != "BODY"
+                    and not (r["visible"] and r["outline"] not in {"none", ""} and r["width"] >= 2)]
+        assert not unringed, unringed
+        models = [h for h in in_table if h.startswith("/models/")]
         # Enter follows the focused link
         while page.evaluate("() => document.activeElement.getAttribute('href')") != models[0]:
             page.keyboard.press("Shift+Tab")
@@ -222,7 +245,7 @@ def test_hostile_content_stays_inert(browser: Any, site: Site, artifacts: Path, 
     with the browser told to ignore it."""
     context = browser.new_context(viewport={"width": 400, "height": 900}, bypass_csp=bypass_csp)
     try:
-        visitor = Visitor(context, site, 400, artifacts, "hostile-nocsp" if bypass_csp else "hostile")
+        visitor = Visitor(context, site, 400, None if bypass_csp else artifacts, "hostile")
         page = visitor.page
         visitor.goto(f"/models/{HOSTILE_REPO}")
         revisions = list(dict.fromkeys(
@@ -241,17 +264,18 @@ def test_hostile_content_stays_inert(browser: Any, site: Site, artifacts: Path, 
                 assert not href.lower().startswith("javascript:"), href
         assert advisories, "the hostile repo should have advisories"
         assert any("<script>" in text and "onerror=" in text for text in shown), "the payloads show, as text"
+        for source in ("licence", "card tags", "architectures", "chat_template", "eos_token", "modeling_evil.py"):
+            assert any(source in text for text in shown), f"no hostile {source} change on any revision page"
+        oldest, newest = (r.split("/revisions/")[1][:12] for r in (revisions[-1], revisions[0]))
+        visitor.goto(f"/models/{HOSTILE_REPO}/compare/{oldest}...{newest}")  # both chat templates in full
         for path in dict.fromkeys(advisories):
             visitor.goto(path)
         for path in (f"/models/{HOSTILE_REPO}.md", f"/models/{HOSTILE_REPO}/feed.atom",
                      f"/models/{HOSTILE_REPO}/feed.rss", f"/models/{HOSTILE_REPO}/feed.json"):
             page.goto(site.url + path)
+            page.wait_for_timeout(50)
             report = page.evaluate(_DOM_REPORT)
-            assert report["pwned"] is None and visitor.dialogs == [], (path, report, visitor.dialogs)
-        for path in visitor.visited:
-            page.goto(site.url + path)
-            report = page.evaluate(_DOM_REPORT)
-            assert report == {"pwned": None, "scripts": 0, "iframes": 0, "handlers": [], "scriptish": []}, (path, report)
-        assert visitor.dialogs == []
+            assert report == _INERT and visitor.dialogs == [], (path, report, visitor.dialogs)
+        assert len(visitor.visited) >= 1 + len(revisions) + 1 and visitor.dialogs == []
     finally:
         context.close()

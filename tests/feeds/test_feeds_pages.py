@@ -40,7 +40,9 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
     assert html.count("<details open><summary>Estimate at the latest revision") == 1  # the newest one only
     assert html.count("<table") == html.count("<table", 0, html.index('<ol class="revisions">'))  # one line a revision
-    assert html.count("<svg") == 2 and "<polyline" in html
+    # the seeded history never changes its parameters or memory: one line each, no flat chart
+    assert html.count('<p class="chart-flat">') == 2 and "<svg" not in html
+    assert "parameters: <strong>6.74 B</strong> at every revision" in html
     head = html[html.index('<div class="verdict">'):html.index("</div>", html.index('<div class="verdict">'))]
     assert f'href="/models/{LLAMA2}/revisions/{shas[-1]}"' in head and "6.74 B parameters" in head
     assert ('class="pin pin-bad">A pin at the latest revision carries 2 hazards (worst: high)'
