@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 from feeds_seed import LLAMA3, Seeded, change, client, feeds_store, make_settings, seeded, when  # noqa: F401
 
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.feeds import create_app
 from hubwatch.storage import Store
 
@@ -25,14 +25,14 @@ def mixed(feeds_store: Store) -> Iterator[TestClient]:
     changes: list[ChangeRecord] = [
         ChangeRecord(Kind.CHAT_TEMPLATE, Severity.HIGH, "chat_template.jinja", "chat template updated",
                      {"file": "chat_template.jinja", "key": None, "old": "a", "new": "b", "direction": "update",
-                      "template": "default"}, "update"),
+                      "template": "default"}, Direction.UPDATE),
         ChangeRecord(Kind.CUSTOM_CODE, Severity.HIGH, "modeling_x.py", "custom code added: modeling_x.py",
                      {"file": "modeling_x.py", "key": None, "old": None, "new": None, "direction": "hazard",
                       "hazards": ["code:modeling_x.py"], "text_diff": "--- /dev/null\n+++ new/modeling_x.py\n@@ -0,0 +1 @@\n+import os"},
-                     "hazard"),
+                     Direction.HAZARD),
         ChangeRecord(Kind.FILES, Severity.LOW, "notes.txt", "notes.txt removed",
                      {"file": "notes.txt", "key": None, "old": "notes.txt", "new": None, "direction": "update", "op": "removed"},
-                     "update"),
+                     Direction.UPDATE),
     ]
     revision = RevisionRecord(SHA, None, when(27), "mixed", "mixed")
     assert feeds_store.save_revision(REPO, revision, [FileRecord("config.json", 2)], {"config.json": b"{}"}, changes,
