@@ -102,6 +102,8 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
                 extra += f"  [dim](ignored: {escape(why)})[/dim]"
             out.print(f"    {styled(severity)}{' ' * (9 - len(severity))}{escape(h.id.ljust(width))}  {kinds}{extra}",
                       soft_wrap=True)
+            if h.upstream_fix and r.suggestion is None:
+                out.print(f"      [yellow]{escape(h.upstream_fix)}[/yellow]", soft_wrap=True)
         _print_suggestion(r, web_url)
         if r.note:
             out.print(f"    [dim]{escape(r.note)}[/dim]", soft_wrap=True)

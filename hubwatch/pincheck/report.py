@@ -30,6 +30,8 @@ class AdvisoryHit:
     kinds: tuple[str, ...] = ()
     direction: str = ""  # hazard (the pin carries it) or update (the pin lacks it)
     ignored: bool = False  # acknowledged: listed, never failing
+    # An open inherited advisory (docs/families.md): what the base fixed, since this repo has not.
+    upstream_fix: str = ""
 
     def at_least(self, threshold: Severity) -> bool:
         return self.severity is None or self.severity.rank >= threshold.rank
@@ -37,7 +39,7 @@ class AdvisoryHit:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "severity": self.severity.value if self.severity else None, "summary": self.summary,
                 "modified": self.modified, "kinds": list(self.kinds), "direction": self.direction,
-                "ignored": self.ignored}
+                "ignored": self.ignored, **({"upstream_fix": self.upstream_fix} if self.upstream_fix else {})}
 
 
 @dataclass(frozen=True)
@@ -94,4 +96,14 @@ def hit_from_osv(osv: Mapping[str, Any], direction: str = "", ignored: bool = Fa
     ds: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     kinds = tuple(str(k) for k in ds.get("kinds", []) if isinstance(k, str))
     return AdvisoryHit(str(osv.get("id")), parse_severity(ds.get("max_severity")), str(osv.get("summary", "")),
-                       str(osv.get("modified", "")), kinds, direction or str(ds.get("direction", "")), ignored)
+                       str(osv.get("modified", "")), kinds, direction or str(ds.get("direction", "")), ignored,
+                       _upstream_fix(ds))
+
+
+def _upstream_fix(ds: Mapping[str, Any]) -> str:
+    """For an inherited advisory not closed yet: "no fixed revision of this repo yet; the base fixed it at …"."""
+    inherited = ds.get("inherited")
+    if not isinstance(inherited, Mapping) or ds.get("fixed_by"):
+        return ""
+    base, commit, upstream = (str(inherited.get(k) or "?") for k in ("base", "base_commit", "upstream"))
+    return f"no fixed revision of this repo yet; the base {base} fixed it at {commit[:12]} ({upstream})"

@@ -69,7 +69,8 @@ class ServerSource:
         if ident not in self._vulns:
             self._vulns[ident] = hit_from_osv(self._json(self._get(f"/v1/vulns/{quote(ident)}"), f"advisory {ident}"))
         hit = self._vulns[ident]
-        return AdvisoryHit(hit.id, hit.severity, hit.summary, hit.modified, hit.kinds, direction, ignored)
+        return AdvisoryHit(hit.id, hit.severity, hit.summary, hit.modified, hit.kinds, direction, ignored,
+                           hit.upstream_fix)
 
     def _standing(self, repo: RepoId, sha: str, ignored: frozenset[str]) -> Lookup:
         what = f"standing of {repo}@{sha[:12]}"
