@@ -164,7 +164,7 @@ def repo_states(
     `offset` (a page of the watch list, however long it is)."""
     if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
         raise InvalidRecord(f"offset and limit must be 0 … 2**63-1, got offset={offset}, limit={limit}")
-    query = sa.select(REPOS, _revision_count().label("revision_count")).order_by(REPOS.c.org, REPOS.c.name)
+    query = sa.select(REPOS).order_by(REPOS.c.org, REPOS.c.name)  # revision_count: kept at write time
     query = query.where(in_scope(repo, org))
     if where is not None:
         query = query.where(where)
@@ -173,16 +173,6 @@ def repo_states(
     if offset or limit is not None:
         query = query.offset(offset).limit(limit)
     return [_state(r) for r in conn.execute(query)]
-
-
-def _revision_count() -> sa.ScalarSelect[int]:
-    return (
-        sa.select(sa.func.count())
-        .select_from(REVISIONS)
-        .where(REVISIONS.c.repo_id == REPOS.c.id)
-        .correlate(REPOS)
-        .scalar_subquery()
-    )
 
 
 def _state(r: sa.Row[Any]) -> RepoState:
@@ -213,7 +203,7 @@ def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
     found: list[RepoState] = []
     for batch in _batches(repos):
         query = (
-            sa.select(REPOS, _revision_count().label("revision_count"))
+            sa.select(REPOS)
             .where(REPOS.c.watched.is_(True), REPOS.c.key.in_(batch))
             .order_by(REPOS.c.org, REPOS.c.name)
         )

@@ -14,6 +14,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.notify import enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
+from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
@@ -192,6 +193,9 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
         sa.delete(ESTIMATES).where(ESTIMATES.c.revision_id == revision_id, ESTIMATES.c.estimator_version == version)
     )
     _insert_estimate(conn, revision_id, version, data, now)
+    repo_id = find_repo(conn, repo)
+    assert repo_id is not None  # the revision is stored
+    bump_versions(conn, [repo_id])  # what derives from the estimates (the charts) is stale
     return True
 
 

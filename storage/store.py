@@ -8,7 +8,19 @@ from datetime import datetime
 from typing import Any, Self, TypeVar
 
 from hubwatch.storage import advisories as adv
-from hubwatch.storage import feed, history, leases, lookup, rederived, renames, repos, revisions, rewrites, telemetry
+from hubwatch.storage import (
+    feed,
+    history,
+    leases,
+    lookup,
+    rederived,
+    renames,
+    repos,
+    revisions,
+    rewrites,
+    summaries,
+    telemetry,
+)
 from hubwatch.storage import index
 from hubwatch.storage import stats as agg
 from hubwatch.storage.index import IndexFilter
@@ -26,6 +38,7 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
+from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -263,15 +276,31 @@ class Store:
         with self._read() as c:
             return history.entries_page(c, repo, before=before, limit=limit)
 
-    def estimate_series(self, repo: RepoId) -> list[EstimatePoint]:
-        """Every revision of `repo`, oldest first, with its newest estimate JSON and nothing else
-        decoded (no changes): what charts over the whole history plot. One indexed query."""
+    def estimate_series(self, repo: RepoId, points: int | None = None) -> list[EstimatePoint]:
+        """The revisions of `repo`, oldest first, with their newest estimate JSON and nothing else
+        decoded (no changes): what charts over the whole history plot. With `points`, about that
+        many spread evenly over the history (bounded at any depth). One or two indexed queries."""
         with self._read() as c:
-            return history.estimate_series(c, repo)
+            return history.estimate_series(c, repo, points)
+
+    def newer_page(
+        self, repo: RepoId, before: tuple[int, int], limit: int = 100
+    ) -> tuple[bool, tuple[int, int] | None]:
+        """The "newer" link of the keyset page shown with `before`: whether a newer page exists,
+        and its `before` cursor (None: it is the newest page). At most `limit` + 1 keys read."""
+        with self._read() as c:
+            return history.newer_cursor(c, repo, before, limit)
 
     def revision_count(self, repo: RepoId) -> int:
+        """Stored revisions of `repo` (a summary kept at write time: one row read)."""
         with self._read() as c:
             return history.revision_count(c, repo)
+
+    def summary(self, repo: RepoId) -> RepoSummary | None:
+        """The repo's summary kept at write time (revision count, history version, head); None
+        when the store has never seen it. One row read, however deep the history."""
+        with self._read() as c:
+            return summaries.repo_summary(c, repo)
 
     def revision(self, repo: RepoId, sha: str) -> HistoryEntry | None:
         with self._read() as c:

@@ -1,7 +1,7 @@
 """Per-repo summaries kept up to date at write time (`repos.revision_count`, `repos.history_version`).
 
-Every write that stores a revision, upserts an advisory, moves the head or renames a repo raises the
-repo's `history_version` in the same transaction, so a reader can key whatever it derives from the
+Every write that stores a revision or an estimate, upserts an advisory, moves the head or renames a
+repo raises the repo's `history_version` in the same transaction, so a reader can key whatever it derives from the
 whole history (the standing at the head, say) by (repo, version) and recompute it only when the
 version moved; `revision_count` is one more with every stored revision. Reading a summary is one
 primary-key lookup, however deep the history.

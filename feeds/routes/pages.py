@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
+from hubwatch.feeds.builders.head_cache import head_standing, per_version
 from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, chart_view, estimate_view, stored_estimate
@@ -24,22 +25,45 @@ from hubwatch.feeds.routes.listing import index_filter, listing
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
-from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
 from hubwatch.storage.index import IndexFilter
+from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint
 
-__all__ = ["history_charts", "revision_charts", "router"]
+__all__ = [
+    "CHART_POINTS",
+    "MODEL_PAGE_SIZE",
+    "RevisionLine",
+    "history_charts",
+    "revision_charts",
+    "revision_line",
+    "router",
+]
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 IndexQuery = Annotated[IndexFilter, Depends(index_filter)]
 PAGE_SIZE = 100
+MODEL_PAGE_SIZE = 50  # revisions a model page lists (one line each; the revision page has the rest)
+CHART_POINTS = 60  # revisions the model page's charts plot at most, spread over the whole history
 
 
 @dataclass(frozen=True)
-class RevisionView:
+class RevisionLine:
+    """One revision as the model page lists it: its most severe change in words, how many more,
+    and the parameter count of its estimate."""
+
     entry: HistoryEntryLike
-    estimate: EstimateView | None
+    top: ChangeRecord | None
+    more: int
+    params: int | None
+
+
+def revision_line(entry: HistoryEntryLike) -> RevisionLine:
+    changes = list(entry.changes)
+    top = max(changes, key=lambda c: c.severity.rank, default=None)  # the first of the most severe
+    view = chart_view(entry.estimate)  # decodes the params and memory keys only
+    return RevisionLine(entry, top, max(0, len(changes) - 1), view.params if view else None)
 
 
 def revision_charts(labels: Sequence[str], estimates: Sequence[EstimateView | None]) -> list[Markup]:
@@ -58,8 +82,9 @@ def revision_charts(labels: Sequence[str], estimates: Sequence[EstimateView | No
 
 
 def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
-    """The model page's charts over the whole history (`Store.estimate_series`, oldest first),
-    whichever page of revisions is shown; only the charted figures of each estimate are decoded."""
+    """The model page's charts over the whole history (`Store.estimate_series`, oldest first, at
+    most CHART_POINTS revisions spread over it), whichever page of revisions is shown; only the
+    charted figures of each estimate are decoded."""
     return revision_charts([short_sha(p.sha) for p in points], [chart_view(p.estimate) for p in points])
 
 
@@ -104,33 +129,42 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
 
 @router.get("/models/{org}/{name}")
 def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
-    """A model's verdict and one page of its history, newest first (keyset: `?before=` for older)."""
+    """A model's verdict, its charts and one page of its history, newest first, one line a
+    revision (keyset: `?before=` for older; rel=prev/next links). Bounded work at any depth."""
     repo = repo_from_path(org, name)
     cursor = parse_cursor(before)
-    entries, older = ctx.store.history_page(repo, before=cursor, limit=PAGE_SIZE)
+    entries, older = ctx.store.history_page(repo, before=cursor, limit=MODEL_PAGE_SIZE)
     state = repo_state(ctx.store, repo)
     if not entries and state is None and cursor is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
-    revisions = [RevisionView(e, estimate_view(stored_estimate(e))) for e in entries]
-    newest = revisions[0].entry if revisions and cursor is None else None
+    newest = entries[0] if entries and cursor is None else None
+    newer: str | None = None  # the rel=prev link's query ("" for the newest page)
     if cursor is not None:
         first, _ = ctx.store.history_page(repo, limit=1)
         newest = first[0] if first else None
+        exists, newer_cursor = ctx.store.newer_page(repo, cursor, MODEL_PAGE_SIZE)
+        if exists:
+            newer = f"?before={newer_cursor[0]}.{newer_cursor[1]}" if newer_cursor is not None else ""
     rewrites = ctx.store.rewrites(repo)
+    summary = ctx.store.summary(repo)  # the count, and the version whole-history results are kept by
+    charts = per_version(
+        ctx.store, summary, "charts", lambda: history_charts(ctx.store.estimate_series(repo, CHART_POINTS))
+    )
     context: dict[str, Any] = {
         "newest": newest,
         "newest_estimate": estimate_view(stored_estimate(newest)) if newest is not None else None,
-        "total": ctx.store.revision_count(repo),
+        "total": summary.revisions if summary is not None else 0,
         "older": f"{older[0]}.{older[1]}" if older is not None else None,
+        "newer": newer,
         "paged": cursor is not None,
         "rewrites": rewrites,
         "renames": ctx.store.renames(repo),
         "dropped": ctx.store.off_main_branch(repo) if rewrites else set(),
         "repo": repo,
         "state": state,
-        "revisions": revisions,
-        "charts": history_charts(ctx.store.estimate_series(repo)),
-        **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None),
+        "revisions": [revision_line(e) for e in entries],
+        "charts": charts,
+        **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None, summary),
         **model_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
     }
@@ -148,9 +182,12 @@ def _fixed_in(advisory: AdvisoryRecord, sha: str) -> bool:
     return False
 
 
-def _head_standing(ctx: AppContext, repo: RepoId, head: str | None) -> dict[str, Any]:
-    """The model page's verdict: the standing of a pin at the latest revision."""
-    result = load_standing(ctx.store, repo, head) if head is not None else None
+def _head_standing(
+    ctx: AppContext, repo: RepoId, head: str | None, summary: RepoSummary | None = None
+) -> dict[str, Any]:
+    """The model page's verdict: the standing of a pin at the latest revision (computed once per
+    history version: head_cache)."""
+    result = head_standing(ctx.store, repo, head, summary) if head is not None else None
     if result is None:
         return {"head_standing": None}
     hits = [a.id for a in result.carries]

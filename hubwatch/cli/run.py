@@ -15,13 +15,14 @@ from hubwatch.cli.console import err_console, escape
 from hubwatch.domain.records import RepoId
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
     from rich.console import Console
 
     from hubwatch.tracker.poller import PollOutcome
     from hubwatch.tracker.scheduler import PollCycle, Scheduler
     from hubwatch.wiring import Runtime
 
-__all__ = ["demo", "run", "serve"]
+__all__ = ["demo", "run", "serve", "web_app"]
 
 DEMO_REPO = "meta-llama/Llama-2-7b-hf"
 
@@ -134,14 +135,51 @@ def _shut_down(out: Console, rt: Runtime, cycle: PollCycle, scheduler: Scheduler
 
 
 @cli.command()
-def serve() -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    envvar="HUBWATCH_WEB_WORKERS",
+    help="Web app processes (uvicorn workers) sharing the port [env HUBWATCH_WEB_WORKERS]. One process "
+    "runs Python on one core at a time; on N cores, N workers serve N requests at once. Each opens its "
+    "own store (settings from the environment) with HUBWATCH_WEB_THREADS threads.",
+)
+def serve(workers: int) -> None:
     """Serve the web app only (pages, feeds, OSV API) from the store."""
     from hubwatch.wiring import open_runtime
 
     with open_runtime(clock=command_clock()) as rt:
         _check_port(rt.settings.host, rt.settings.port)
-        err_console().print(escape(f"web app on http://{rt.settings.host}:{rt.settings.port}/"))
-        _serve(rt, rt.settings.host, rt.settings.port)
+        plural = "" if workers == 1 else f" ({workers} workers)"
+        err_console().print(escape(f"web app on http://{rt.settings.host}:{rt.settings.port}/{plural}"))
+        if workers == 1:
+            _serve(rt, rt.settings.host, rt.settings.port)
+        else:
+            _serve_workers(rt.settings.host, rt.settings.port, workers)
+
+
+def web_app() -> FastAPI:
+    """The web app over the store the environment names (HUBWATCH_DATABASE_URL …): the factory each
+    uvicorn worker of `serve --workers N` calls in its own process (the system clock)."""
+    from hubwatch.settings import load_settings
+    from hubwatch.wiring import build_app, open_store
+
+    settings = load_settings()
+    return build_app(settings, open_store(settings))
+
+
+def _serve_workers(host: str, port: int, workers: int) -> None:
+    import uvicorn
+
+    try:
+        uvicorn.run(
+            "hubwatch.cli.run:web_app", factory=True, workers=workers, host=host, port=port, log_level="warning"
+        )
+    except SystemExit as exc:  # uvicorn exits 3 when it cannot start: not hubwatch's "hub" code
+        if exc.code not in (0, None):
+            raise click.ClickException(f"the web app on {host}:{port} could not start (see the error above)") from exc
+        raise
 
 
 def _report(out: Console, rt: Runtime, outcomes: Sequence[PollOutcome]) -> None:

@@ -127,3 +127,23 @@ def test_run_polls_on_schedule_and_on_webhook(start: Any, tmp_path: Path, hubsim
     )
     assert status == 202, body
     wait_for(lambda: history_len(base, QWEN) == 2, "the poll the webhook triggers", proc, timeout=60)
+
+
+def test_serve_with_workers_shares_the_port_between_processes(start: Any, tmp_path: Path) -> None:
+    """`hubwatch serve --workers 2`: each worker builds the app from the environment's settings and
+    opens the store itself; both answer on the one port, and the processes stop on Ctrl-C."""
+    from hubwatch.domain.records import RepoId
+    from hubwatch.storage import Store
+
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    with Store.open(url) as store:
+        store.watch(RepoId("org", "served"))
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    proc = start("serve", "--workers", "2", HUBWATCH_DATABASE_URL=url, HUBWATCH_PORT=str(port))
+    wait_for(lambda: get(f"{base}/healthz")[0] == 200, "the web app", proc)
+    status, page = get(f"{base}/models/org/served")
+    assert status == 200 and b"No revision stored yet" in page
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert f"web app on {base}/ (2 workers)" in err

@@ -134,3 +134,14 @@ def test_unknown_and_empty_repo(store: Store) -> None:
     store.watch(RepoId("charts", "empty"))
     assert store.estimate_series(RepoId("charts", "empty")) == []
     assert history_charts([]) == []
+
+
+def test_cached_charts_follow_a_re_estimate(store: Store) -> None:
+    repo = RepoId("charts", "re-estimated")
+    shas = _grow(store, repo, 5)
+    client = TestClient(create_app(make_settings(), store))
+    before = _charts_html(client.get(f"/models/{repo}").text)
+    assert before == _charts_html(client.get(f"/models/{repo}").text)  # kept for the history version
+    assert store.save_estimate(repo, shas[2], "later", {"params": {"derived": 123_456_789_000}})
+    after = _charts_html(client.get(f"/models/{repo}").text)
+    assert after != before and "123" in after

@@ -44,6 +44,8 @@ def test_count_and_version_follow_every_write(store: Store) -> None:
     assert moved()
     store.replace_derived(REPO, {}, [advisory(REPO, "x_SUM-1", "b", [], T0, withdrawn=T0)])  # older: kept
     assert not moved() and store.advisory("x_SUM-1") == newer
+    assert store.save_estimate(REPO, sha("b"), "v2", {"params": {"derived": 5}})  # a re-estimate
+    assert moved()
     assert store.record_rewrite(REPO, sha("b"), sha("a"), [sha("b")], T0)
     assert moved()
     assert store.move_head(REPO, sha("b"))

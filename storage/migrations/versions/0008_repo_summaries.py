@@ -3,7 +3,7 @@
 - `revision_count`: how many revisions of the repo are stored (one more with every saved revision),
   so that pages show the count without counting the history.
 - `history_version`: a counter raised by every write that can change what is derived from the
-  repo's history and advisories (a saved revision, an upserted or withdrawn advisory, a force-push
+  repo's history and advisories (a saved revision or estimate, an upserted or withdrawn advisory, a force-push
   or head move, a rename or merge); readers key what they derive from the whole history (the
   standing at the head) by it and recompute only when it moved.
 
