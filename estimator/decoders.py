@@ -86,17 +86,18 @@ def _mla(cfg: Cfg, h: int, nh: int) -> tuple[list[tuple[str, LinearSpec]], int, 
     nope = cfg.int("qk_nope_head_dim", default=128) or 0
     v = cfg.int("v_head_dim", default=nope) or 0
     rank_q = cfg.int("q_lora_rank", default=None, minimum=1)
+    qk = cfg.int("qk_head_dim", default=nope + rope, minimum=1) or nope + rope  # transformers sizes q with it
     out: list[tuple[str, LinearSpec]] = []
     extra = rank_kv
     if rank_q:
-        out += [("attention", lin("q_a_proj", h, rank_q, bias)), ("attention", lin("q_b_proj", rank_q, nh * (nope + rope)))]
+        out += [("attention", lin("q_a_proj", h, rank_q, bias)), ("attention", lin("q_b_proj", rank_q, nh * qk))]
         extra += rank_q
     else:
-        out.append(("attention", lin("q_proj", h, nh * (nope + rope))))
+        out.append(("attention", lin("q_proj", h, nh * qk)))
     out += [("attention", lin("kv_a_proj_with_mqa", h, rank_kv + rope, bias)),
             ("attention", lin("kv_b_proj", rank_kv, nh * (nope + v))),
             ("attention", lin("o_proj", nh * v, h, bias))]
-    return out, extra, f"self_attn[mla {nh}x{nope + rope} kv_rank={rank_kv}]"
+    return out, extra, f"self_attn[mla {nh}x{qk} kv_rank={rank_kv}]"
 
 
 def _conv_layer(cfg: Cfg, h: int) -> Layer:
@@ -106,6 +107,18 @@ def _conv_layer(cfg: Cfg, h: int) -> Layer:
     layer = Layer("conv[short-conv]", "", [("conv", lin("in_proj", h, 3 * h, bias)), ("conv", lin("out_proj", h, h, bias))])
     layer.more("conv", h * kernel + (h if bias else 0))
     return layer
+
+
+def _dsa_indexer(cfg: Cfg, h: int, attention: tuple[list[tuple[str, LinearSpec]], int, str]
+                 ) -> tuple[list[tuple[str, LinearSpec]], int, str]:
+    """The lightning indexer of DeepSeek sparse attention: queries from the q LoRA rank, one key head with a
+    LayerNorm, and per-head weights."""
+    linears, extra, kind = attention
+    heads = cfg.int("index_n_heads", minimum=1) or 1
+    dim = cfg.int("index_head_dim", default=128, minimum=1) or 128
+    rank = cfg.int("q_lora_rank", default=None, minimum=1) or h
+    return (linears + [("attention", lin("indexer.wq_b", rank, heads * dim)), ("attention", lin("indexer.wk", h, dim)),
+                       ("attention", lin("indexer.weights_proj", h, heads))], extra + 2 * dim, kind + "+indexer")
 
 
 def _per_layer_head_dims(cfg: Cfg, n: int) -> dict[int, int]:
@@ -190,7 +203,12 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     layers: list[Layer] = []
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
     kinds = mixer_kinds(cfg, n_layers)
-    for variant in sorted({k[15:] for k in kinds or () if k.startswith("attention-like:")}):
+    variants = {k[15:] for k in kinds or () if k.startswith("attention-like:")}
+    if variants == {"indexed_attention"} and cfg.has("index_n_heads") and "attention" not in (kinds or ()):
+        # DeepSeek sparse attention: every attention layer carries a lightning indexer
+        base_attention = attn_lin, attn_extra, attn_type = _dsa_indexer(cfg, h, base_attention)
+        variants = set()
+    for variant in sorted(variants):
         b.guess(f"layer type {variant!r} (counted as the model's plain attention)")
     if kinds is not None:
         kinds = ["attention" if k.startswith("attention-like:") else k for k in kinds]

@@ -46,7 +46,8 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
         shared_note = f" +shared {shared_size}"
         if cfg.has("shared_expert_intermediate_size") and cfg.model_type.startswith("qwen"):
             linears.append(("router", lin("shared_expert_gate", h, 1)))
-    return MoE(experts, top_k, inter, linears, 0, f"moe[{min(top_k, experts)} of {experts} x {inter}{shared_note}]")
+    extra = experts if cfg.model_type.startswith("ernie4_5_moe") else 0  # its routing-bias statistics
+    return MoE(experts, top_k, inter, linears, extra, f"moe[{min(top_k, experts)} of {experts} x {inter}{shared_note}]")
 
 
 def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
@@ -69,6 +70,12 @@ def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
         first = cfg.int("first_k_dense_replace", default=0) or 0
         freq = cfg.int("moe_layer_freq", default=1, minimum=1) or 1
         return [i >= first and i % freq == 0 for i in range(n)]
+    if cfg.has("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"):  # ERNIE 4.5
+        start = cfg.int("moe_layer_start_index", default=0) or 0
+        end = cfg.int("moe_layer_end_index", default=n - 1)
+        every = cfg.int("moe_layer_interval", default=1, minimum=1) or 1
+        return [start <= i <= (n - 1 if end is None or end < 0 else end) and (i - start) % every == 0
+                for i in range(n)]
     if cfg.has("decoder_sparse_step", "mlp_only_layers"):
         step = cfg.int("decoder_sparse_step", default=1, minimum=1) or 1
         dense = set(cfg.int_list("mlp_only_layers") or [])

@@ -45,7 +45,7 @@ GPT2_NAMES = ("c_attn", "c_attn", "c_attn", "c_proj", "c_fc", "c_fc", "c_proj")
 PROFILES: dict[str, DecoderProfile] = {
     "llama": _P(), "mistral": _P(), "mixtral": _P(), "granite": _P(), "granitemoe": _P(tie=True),
     "granitemoeshared": _P(tie=True), "yi": _P(), "internlm": _P(), "internlm2": _P(), "deepseek": _P(),
-    "deepseek_v2": _P(), "deepseek_v3": _P(), "ernie4_5": _P(), "smollm3": _P(tie=True), "hunyuan": _P(),
+    "deepseek_v2": _P(), "deepseek_v3": _P(), "deepseek_v32": _P(), "glm_moe_dsa": _P(), "ernie4_5_moe": _P(), "ernie4_5": _P(), "smollm3": _P(tie=True), "hunyuan": _P(),
     "phi3": _P(fused_qkv="qkv_proj", fused_gate="gate_up_proj"), "phimoe": _P(norm="ln", qkv_bias=True, o_bias=True),
     "qwen2": _P(qkv_bias=True), "qwen2_vl": _P(qkv_bias=True), "qwen2_vl_text": _P(qkv_bias=True),
     "qwen2_5_vl": _P(qkv_bias=True), "qwen2_5_vl_text": _P(qkv_bias=True), "qwen2_moe": _P(qkv_bias=True), "qwen3": _P(qk_norm="head"),
