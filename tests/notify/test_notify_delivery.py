@@ -50,7 +50,7 @@ def receiver() -> Iterator[WebhookReceiver]:
 
 
 def settings(**extra: Any) -> Settings:
-    return Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=3, **extra)
+    return Settings(**{"database_url": "sqlite://", "public_url": PUBLIC, "notify_timeout_s": 3, **extra})
 
 
 def subscribe(store: Store, clock: Clock, url: str, **spec: Any) -> tuple[NotifyStore, Subscription]:
@@ -254,3 +254,60 @@ def test_a_grouped_message_counts_once(opened: Store, clock: Clock, receiver: We
     assert notes.sent_since([sub.id], clock() - timedelta(hours=1))[sub.id][0] == 3
     grouped = [r for r in notes.messages() if r["message_id"] == receiver.ids[2]]
     assert sorted(r["sha"] for r in grouped) == ["3" * 40, "4" * 40]
+
+
+def test_a_target_that_never_answers_is_bounded_by_the_timeout(opened: Store, clock: Clock) -> None:
+    """A json:// target on a loopback socket that accepts and never responds holds the sender no
+    longer than HUBWATCH_NOTIFY_TIMEOUT_S (connect and read); the message is retried, not lost."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held: list[socket.socket] = []
+    threading.Thread(target=lambda: held.append(listener.accept()[0]), daemon=True).start()
+    try:
+        notes, _ = subscribe(opened, clock, f"json://127.0.0.1:{listener.getsockname()[1]}/")
+        commit(opened, "b" * 40, "a" * 40)
+        started = time.monotonic()
+        report = Sender(opened, settings(notify_timeout_s=1), clock=clock).flush()
+        took = time.monotonic() - started
+    finally:
+        for conn in held:
+            conn.close()
+        listener.close()
+    assert held, "the target never saw the connection"
+    assert report.retried == 1 and took < 2 * 1 + 2, took
+    (row,) = notes.messages()
+    assert row["state"] == "pending" and row["attempts"] == 1 and "json://127.0.0.1" in row["last_error"]
+
+
+def test_a_digest_mail_is_plain_text_and_a_webhook_digest_holds_every_revision(opened: Store, clock: Clock) -> None:
+    box = Mailbox()
+    try:
+        subscribe(opened, clock, box.url(), digest="daily")
+        commit(opened, "b" * 40, "a" * 40, title="first *bold* [x](y)")
+        commit(opened, "c" * 40, "b" * 40, title="second_one")
+        clock.now = datetime(2026, 3, 3, 0, 0, tzinfo=UTC)
+        assert Sender(opened, settings(), clock=clock).flush().sent == 1
+        ((_, _, mail),) = box.messages
+    finally:
+        box.stop()
+    body = mail.replace("=\n", "")
+    assert "Content-Type: text/plain" in mail and "[HIGH] hubwatch daily digest: 2 revisions in 1 repo" in body
+    # plain text: the titles as written, no Markdown markup or escapes
+    assert "acme/model @ bbbbbbbbbbbb: first *bold* [x](y)" in body and "second_one" in body
+    assert "**" not in body and "\\_" not in body and "\\*" not in body
+
+
+def test_a_grouped_message_renders_markdown_for_chat_targets() -> None:
+    from hubwatch.notify.message import render
+
+    payloads = [{"repo": "acme/model", "sha": s * 40, "title": t, "worst_severity": "high", "changes": [],
+                 "changes_total": 0, "advisories": []} for s, t in (("b", "first *bold*"), ("c", "second_one"))]  # fmt: skip
+    out = render(payloads, PUBLIC, "1:group:1,2")
+    assert out.title == "[HIGH] hubwatch 2 revisions in 1 repo"
+    assert "**acme/model** — [first \\*bold\\*]" in out.markdown and "second\\_one" in out.markdown
+    assert "first *bold*" in out.text and "**" not in out.text
