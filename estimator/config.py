@@ -9,18 +9,18 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "reading"]
+__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "Reads", "reading"]
 
-# The (path, key) pairs the builders asked about while one config is analysed (see `reading`):
+# The keys the builders asked about while one config is analysed, by sub-config path (see `reading`):
 # what is left unread is evidence of a mechanism the estimate did not model.
-_READS: ContextVar[set[tuple[builtins.str, builtins.str]] | None] = ContextVar("hubwatch_estimator_reads",
-                                                                              default=None)
+Reads = dict[builtins.str, set[builtins.str]]
+_READS: ContextVar[Reads | None] = ContextVar("hubwatch_estimator_reads", default=None)
 
 
 @contextmanager
-def reading() -> Iterator[set[tuple[builtins.str, builtins.str]]]:
-    """Records every key any `Cfg` is asked about inside the block, as (sub-config path, key)."""
-    reads: set[tuple[builtins.str, builtins.str]] = set()
+def reading() -> Iterator[Reads]:
+    """Records every key any `Cfg` is asked about inside the block: {sub-config path: keys}."""
+    reads: Reads = {}
     token = _READS.set(reads)
     try:
         yield reads
@@ -105,8 +105,10 @@ class Cfg:
     def _read(self, keys: tuple[builtins.str, ...]) -> None:
         reads = _READS.get()
         if reads is not None:
-            path = self.path
-            reads.update((path, k) for k in keys)
+            seen = reads.get(self.path)
+            if seen is None:
+                seen = reads[self.path] = set()
+            seen.update(keys)
 
     def has(self, *keys: builtins.str) -> builtins.bool:
         self._read(keys)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["APPROXIMATE", "MODELLED", "UNSUPPORTED", "Support", "assess", "unread_structural_keys"]
@@ -89,26 +90,27 @@ class Support:
         return "modelled (expected within 1%)"
 
 
+@lru_cache(maxsize=4096)
 def _structural(key: str) -> bool:
     return bool(_STRUCTURAL.search(key)) and not _INERT.search(key)
 
 
-def unread_structural_keys(config: Mapping[str, Any], reads: Iterable[tuple[str, str]],
+def unread_structural_keys(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]],
                            path: str = "") -> list[str]:
-    """Config keys (dotted for nested ones) that could change the count and that no builder read;
-    a nested sub-config no builder opened counts as one key."""
-    seen = reads if isinstance(reads, (set, frozenset)) else set(reads)
+    """Config keys (dotted for nested ones) that could change the count and that no builder read
+    (`reads`: {sub-config path: keys read}); a nested sub-config no builder opened counts as one key."""
+    seen = reads.get(path, ())
     out: list[str] = []
     for key, value in config.items():
         if value is None or key in _SETTINGS or key.startswith("_"):
             continue
         dotted = f"{path}.{key}" if path else key
         if isinstance(value, Mapping):
-            if (path, key) in seen:
-                out += unread_structural_keys(value, seen, dotted)
+            if key in seen:
+                out += unread_structural_keys(value, reads, dotted)
             elif _looks_like_config(value):
                 out.append(dotted)
-        elif (path, key) not in seen and _structural(key) and not (value is False or value == [] or value == 0):
+        elif key not in seen and _structural(key) and not (value is False or value == [] or value == 0):
             out.append(dotted)
     return out
 
@@ -117,7 +119,7 @@ def _looks_like_config(value: Mapping[str, Any]) -> bool:
     return any(k in value for k in ("model_type", "hidden_size", "d_model", "num_hidden_layers", "vocab_size"))
 
 
-def assess(config: Mapping[str, Any], reads: Iterable[tuple[str, str]], guesses: Iterable[str]) -> Support:
+def assess(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], guesses: Iterable[str]) -> Support:
     """`modelled` unless a builder guessed or a structural key went unread (then `approximate`)."""
     guessed = list(dict.fromkeys(guesses))
     unread = sorted(unread_structural_keys(config, reads))  # the same whatever the key order
