@@ -15,7 +15,7 @@ from hubwatch import __version__
 from hubwatch.feeds.context import AppContext
 from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.redirects import canonical_redirect, install_redirects
-from hubwatch.feeds.routes import admin, api, badges, compare, feeds, ops, osv, pages, plan
+from hubwatch.feeds.routes import admin, api, badges, compare, family, feeds, ops, osv, pages, plan
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
 from hubwatch.domain.clock import Clock, system_clock
@@ -110,7 +110,7 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
     install_redirects(app)
-    for module in (ops, osv, api, badges, admin, feeds, plan, compare, pages):
+    for module in (ops, osv, api, badges, admin, feeds, plan, compare, family, pages):
         # An alias or another spelling of a repo id in the path answers 308 to the canonical URL.
         app.include_router(module.router, dependencies=[Depends(canonical_redirect)])
     return app

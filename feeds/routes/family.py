@@ -1,0 +1,79 @@
+"""The family page `/models/ORG/NAME/family`: a base's derivatives (docs/families.md) with their
+relation, last change, parameters (derived and counted in the checkpoint, and the difference from
+the base's) and the inherited advisories and notes each carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import HTMLResponse
+
+from hubwatch.advisories.inherit import is_inherited
+from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
+from hubwatch.estimator import Estimate
+from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
+from hubwatch.feeds.routes.common import require_known
+from hubwatch.storage.families import Families
+
+__all__ = ["FamilyRow", "family_rows", "router"]
+
+router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
+Ctx = Annotated[AppContext, Depends(get_ctx)]
+
+
+@dataclass(frozen=True)
+class FamilyRow:
+    """One checkpoint of the family as the page lists it."""
+
+    repo: RepoId
+    relation: str  # "base" for the base itself
+    head: RevisionRecord | None
+    derived: int | None
+    checkpoint: int | None
+    derived_delta: int | None  # against the base's
+    checkpoint_delta: int | None
+    inherited: tuple[AdvisoryRecord, ...]
+    notes: tuple[str, ...]  # the inheritance check's info notes (a template of its own, …)
+
+
+def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], base: tuple[int | None, int | None]) -> FamilyRow:
+    head = ctx.store.head(repo)
+    derived = checkpoint = None
+    if head is not None:
+        entry = ctx.store.revision(repo, head.sha)
+        estimate = Estimate.from_json(entry.estimate) if entry is not None else None
+        if estimate is not None and estimate.params is not None:
+            derived, checkpoint = estimate.params.derived, estimate.params.checkpoint
+    inherited = tuple(r for r in ctx.store.advisories(repo) if is_inherited(r.osv) and r.withdrawn is None)
+    texts = tuple(str(n.get("note")) for k, n in sorted(notes.items())
+                  if not k.startswith("_") and isinstance(n, dict) and n.get("status") == "own")  # fmt: skip
+    return FamilyRow(
+        repo, relation, head, derived, checkpoint,
+        None if derived is None or base[0] is None else derived - base[0],
+        None if checkpoint is None or base[1] is None else checkpoint - base[1],
+        inherited, texts,
+    )  # fmt: skip
+
+
+def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
+    """The base first, then its derivatives by id."""
+    members = Families(ctx.store.engine, ctx.clock).members(base=base)
+    first = _row(ctx, base, "base", {}, (None, None))
+    rows = [first]
+    for member in members:
+        rows.append(_row(ctx, member.repo, member.relation, member.notes, (first.derived, first.checkpoint)))
+    return rows
+
+
+@router.get("/models/{org}/{name}/family")
+def family_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+    repo = repo_from_path(org, name)
+    require_known(ctx.store, repo)
+    families = Families(ctx.store.engine, ctx.clock)
+    member = families.member(repo)
+    base = member.base if member is not None else repo
+    rows = family_rows(ctx, base)
+    context: dict[str, Any] = {"repo": repo, "base": base, "member": member, "rows": rows}
+    return ctx.templates.TemplateResponse(request, "family.html", context)

@@ -1,0 +1,45 @@
+"""The family page: the base and its derivatives with relation, last change, parameters and their
+differences from the base, and the inherited advisories and notes each carries; the model page links it."""
+
+from __future__ import annotations
+
+import re
+
+from family_scenario import BASE, FIXED, OWN, STALE, Family, family  # noqa: F401  (the fixture)
+from fastapi.testclient import TestClient
+
+from hubwatch.feeds import create_app
+
+
+def _row(html: str, repo: str) -> str:
+    for row in re.findall(r"<tr>(.*?)</tr>", html, flags=re.S):
+        if f">{repo}</a></td>" in row:
+            return str(row)
+    raise AssertionError(f"no row for {repo}")
+
+
+def test_family_page_lists_derivatives_with_their_inherited_advisories(family: Family) -> None:
+    family.advance(BASE)
+    client = TestClient(create_app(family.settings, family.store))
+    page = client.get(f"/models/{BASE}/family")
+    assert page.status_code == 200
+    html = page.text
+    (inherited,) = [a.id for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    stale = _row(html, str(STALE))
+    assert "finetune" in stale and inherited in stale and ">open<" in stale
+    assert stale.count("+41.09 K") == 2  # three layers against the base's two: more parameters, derived and counted
+    assert "adapter" in _row(html, str(OWN)) and "of its own" in _row(html, str(OWN))
+    fixed = _row(html, str(FIXED))
+    assert "same" in fixed and "-inherited" not in fixed and ">none<" in fixed
+    # A derivative's family page is its base's, saying what it is.
+    own_page = client.get(f"/models/{OWN}/family").text
+    assert "is an adapter of" in own_page and str(STALE) in own_page
+    # The model page links to it.
+    assert f'/models/{STALE}/family">other checkpoints of this family</a>' in client.get(f"/models/{STALE}").text
+
+
+def test_the_closed_inherited_advisory_shows_as_closed(family: Family) -> None:
+    family.advance(BASE)
+    family.advance(STALE)
+    html = TestClient(create_app(family.settings, family.store)).get(f"/models/{BASE}/family").text
+    assert "(closed)" in _row(html, str(STALE))
