@@ -18,7 +18,8 @@ from hubwatch.domain.records import InvalidRepoId, RepoId
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["AppContext", "JsonBody", "get_ctx", "json_body", "org_from_path", "read_json", "repo_from_path"]
+__all__ = ["FORM_TYPE", "AppContext", "JsonBody", "get_ctx", "json_body", "org_from_path", "read_form", "read_json",
+           "repo_from_path"]
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,28 @@ async def json_body(request: Request) -> Any:
 
 
 JsonBody = Annotated[Any, Depends(json_body)]
+
+FORM_TYPE = "application/x-www-form-urlencoded"
+
+
+async def read_form(request: Request, max_bytes: int) -> dict[str, str]:
+    """A plain HTML form's URL-encoded body, read up to `max_bytes` (413 beyond, 415 for another type)."""
+    from urllib.parse import parse_qsl
+
+    from hubwatch.feeds.errors import ApiError
+
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != FORM_TYPE:
+        raise ApiError(415, "unsupported_media_type", f"send the form as {FORM_TYPE} (a plain HTML form), got "
+                       f"{kind or 'no content type'}")
+    body = bytearray()
+    async for chunk in request.stream():  # stop reading at the limit, never buffer more
+        body += chunk
+        if len(body) > max_bytes:
+            raise ApiError(413, "too_large", f"the form is larger than {max_bytes} bytes")
+    try:
+        pairs = parse_qsl(body.decode("ascii", errors="replace"), keep_blank_values=True, max_num_fields=64,
+                          encoding="utf-8", errors="replace")
+    except ValueError as exc:  # more fields than any real form
+        raise bad_request(f"the form is malformed: {exc}") from exc
+    return dict(pairs)

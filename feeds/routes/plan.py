@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any
-from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse
@@ -19,7 +18,7 @@ from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.feeds.builders.estimate_panel import EstimatePanel, PanelCache, PanelError
 from hubwatch.feeds.builders.plan import MAX_CONFIG_BYTES, config_panel, resolve_revision, revision_panel
 from hubwatch.feeds.builders.plan_settings import CHOICES, PlanInputError, form_values, plan_settings
-from hubwatch.feeds.context import AppContext, get_ctx
+from hubwatch.feeds.context import AppContext, get_ctx, read_form
 from hubwatch.feeds.errors import ApiError
 from hubwatch.storage.errors import AmbiguousRevision
 
@@ -29,7 +28,6 @@ router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 # The form's body: the config (URL-encoded: up to 3 bytes per byte) and the short fields.
 MAX_FORM_BYTES = 3 * MAX_CONFIG_BYTES + 16 * 1024
-_FORM_TYPE = "application/x-www-form-urlencoded"
 
 
 def panel_cache(request: Request) -> PanelCache:
@@ -55,24 +53,17 @@ def model_estimate(request: Request, ctx: AppContext, repo: RepoId, sha: str | N
 
 
 async def form_body(request: Request) -> dict[str, str]:
-    """The URL-encoded form of a POST, read up to `MAX_FORM_BYTES` (a FastAPI dependency, on the event loop)."""
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != _FORM_TYPE:
-        raise ApiError(415, "unsupported_media_type",
-                       f"send the form as {_FORM_TYPE} (a plain HTML form), got {kind or 'no content type'}; "
-                       "the JSON API is POST /api/v1/plan")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > MAX_FORM_BYTES:
-            raise ApiError(413, "too_large", f"the form is larger than {MAX_FORM_BYTES} bytes: a config.json "
-                           f"is at most {MAX_CONFIG_BYTES} bytes here (paste config.json alone, not weights)")
+    """The /plan form's fields (a FastAPI dependency, on the event loop): the bounded body reader of
+    `context.read_form`, with what to do instead when it is too large or not a form."""
     try:
-        pairs = parse_qsl(body.decode("ascii", errors="replace"), keep_blank_values=True, max_num_fields=64,
-                          encoding="utf-8", errors="replace")
-    except ValueError as exc:  # more fields than any real form
-        raise ApiError(400, "bad_request", f"the form is malformed: {exc}") from exc
-    return dict(pairs)
+        return await read_form(request, MAX_FORM_BYTES)
+    except ApiError as exc:
+        if exc.status == 413:
+            raise ApiError(413, exc.code, f"{exc.message}: a config.json is at most {MAX_CONFIG_BYTES} bytes here "
+                                          "(paste config.json alone, not weights)") from exc
+        if exc.status == 415:
+            raise ApiError(415, exc.code, f"{exc.message}; the JSON API is POST /api/v1/plan") from exc
+        raise
 
 
 Form = Annotated[dict[str, str], Depends(form_body)]
