@@ -107,7 +107,7 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
             tied_rows = b.vocab * (b.stacks[-1].hidden_size if b.stacks else 0) if not b.lm_head_params else 0
             explanation = explain_delta(manifest, checkpoint, derived, lm_head=b.lm_head_params,
                                         tied_rows=tied_rows if family == "decoder" else 0, layers=b.layers,
-                                        towers=towers)
+                                        towers=towers, components=b.components)
     params = ParamsReport(derived, checkpoint, delta, active, dict(b.components), explanation, support)
     structure = Structure(b.layers, not b.failures, tuple(b.failures), NodeList(b.nodes), (seq_len,))
     deepest = max((stack.num_layers for stack in b.stacks), default=b.layers)  # towers are separate stacks

@@ -18,6 +18,13 @@ DTYPE_BYTES: dict[str, float] = {
 }
 _PACKED = {"U8", "I32", "U32", "I8", "F4", "UINT8", "INT8"}
 _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|h|blocks|block|layer)\.(\d+)\.")
+# Tensor groups a checkpoint and the derived structure are compared by (the derived count's components).
+_GROUPS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("pooler", "a pooler", re.compile(r"(?:^|\.)pooler\.")),
+    ("head", "a task head (LM/MLM head or classifier)",
+     re.compile(r"(?:^|\.)(?:lm_head|cls|classifier|score|qa_outputs|output_projection|generator_lm_head|"
+                r"discriminator_predictions|seq_relationship)(?:\.|$)")),
+)
 
 
 @dataclass(frozen=True)
@@ -105,14 +112,40 @@ class Manifest:
         return tuple(t.name for t in self.tensors)
 
 
+def _group_differences(manifest: Manifest, components: Mapping[str, int], tied_head: bool) -> list[str]:
+    """Groups (pooler, task head) one side has and the other lacks, whatever their size."""
+    out = []
+    for component, label, pattern in _GROUPS:
+        stored = [t for t in manifest.tensors if pattern.search(t.name)]
+        derived = components.get(component, 0)
+        stored_n = sum(t.numel for t in stored)
+        if stored and not derived and tied_head and all(t.name.startswith("lm_head.") for t in stored):
+            continue  # a tied LM head saved anyway: the size-based reasons below name it
+        if derived and not stored and manifest.tensors:
+            out.append(f"the derived structure counts {label} ({derived:,} params) the checkpoint does not store")
+        elif stored and not derived:
+            size = f", {stored_n:,} params" if manifest.has_shapes else ""
+            out.append(f"the checkpoint stores {label} ({stored[0].name}{' …' if len(stored) > 1 else ''}{size}) "
+                       "that the config's architecture does not build")
+    return out
+
+
 def explain_delta(manifest: Manifest, checkpoint: int, derived: int, *, lm_head: int, tied_rows: int,
-                  layers: int, towers: Mapping[str, int]) -> str:
-    """Why the checkpoint and the derived count differ (empty when they agree within 1%)."""
+                  layers: int, towers: Mapping[str, int], components: Mapping[str, int] | None = None) -> str:
+    """Why the checkpoint and the derived count differ, whatever the size of the difference: the groups
+    (pooler, task head) one side has and the other lacks, then the size-based reasons; empty when both
+    agree exactly and no group differs."""
     delta = checkpoint - derived
+    groups = _group_differences(manifest, components or {}, tied_head=not lm_head)
     if derived and abs(delta) / derived <= 0.01:
+        if groups:
+            return "; ".join(groups + [f"together {delta:+,} params"])
+        if delta:
+            return (f"{delta:+,} params ({100.0 * delta / derived:+.3f}%): no pooler or head differs; a tensor the "
+                    "structure sizes differently (a bias, a norm or a padded table)")
         return ""
     names = manifest.names()
-    reasons: list[str] = []
+    reasons: list[str] = list(groups)
     near = max(derived // 200, 1)
     packed = [d for d in manifest.dtypes if d in _PACKED]
     if packed:

@@ -94,3 +94,27 @@ def test_llava_1_5_style_named_tower_counted_and_missing_from_checkpoint_explain
     unknown = analyze({**cfg, "mm_vision_tower": "some/private-tower"})
     assert "vision_tower" not in unknown.params.by_component
     assert any("not counted" in n for n in unknown.notes)
+
+
+def test_a_pooler_and_head_swap_under_one_percent_is_explained() -> None:
+    """jina-embeddings-v2-base-en: the config names JinaBertForMaskedLM (an MLM head, no pooler), the
+    checkpoint is a BertModel (a pooler, no MLM head): 0.02% apart, and the explanation says why."""
+    import json
+    from pathlib import Path
+
+    config = json.loads((Path(__file__).parent.parent / "data" / "configs" / "jinaai__jina-embeddings-v2-base-en"
+                         / "config.json").read_text())
+    derived = analyze(config).params
+    h = config["hidden_size"]
+    head = dict(derived.by_component)["head"]
+    body = derived.derived - head  # everything but the MLM head, stored as one tensor here
+    tensors = {"embeddings.word_embeddings.weight": [body], "pooler.dense.weight": [h, h], "pooler.dense.bias": [h]}
+    manifest = Manifest.from_safetensors_headers(
+        {"model.safetensors": {k: {"dtype": "F32", "shape": s, "data_offsets": [0, 0]} for k, s in tensors.items()}})
+    a = analyze(config, manifest=manifest)
+    assert a.params.checkpoint == body + h * h + h == 137_368_320  # the published total (tests/data/configs/truth.tsv)
+    assert a.params.delta_pct is not None and abs(a.params.delta_pct) < 1
+    why = a.params.explanation
+    assert "checkpoint stores a pooler (pooler.dense.weight …, 590,592 params)" in why
+    assert f"counts a task head (LM/MLM head or classifier) ({head:,} params) the checkpoint does not store" in why
+    assert f"together {a.params.checkpoint - a.params.derived:+,} params" in why
