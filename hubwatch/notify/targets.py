@@ -33,6 +33,9 @@ __all__ = [
 
 APPRISE_HELP = "https://github.com/caronc/apprise/wiki"
 _EMAIL = frozenset({"mailto", "mailtos"})
+# Apprise schemes whose host part is a real server name, not a token: shown by `shown_url`
+_HOST_SCHEMES = _EMAIL | frozenset({"json", "jsons", "xml", "xmls", "form", "forms", "ntfy", "ntfys",
+                                    "gotify", "gotifys", "matrix", "matrixs", "mqtt", "mqtts"})
 _URL_IN_TEXT = re.compile(r"[A-Za-z][\w+.-]*://[^\s\"'<>]+")
 _QUERY_IN_TEXT = re.compile(r"(?<=\S)\?[^\s\"'<>]+")
 # the libraries a delivery goes through, which log request URLs (httpx at INFO, urllib3 at DEBUG)
@@ -109,10 +112,19 @@ def shown_url(url: str) -> str:
         return "<not a URL>"
     parts = urlsplit(url)
     host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # not a port: Telegram's host is "BOTID:TOKEN"
+        return f"{parts.scheme}://…"
     if is_webhook(url):
-        return f"{parts.scheme}://{host}{port}{parts.path or '/'}"
-    return f"{parts.scheme}://{host}{port}/…" if host else f"{parts.scheme}://…"
+        # a webhook's path may carry its token (Discord's /api/webhooks/ID/TOKEN): the first
+        # segment names the endpoint well enough
+        first, _, rest = (parts.path or "/").lstrip("/").partition("/")
+        return f"{parts.scheme}://{host}{port}/{first}{'/…' if rest else ''}"
+    if parts.scheme.lower() in _HOST_SCHEMES and host:
+        return f"{parts.scheme}://{host}{port}/…"
+    # elsewhere Apprise's "host" is often a token (slack://TokenA/…, tgram://BOT_TOKEN/…)
+    return f"{parts.scheme}://…"
 
 
 def _shown_in_text(match: re.Match[str]) -> str:

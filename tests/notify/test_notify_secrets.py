@@ -19,7 +19,8 @@ from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from receivers import Mailbox, WebhookReceiver, free_port
 
-SECRETS = ["hookpass77", "qtok123abc", "mailpw456", "jsonpw789", "TokenB2zz", "TokenC3yy", "adminpw00"]
+SECRETS = ["hookpass77", "qtok123abc", "mailpw456", "jsonpw789", "TokenA1", "TokenB2zz", "TokenC3yy", "adminpw00",
+           "123456789:BotTokenXyz", "DiscordHookTok"]
 TOKEN = "s3cret-admin-token"
 
 
@@ -49,6 +50,8 @@ def test_no_secret_in_logs_output_metrics_or_errors(tmp_path: Path, caplog: pyte
         hook.secret = added[0].stdout.strip().splitlines()[-1]
         said[0] = said[0].replace(hook.secret, "")  # shown once, at creation: allowed there only
         assert invoke("notify", "add", "slack://TokenA1/TokenB2zz/TokenC3yy").exit_code == 0
+        assert invoke("notify", "add", "tgram://123456789:BotTokenXyz/555").exit_code == 0
+        assert invoke("notify", "add", "https://discord.example/api/webhooks/42/DiscordHookTok").exit_code == 0
         assert invoke("notify", "add", "nonsense://me:adminpw00@x").exit_code == 2
         repo = RepoId("acme", "model")
         day = datetime(2026, 3, 1, tzinfo=UTC)
@@ -57,8 +60,9 @@ def test_no_secret_in_logs_output_metrics_or_errors(tmp_path: Path, caplog: pyte
             store.save_revision(repo, RevisionRecord("a" * 40, None, day, "first"), [], {}, [], None, [])
             change = ChangeRecord(Kind.PICKLE, Severity.HIGH, "m.bin", "a pickle appeared", {}, Direction.HAZARD)
             store.save_revision(repo, RevisionRecord("b" * 40, "a" * 40, day, "second"), [], {}, [change], None, [])
-            # only the local targets get a message: the slack one is removed before anything is sent
-            assert invoke("notify", "remove", "4").exit_code == 0
+            # only the local targets get a message: the slack, telegram and discord ones are removed before anything is sent
+            for sub_id in ("4", "5", "6"):
+                assert invoke("notify", "remove", sub_id).exit_code == 0
             assert invoke("notify", "flush").exit_code == 0
             for sub_id in ("1", "2", "3"):
                 invoke("notify", "test", sub_id)
