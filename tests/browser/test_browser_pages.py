@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import HOSTILE_REPO, WIDTHS, Site
+from browser_site import HOSTILE_REPO, WIDTHS, Site, artifacts, browser, site
+
+__all__ = ["artifacts", "browser", "site"]  # fixtures from browser_site (no conftest: its name is shared)
 
 MIN_CHART_TEXT_PX = 11.0
 

@@ -1,5 +1,7 @@
-"""The browser tests' site: real histories polled from the hub emulator into a SQLite store, the real
-app served by uvicorn on a free loopback port, and one system Chromium driven by Playwright.
+"""The browser tests' site: real histories polled from the hub emulator into a SQLite store, the
+real app served by uvicorn on a free loopback port, and one system Chromium driven by Playwright.
+The test modules import these fixtures (there is no conftest.py here: other folders' tests import
+names from the module `conftest`, which one here would shadow).
 
 Histories: the bundled demo (meta-llama/Llama-2-7b-hf, 12 revisions), deepseek-ai/DeepSeek-R1
 (tests/data, 4 revisions) and `evil-org/hostile`, written here, whose card, licence, config and
