@@ -66,7 +66,8 @@ class HubClient:
 
         install_transport()  # before the client exists: no request of its own to another host
         endpoint = settings.hub_endpoint.rstrip("/")
-        api = HfApi(endpoint=endpoint, token=settings.hf_token, library_name="hubwatch")
+        token = settings.hf_token or None  # an empty setting is no token (as an empty HF_TOKEN is)
+        api = HfApi(endpoint=endpoint, token=token, library_name="hubwatch")
         guard = HubGuard(
             origin_of(endpoint),
             timeout_s=settings.hub_timeout_s,

@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import RepoId
@@ -304,7 +304,7 @@ class Scheduler:
             return
         scheduler = BackgroundScheduler(timezone=timezone.utc)
         # The timer sleeps on wall time (APScheduler's), so its first run is at wall "now", not an injected clock's.
-        kwargs = {"next_run_time": system_clock()} if self._run_at_start else {}
+        kwargs: dict[str, Any] = {"next_run_time": system_clock()} if self._run_at_start else {}
         scheduler.add_job(
             self._run,
             "interval",

@@ -118,6 +118,13 @@ def test_gated_repo(hubsim_factory: Any, data_dir: Path) -> None:
     assert "HF_TOKEN" in gated.value.fix
 
 
+def test_an_empty_token_setting_means_no_token(hubsim: Any) -> None:
+    # HUBWATCH_HF_TOKEN= (set, empty) once sent "Authorization: Bearer ", an illegal header that
+    # read as "could not reach the hub"; like an empty HF_TOKEN it now means none.
+    hub = HubClient.from_settings(Settings(database_url="sqlite://", hub_endpoint=hubsim.url, hf_token=""))
+    assert hub.head(LLAMA) == hubsim.head(str(LLAMA))
+
+
 def test_rate_limit_carries_retry_after(hubsim: Any) -> None:
     hubsim.set_faults(rate_limit=1, retry_after=7)
     with pytest.raises(RateLimited) as limited:

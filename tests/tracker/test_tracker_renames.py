@@ -125,7 +125,7 @@ def test_the_listing_of_the_new_id_moves_the_watch_after_a_rename(hubsim_factory
     store.mark_due([QWEN], now[0])  # the repo's own re-check: its head request meets the 307
     now[0] += timedelta(seconds=61)
     [outcome] = cycle()
-    assert outcome.repo == MOVED and outcome.renamed_from == QWEN
+    assert isinstance(outcome, (NewRevisions, Unchanged)) and outcome.repo == MOVED and outcome.renamed_from == QWEN
     # Upstream moves on under the new id; the listing (new id only) makes the watch due again.
     sim.advance(str(MOVED))
     now[0] += timedelta(seconds=61)

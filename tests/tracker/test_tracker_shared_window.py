@@ -68,7 +68,7 @@ def test_a_later_deferral_is_never_shortened(store: Any) -> None:
 def stop_before_second_page(hubsim_factory: Any, root: Path) -> Iterator[Any]:
     """An emulator with one commit per page, stopped (port closed) before the second page is asked for."""
     import httpx2
-    from huggingface_hub.utils import set_client_factory
+    from huggingface_hub import set_client_factory
     from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
 
     sim = hubsim_factory(root=root, at=None, page_size=1)
