@@ -38,7 +38,14 @@ def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False,
 def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | None = None) -> None:
     """Adds a BERT-like encoder with the head its architecture names."""
     mt = cfg.model_type
+    native_nomic = mt == "nomic_bert" and not cfg.has("qkv_proj_bias", "mlp_fc1_bias", "rotary_emb_fraction")
+    if native_nomic:  # transformers' own NomicBERT: no biases in attention or MLP, SwiGLU, rotary positions
+        cfg = Cfg({"qkv_proj_bias": False, "mlp_fc1_bias": False, "mlp_fc2_bias": False, **cfg.data}, cfg.path)
     h, n_layers, nh, inter = transformer_dims(cfg, b)
+    head_dim = cfg.concept("head_dim", minimum=1)
+    b.check(head_dim is None or head_dim * nh == h,
+            f"head_dim ({head_dim}) × num_attention_heads ({nh}) is not hidden_size ({h}): BERT-style attention "
+            "splits the width into the heads")
     vocab = cfg.need("vocab")
     b.vocab = vocab
     emb = cfg.int("embedding_size", "input_embedding_size", default=h, minimum=1) or h  # RemBERT: input_…
@@ -46,7 +53,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     shape = (seq, h)
     b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
     pos_type = cfg.str("position_embedding_type", default="absolute")
-    rotary = pos_type == "rotary" or (cfg.float("rotary_emb_fraction", default=0.0) or 0.0) > 0
+    rotary = (pos_type == "rotary" or (cfg.float("rotary_emb_fraction", default=0.0) or 0.0) > 0
+              or (native_nomic and cfg.has("rope_parameters", "rope_theta")))
     learned = pos_type not in ("alibi", "none") and not rotary and cfg.bool("position_biased_input", default=True)
     max_pos = cfg.concept("max_pos", minimum=1)
     b.max_pos = max_pos
@@ -63,8 +71,12 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
         b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
     act = cfg.str("feed_forward_type", "mlp_type", "activation_function", "hidden_act", default="gelu")
-    gated = act in ("glu", "geglu", "reglu", "swiglu")
+    gated = act in ("glu", "geglu", "reglu", "swiglu") or (native_nomic and act in ("silu", "swish"))
     layer = encoder_layer(cfg, h, nh, inter, gated=gated)
+    if cfg.bool("add_cross_attention") and cfg.bool("is_decoder"):  # a BERT decoder of an encoder-decoder pair
+        layer.linears += [("attention", lin(f"crossattention.{n}", h, h, True)) for n in ("query", "key", "value",
+                                                                                             "output.dense")]
+        layer.more("norms", 2 * h)
     if mt == "longformer":  # separate projections for the tokens with global attention
         layer.linears += [("attention", lin(f"{n}_global", h, h, True)) for n in ("query", "key", "value")]
     if mt not in ENCODER_TYPES:
