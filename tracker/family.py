@@ -32,7 +32,16 @@ if TYPE_CHECKING:
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient
 
-__all__ = ["FamilyCheck", "FamilyJob", "check_inheritance", "families", "refresh_families", "watch_family"]
+__all__ = [
+    "FamilyCheck",
+    "FamilyJob",
+    "after_poll",
+    "check_inheritance",
+    "families",
+    "refresh_families",
+    "report_lines",
+    "watch_family",
+]
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +179,29 @@ def check_inheritance(
     return checks
 
 
+def after_poll(store: Store, hub: HubClient, settings: Settings, clock: Clock = system_clock) -> list[FamilyCheck]:
+    """What `hubwatch poll` and each cycle of `hubwatch run` do after polling: the families due
+    refreshed, inheritance checked; nothing at all while no family is watched."""
+    if not families(store, clock).roots():
+        return []
+    refresh_families(store, hub, settings, clock)
+    return check_inheritance(store, settings, clock)
+
+
+def report_lines(checks: Sequence[FamilyCheck]) -> list[str]:
+    """One line per inherited advisory raised or closed, and per note of a template of its own."""
+    lines: list[str] = []
+    for check in checks:
+        record, status = check.result.record, check.result.status
+        if record is not None and status == "stale":
+            lines.append(f"{check.repo}: inherited advisory {record.id}: {check.result.note}")
+        elif record is not None:
+            lines.append(f"{check.repo}: inherited advisory {record.id} closed ({check.result.note})")
+        elif status == "own":
+            lines.append(f"{check.repo}: note: {check.result.note}")
+    return lines
+
+
 class FamilyJob:
     """The scheduled job of `hubwatch run`: the poll cycle, then the families due refreshed and
     inheritance checked (a failure there is logged; the next cycle tries again)."""
@@ -185,9 +217,8 @@ class FamilyJob:
     def __call__(self) -> object:
         outcome = self.cycle()
         try:
-            if families(self.store, self.clock).roots():
-                refresh_families(self.store, self.hub, self.settings, self.clock)
-                check_inheritance(self.store, self.settings, self.clock)
+            for line in report_lines(after_poll(self.store, self.hub, self.settings, self.clock)):
+                log.info("%s", line)
         except Exception:  # noqa: BLE001 - a family pass must not stop the poll schedule
             log.exception("family refresh / inheritance check failed; retried after the next poll cycle")
         return outcome

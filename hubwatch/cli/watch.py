@@ -26,7 +26,7 @@ def _relations(value: str | None) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(v.strip() for v in (value or "").split(",") if v.strip()))
     bad = [v for v in chosen if v not in _RELATIONS]
     if bad:
-        raise click.BadParameter(f"unknown relation {', '.join(bad)}: use a comma-separated list of {', '.join(_RELATIONS)}",
+        raise click.BadParameter(f"unknown relation {', '.join(bad)}: use a comma-separated list of {','.join(_RELATIONS)}",
                                  param_hint="--relation")  # fmt: skip
     return chosen
 
