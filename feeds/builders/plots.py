@@ -123,10 +123,11 @@ def line_chart(
         Markup("<title>{}</title>").format(title),
         Markup('<text x="8" y="20" class="chart-title">{}</text>').format(title),
     ]
+    tick_labels: list[Markup] = []  # drawn last, over the lines (with a white halo)
     for value in ticks:
         y = _TOP + y_px(value)
         parts.append(Markup('<line x1="0" y1="{:.1f}" x2="100%" y2="{:.1f}" class="grid"/>').format(y, y))
-        parts.append(Markup('<text x="4" y="{:.1f}" class="axis tick">{}</text>').format(y - 4, _tidy(fmt(value))))
+        tick_labels.append(Markup('<text x="4" y="{:.1f}" class="axis tick">{}</text>').format(y - 4, _tidy(fmt(value))))
     narrow, wide = thinned(x_labels, NARROW_PX), thinned(x_labels, WIDE_PX)
     for i in sorted(narrow | wide):
         where = "" if i in narrow and i in wide else " narrow-only" if i in narrow else " wide-only"
@@ -143,12 +144,14 @@ def line_chart(
                         'preserveAspectRatio="none" overflow="visible">').format(_TOP, _PLOT_H, _PLOT_H))
     parts.extend(lines)
     parts.append(Markup("</svg>"))
+    radius = 3.5 if n <= 30 else 2.5 if n <= 80 else 1.5  # dense histories: dots, not a thick bar
     for index, s in enumerate(shown_series):
         for i, v in enumerate(s.values):
             if v is not None:
                 parts.append(Markup(
-                    '<circle cx="{:.2f}%" cy="{:.1f}" r="3.5" class="c{}"><title>{} @ {}: {}</title></circle>'
-                ).format(x_pct(i), _TOP + y_px(v), index % PALETTE_SIZE, s.name, x_labels[i], fmt(v)))
+                    '<circle cx="{:.2f}%" cy="{:.1f}" r="{}" class="c{}"><title>{} @ {}: {}</title></circle>'
+                ).format(x_pct(i), _TOP + y_px(v), radius, index % PALETTE_SIZE, s.name, x_labels[i], fmt(v)))
+    parts.extend(tick_labels)
     parts.append(Markup('</svg><figcaption><ul class="legend">'))
     for index, s in enumerate(shown_series):
         latest = next((v for v in reversed(s.values) if v is not None), None)

@@ -178,6 +178,9 @@ def test_chart_text_keeps_its_size_at_any_width() -> None:
     assert inner and 'preserveAspectRatio="none"' in inner.group(0)
     assert 'vector-effect="non-scaling-stroke"' in svg
     assert re.findall(r'<circle cx="([\d.]+)%"', svg) == ["8.00", "92.00"]
+    deep = line_chart("m", [f"{i:07x}" for i in range(150)], [Series("s", tuple(float(i) for i in range(150)))], fmt_count)
+    assert deep.count('r="1.5"') == 150 and 'r="3.5"' in svg  # a dense history draws dots, not a bar
+    assert deep.index('class="axis tick"') > deep.rindex("<circle")  # tick labels over the lines
     css = (Path(hubwatch.feeds.__file__).parent / "static/style.css").read_text()
     rules: dict[str, str] = {}
     for selector, body in re.findall(r"([^{}]+?)\s*\{([^{}]*)\}", css):
