@@ -6,7 +6,7 @@ from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linea
 from hubwatch.estimator.config import LIMITS, Cfg, ConfigError
 from hubwatch.estimator.heads import add_head, head_kind
 from hubwatch.estimator.hybrid import LINEAR_KINDS, linear_attention_mixer, mamba1_mixer, mamba2_mixer, mixer_kinds
-from hubwatch.estimator.moe import MoE, moe_layers, moe_spec
+from hubwatch.estimator.moe import MoE, jetmoe_layer, moe_layers, moe_spec
 from hubwatch.estimator.profiles import DecoderProfile, profile_for
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec
 
@@ -222,6 +222,9 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         b.add("embeddings", h * n_layers * per_layer + per_layer)
         embed_total += rows * n_layers * per_layer + h * n_layers * per_layer + per_layer
     for i in range(n_layers):
+        if cfg.model_type == "jetmoe":  # mixture of attention heads and of MLP experts, in every layer
+            layers.append(cache.setdefault(("jetmoe", True), jetmoe_layer(cfg, h, nkv, hd, norms)))
+            continue
         mixer = types[i] if i < len(types) else "full"
         kind = kinds[i] if kinds is not None and i < len(kinds) else ("conv" if mixer == "none" else "attention")
         layer_hd = head_dims.get(i, hd)

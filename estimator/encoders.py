@@ -10,7 +10,7 @@ from hubwatch.estimator.spec import AttentionSpec
 __all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
 
 ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "electra", "mpnet",
-                 "roberta-prelayernorm", "longformer"}
+                 "roberta-prelayernorm", "longformer", "xmod"}
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert"}
@@ -77,6 +77,13 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         layer.linears += [("attention", lin(f"crossattention.{n}", h, h, True)) for n in ("query", "key", "value",
                                                                                              "output.dense")]
         layer.more("norms", 2 * h)
+    languages = cfg.str_list("languages") or []
+    if languages and cfg.has("adapter_reduction_factor"):  # X-MOD: a bottleneck adapter per language per layer
+        width = h // (cfg.int("adapter_reduction_factor", minimum=1) or 1)
+        layer.linears += [("adapters", lin("adapter.dense1", h, width, True, count=len(languages), active=1)),
+                          ("adapters", lin("adapter.dense2", width, h, True, count=len(languages), active=1))]
+        if cfg.bool("adapter_layer_norm") or not cfg.bool("adapter_reuse_layer_norm", default=True):
+            layer.more("norms", 2 * h)
     if mt == "longformer":  # separate projections for the tokens with global attention
         layer.linears += [("attention", lin(f"{n}_global", h, h, True)) for n in ("query", "key", "value")]
     if mt not in ENCODER_TYPES:

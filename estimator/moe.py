@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.blocks import ffn_linears, lin
+from hubwatch.estimator.blocks import Layer, ffn_linears, lin
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.profiles import DecoderProfile
 from hubwatch.estimator.spec import LinearSpec
 
-__all__ = ["MoE", "moe_layers", "moe_spec"]
+__all__ = ["MoE", "jetmoe_layer", "moe_layers", "moe_spec"]
 
 
 @dataclass
@@ -81,3 +81,24 @@ def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
         dense = set(cfg.int_list("mlp_only_layers") or [])
         return [i not in dense and (i + 1) % step == 0 for i in range(n)]
     return [True] * n
+
+
+def jetmoe_layer(cfg: Cfg, h: int, nkv: int, hd: int, norms: int) -> Layer:
+    """JetMoE: a shared key/value projection and attention experts (each an input and an output projection),
+    then MLP experts (gated), each mixture with a router and an output bias; no dense attention output."""
+    experts = cfg.concept("experts", minimum=1) or 1
+    top_k = min(cfg.concept("experts_per_tok", default=2, minimum=1) or 1, experts)
+    ffn = cfg.concept("ffn", minimum=1) or 4 * h
+    width = nkv * hd
+    layer = Layer(f"moa[{top_k} of {experts} x {width}]", f"moe[{top_k} of {experts} x {ffn}]", [
+        ("attention", lin("kv_proj", h, 2 * width)), ("router", lin("self_attention.experts.router", h, experts)),
+        ("experts", lin("self_attention.experts.input_linear", h, width, count=experts, active=top_k)),
+        ("experts", lin("self_attention.experts.output_linear", width, h, count=experts, active=top_k)),
+        ("router", lin("mlp.router", h, experts))]
+        + ffn_linears(h, ffn, gated=True, bias=False, fused_gate="mlp.input_linear",
+                      names=("mlp.input_linear", "mlp.input_linear", "mlp.output_linear"), component="experts",
+                      count=experts, active=top_k))
+    layer.more("attention", h)
+    layer.more("experts", h)
+    layer.more("norms", norms)
+    return layer

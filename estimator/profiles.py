@@ -51,7 +51,7 @@ PROFILES: dict[str, DecoderProfile] = {
     "qwen2_5_vl": _P(qkv_bias=True), "qwen2_5_vl_text": _P(qkv_bias=True), "qwen2_moe": _P(qkv_bias=True), "qwen3": _P(qk_norm="head"),
     "qwen3_moe": _P(qk_norm="head"), "qwen3_next": _P(qk_norm="head", attn_gate=True),
     "qwen3_5_text": _P(qk_norm="head", attn_gate=True), "qwen3_5_moe_text": _P(qk_norm="head", attn_gate=True),
-    "olmo_hybrid": _P(qk_norm="full"), "kimi_linear": _P(), "minimax": _P(),
+    "olmo_hybrid": _P(qk_norm="full"), "kimi_linear": _P(), "minimax": _P(), "jetmoe": _P(tie=True),
     "gemma": _P(tie=True), "gemma2": _P(tie=True, layer_norms=4), "gemma3_text": _P(tie=True, layer_norms=4, qk_norm="head"),
     "gemma3": _P(tie=True, layer_norms=4, qk_norm="head"), "vaultgemma": _P(tie=True),
     "gemma4_text": _P(tie=True, layer_norms=4, qk_norm="head"),
