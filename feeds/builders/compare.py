@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +27,12 @@ from hubwatch.feeds.text import rfc3339
 
 __all__ = [
     "BadRange",
+    "DiffCache",
+    "DiffResult",
     "CompareRange",
     "Comparison",
     "EstimateDelta",
+    "Rows",
     "advisory_moves",
     "comparison_json",
     "estimate_deltas",
@@ -95,6 +100,42 @@ def template_texts(change: ChangeRecord, old: Snapshot | None, new: Snapshot | N
         return next((s.text for s in template_sources(snapshot) if s.file == path and s.name == name), None)
 
     return find(old, old_file), find(new, file)
+
+
+Rows = tuple[tuple[ChangeRecord, str | None, str | None], ...]  # (change, old template, new template)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    """The diff of a pair of stored revisions: its rows, and their HTML as the page shows them."""
+
+    rows: Rows
+    html: str
+
+
+class DiffCache:
+    """The diffs of recent (repo, BASE sha, HEAD sha) pairs, least recently used dropped first.
+
+    A stored revision's snapshot never changes (its files are content-addressed and a sha names
+    one commit), so the diff engine's result for a pair of full shas is kept as it is; the estimates
+    and the advisories, which can change, are read afresh on every request."""
+
+    def __init__(self, max_entries: int = 64) -> None:
+        self._max = max_entries
+        self._entries: OrderedDict[tuple[str, str, str], DiffResult] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str], compute: Callable[[], DiffResult]) -> DiffResult:
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        rows = compute()  # outside the lock: two first requests may both compute, never block others
+        with self._lock:
+            self._entries[key] = rows
+            while len(self._entries) > self._max:
+                self._entries.popitem(last=False)
+        return rows
 
 
 @dataclass(frozen=True)

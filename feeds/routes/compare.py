@@ -4,16 +4,22 @@ builders in `builders.compare`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
+from markupsafe import Markup
 
+from hubwatch.advisories.standing import Standing, standing
 from hubwatch.diff import diff_snapshots
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId
 from hubwatch.feeds.builders.compare import (
     BadRange,
     Comparison,
+    DiffCache,
+    DiffResult,
+    Rows,
     advisory_moves,
     comparison_json,
     estimate_deltas,
@@ -21,7 +27,7 @@ from hubwatch.feeds.builders.compare import (
     stored_snapshot,
     template_texts,
 )
-from hubwatch.feeds.builders.standing import load_standing, relations
+from hubwatch.feeds.builders.standing import relations
 from hubwatch.feeds.builders.views import estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
     from hubwatch.domain.snapshot import Snapshot
     from hubwatch.storage import HistoryEntry
 
-__all__ = ["compare_url", "revision_rows", "router"]
+__all__ = ["compare_url", "diff_cache", "revision_rows", "router"]
 
 router = APIRouter(tags=["pages"])
 Ctx = Annotated[AppContext, Depends(get_ctx)]
@@ -56,27 +62,54 @@ def _snapshot(ctx: AppContext, repo: RepoId, sha: str) -> "Snapshot":
     return stored_snapshot(sha, files, contents)
 
 
-def _compare(ctx: AppContext, repo: RepoId, spec: str) -> tuple[Comparison, "Snapshot", "Snapshot"]:
+def _standings(ctx: AppContext, repo: RepoId, base: str, head: str) -> tuple[Standing, Standing]:
+    """The standing of a pin at `base` and at `head` (two stored full shas) from one read of the
+    main line and of the repo's advisories (`load_standing` reads both per pin); a revision a
+    force-push dropped is read along its own ancestors, as `load_standing` does."""
+    line = ctx.store.revision_shas(repo) or []
+    advisories = ctx.store.advisories(repo)
+
+    def along(commit: str) -> Sequence[str]:
+        return line if commit in line else (ctx.store.revision_shas(repo, tip=commit) or line)
+
+    return standing(along(base), advisories, base), standing(along(head), advisories, head)
+
+
+def diff_cache(request: Request) -> DiffCache:
+    """The app's cache of recent compare diffs (made on first use, one per app)."""
+    cache = getattr(request.app.state, "compare_diffs", None)
+    if not isinstance(cache, DiffCache):
+        cache = DiffCache()
+        request.app.state.compare_diffs = cache
+    return cache
+
+
+def _compare(ctx: AppContext, cache: DiffCache, repo: RepoId, spec: str) -> tuple[Comparison, DiffResult]:
     try:
         refs = parse_range(spec)
     except BadRange as exc:
         raise bad_request(str(exc)) from exc
     base, head = _entry(ctx, repo, refs.base), _entry(ctx, repo, refs.head)
-    old, new = _snapshot(ctx, repo, base.revision.sha), _snapshot(ctx, repo, head.revision.sha)
-    at_base = load_standing(ctx.store, repo, base.revision.sha)
-    at_head = load_standing(ctx.store, repo, head.revision.sha)
-    assert at_base is not None and at_head is not None  # both revisions are stored
+
+    def diff() -> DiffResult:
+        old, new = _snapshot(ctx, repo, base.revision.sha), _snapshot(ctx, repo, head.revision.sha)
+        rows: Rows = tuple((c, *template_texts(c, old, new)) for c in diff_snapshots(old, new))
+        html = ctx.templates.get_template("compare_changes.html").render(rows=rows)  # autoescaped
+        return DiffResult(rows, html)
+
+    result = cache.get((repo.key, base.revision.sha, head.revision.sha), diff)
+    at_base, at_head = _standings(ctx, repo, base.revision.sha, head.revision.sha)
     resolved, introduced = advisory_moves(at_base, at_head)
     comparison = Comparison(
         repo=repo,
         base=base,
         head=head,
-        changes=tuple(diff_snapshots(old, new)),
+        changes=tuple(change for change, _, _ in result.rows),
         deltas=tuple(estimate_deltas(estimate_view(stored_estimate(base)), estimate_view(stored_estimate(head)))),
         resolved=tuple(resolved),
         introduced=tuple(introduced),
     )
-    return comparison, old, new
+    return comparison, result
 
 
 @router.get("/models/{org}/{name}/compare/{spec}", response_class=HTMLResponse)
@@ -84,13 +117,13 @@ def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> 
     """Every file's semantic diff from BASE to HEAD, the rendered chat-template diffs, the estimate
     deltas and the advisories a pin moving from BASE to HEAD resolves and takes on."""
     repo = repo_from_path(org, name)
-    comparison, old, new = _compare(ctx, repo, spec)
+    comparison, result = _compare(ctx, diff_cache(request), repo, spec)
     head = comparison.head.revision.sha
     hits = [a.id for a in comparison.introduced]
     context: dict[str, Any] = {
         "repo": repo,
         "cmp": comparison,
-        "rows": [(c, *template_texts(c, old, new)) for c in comparison.changes],
+        "changes_html": Markup(result.html),  # rendered (and escaped) once per pair
         "resolved": relations(comparison.resolved, head, []),
         "introduced": relations(comparison.introduced, head, hits),
         "hub_url": repo.url(ctx.settings.hub_web_url),
@@ -100,10 +133,10 @@ def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> 
 
 
 @router.get("/api/v1/models/{org}/{name}/compare/{spec}", tags=["api"], response_class=JSONResponse)
-def compare_json(org: str, name: str, spec: str, ctx: Ctx) -> dict[str, Any]:
+def compare_json(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> dict[str, Any]:
     """The compare page as JSON (`BASE...HEAD`: full shas or unique prefixes of 7+ characters)."""
     repo = repo_from_path(org, name)
-    comparison, _, _ = _compare(ctx, repo, spec)
+    comparison, _ = _compare(ctx, diff_cache(request), repo, spec)
     body = comparison_json(comparison)
     body["url"] = compare_url(ctx.base_url, repo, comparison.base.revision.sha, comparison.head.revision.sha)
     return body
