@@ -9,7 +9,8 @@ its stored history and compared by id with those already published.
   an update): withdrawn (`withdrawn` set, `modified` bumped), content kept; the new record for the
   same commit has its own id and is published;
 - a new id: published.
-A record withdrawn before (by an operator, or by an earlier re-derivation) stays withdrawn.
+A record withdrawn before (by an operator, or by an earlier re-derivation) stays withdrawn. An
+inherited advisory (docs/families.md) is the family check's: left alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from hubwatch.advisories.inherit import is_inherited
 from hubwatch.domain.records import AdvisoryRecord
 from hubwatch.domain.times import rfc3339
 
@@ -39,7 +41,11 @@ def _bumped(record: AdvisoryRecord, now: datetime) -> datetime:
 
 
 def reconcile(published: Sequence[AdvisoryRecord], derived: Sequence[AdvisoryRecord], now: datetime) -> list[AdvisoryRecord]:
-    """The records to upsert so the store holds `derived`, withdrawing what it no longer holds."""
+    """The records to upsert so the store holds `derived`, withdrawing what it no longer holds.
+
+    Inherited advisories (raised on a derivative for its base's record, docs/families.md) are not
+    derived from the repo's own history: they are left to the family check, never withdrawn here."""
+    published = [r for r in published if not is_inherited(r.osv)]
     old = {r.id: r for r in published}
     out: list[AdvisoryRecord] = []
     for record in derived:
