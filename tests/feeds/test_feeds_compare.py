@@ -23,7 +23,7 @@ from hubwatch.storage import Store
 REPO = RepoId("acme", "chatty")
 # Long enough that the stored detail keeps only a digest: the pages must still show it in full.
 OLD_TEMPLATE = "{% for m in messages %}[" + "x" * 2500 + "]{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-NEW_TEMPLATE = "{{ bos_token }}{% for m in messages %}<|" + "y" * 2500 + "|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+NEW_TEMPLATE = "</pre><script>alert(1)</script>{{ bos_token }}{% for m in messages %}<|" + "y" * 2500 + "|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
 SHAS = ["abcdef1" + "0" * 33, "abcdef1" + "1" * 33, "1234567" + "2" * 33]  # the first two share a prefix
 
 
@@ -89,6 +89,8 @@ def test_compare_shows_every_file_diff_rendered_template_estimates_and_advisorie
     assert "1 advisory" in introduced
     assert "chat template fixed" in text[text.index("resolves"):]
     assert 'href="https://huggingface.co/acme/chatty/commit/' in html
+    # hostile template text stays text: in the full template, the text diff and the rendered prompts
+    assert "<script>" not in html and "&lt;/pre&gt;&lt;script&gt;alert(1)" in html
 
 
 def test_compare_further_apart_and_backwards_with_two_dots(cmp_client: TestClient) -> None:
