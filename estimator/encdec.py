@@ -11,10 +11,10 @@ __all__ = ["BART_TYPES", "T5_TYPES", "build_bart", "build_t5"]
 
 T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
 BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
-              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led"}
-_FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp"}
+              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led", "nllb-moe"}
+_FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp", "nllb-moe"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
-_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text"}  # FSMT's sinusoidal table is a parameter
+_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe"}  # FSMT's sinusoidal table is a parameter
 
 
 def build_t5(cfg: Cfg, b: Build) -> None:
@@ -84,6 +84,22 @@ def _sparse_blocks(cfg: Cfg, part: str, n: int, experts: int) -> list[bool]:
     if step is None:
         step = n // count if count else 1
     return [step > 0 and (step == 1 or i % step == 1) for i in range(n)]
+
+
+def _bart_moe(cfg: Cfg, dense: Layer, part: str, n: int, d: int, ffn: int) -> list[Layer]:
+    """NLLB-MoE: every sparse_step-th layer ((i + 1) % step == 0) swaps its MLP for a router and top-2
+    experts (each fc1/fc2 with biases); the other layers stay dense."""
+    experts = cfg.concept("experts", default=0) or 0
+    if experts <= 1:
+        return [dense] * n
+    step = cfg.int(f"{part}_sparse_step", default=1, minimum=0) or 0
+    top_k = min(cfg.concept("experts_per_tok", default=2, minimum=1) or 2, experts)
+    sparse = Layer(dense.mixer, f"moe[{top_k} of {experts} x {ffn}]",
+                   [(c, s) for c, s in dense.linears if s.name not in ("fc1", "fc2")]
+                   + [("router", lin("router.classifier", d, experts, cfg.bool("router_bias")))]
+                   + ffn_linears(d, ffn, gated=False, bias=True, names=("fc1", "fc2"), component="experts",
+                                 count=experts, active=top_k), dict(dense.extra))
+    return [sparse if step > 0 and (i + 1) % step == 0 else dense for i in range(n)]
 
 
 def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool) -> Layer:
@@ -162,8 +178,9 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
         if mt == "led":
             enc.linears += [("attention", lin(f"{n}_global", d, d, True)) for n in ("query", "key", "value")]
-        b.stack("encoder", "encoder.layers", [enc] * n_enc, hidden=d, intermediate=ff_e,
-                attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc), shape=enc_shape)
+        b.stack("encoder", "encoder.layers", _bart_moe(cfg, enc, "encoder", n_enc, d, ff_e), hidden=d,
+                intermediate=ff_e, attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc),
+                shape=enc_shape)
     if not n_dec or cfg.architecture.endswith("EncoderModel"):
         return
     if whisper and not decoder_only:
@@ -174,7 +191,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         b.embed("decoder.embed_positions", pos_params // d, d, (seq, d), "position_embedding")
     b.add("norms", emb_ln + final_ln)
     dec = _bart_layer(d, nh_d, ff_d, cross=True, k_bias=not whisper)
-    b.stack("decoder", "decoder.layers", [dec] * n_dec, hidden=d, intermediate=ff_d,
+    b.stack("decoder", "decoder.layers", _bart_moe(cfg, dec, "decoder", n_dec, d, ff_d), hidden=d, intermediate=ff_d,
             attention=AttentionSpec(nh_d, nh_d, d // nh_d, ("full",) * n_dec, cross_attention=True),
             shape=(seq, d))
     kind = head_kind(cfg, default="lm")
