@@ -34,6 +34,16 @@ ZOO_OVERRIDES: list[tuple[str, dict[str, Any]]] = [
     ("T5ForConditionalGeneration", {"d_model": 256, "num_layers": 3, "num_decoder_layers": 5}),
     ("MixtralForCausalLM", {"num_local_experts": 4, "num_hidden_layers": 4}),
     ("Gemma3ForCausalLM", {"num_hidden_layers": 6, "sliding_window_pattern": 3}),
+    ("Qwen3_5ForCausalLM", {"num_hidden_layers": 8, "linear_num_key_heads": 8, "linear_num_value_heads": 16,
+                            "linear_value_head_dim": 64, "hidden_size": 1024}),
+    ("KimiLinearForCausalLM", {"num_hidden_layers": 6, "linear_num_heads": 16, "num_experts": 16,
+                               "hidden_size": 1024}),
+    ("Gemma4ForCausalLM", {"num_hidden_layers": 6, "hidden_size_per_layer_input": 128, "hidden_size": 1024}),
+    ("SwitchTransformersForConditionalGeneration", {"num_experts": 4, "encoder_sparse_step": 2,
+                                                    "decoder_sparse_step": 3}),
+    ("NllbMoeForConditionalGeneration", {"num_experts": 8, "encoder_sparse_step": 2, "d_model": 512}),
+    ("OlmoHybridForCausalLM", {"num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8,
+                               "num_key_value_heads": 8}),
 ]
 ZOO_TIMEOUT_S = 120
 
