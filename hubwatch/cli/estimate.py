@@ -149,7 +149,11 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
             fix = _ESTIMATE_FIX.get(type(exc).__name__, exc.fix)
             entries.append(FailedEntry(target, f"{message} (fix: {fix})"))
         except (TargetError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
-            entries.append(FailedEntry(target, str(exc)))
+            from hubwatch.estimator.config import ConfigError
+            from hubwatch.estimator.support import Support
+
+            support = Support.unsupported(exc.problem, exc.key) if isinstance(exc, ConfigError) else None
+            entries.append(FailedEntry(target, str(exc), support))
         except RecursionError:  # a hub file nested beyond reason (local files are checked when read)
             entries.append(FailedEntry(target, f"{target}: a JSON file is nested too deeply to be a config"))
     if as_json:

@@ -11,6 +11,7 @@ from hubwatch.estimator.cards import Card
 from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.inputs import DEFAULT_SEQ_LEN
 from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.support import Support
 
 __all__ = ["DEFAULT_SEQ_LEN", "EstimateEntry", "FailedEntry", "estimate_entry"]
 
@@ -33,13 +34,18 @@ class EstimateEntry:
 
 @dataclass(frozen=True)
 class FailedEntry:
-    """A target that could not be estimated, with a one-line reason."""
+    """A target that could not be estimated, with a one-line reason (and, for a config the estimator
+    cannot read, its `unsupported` support naming the key)."""
 
     target: str
     error: str
+    support: Support | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "error": self.error}
+        out: dict[str, Any] = {"target": self.target, "error": self.error}
+        if self.support is not None:
+            out["params"] = {"support": self.support.to_json()}
+        return out
 
 
 def estimate_entry(inputs: TargetInputs, settings: MemorySettings, *, cards: tuple[Card, ...], run: RunShape,
