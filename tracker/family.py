@@ -17,10 +17,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.advisories.inherit import Inherited, carries, inheritable, is_inherited, plan_inherited
+from hubwatch.advisories.inherit import (
+    Inherited,
+    carries,
+    inheritable,
+    is_inherited,
+    plan_inherited,
+    withdraw_inherited,
+)
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.domain.snapshot import Snapshot
@@ -122,8 +129,9 @@ def _carried_since(
 
 
 def _check_member(
-    store: Store, fam: Families, snaps: _Snapshots, member: FamilyMember, settings: Settings, force: bool
-) -> list[FamilyCheck]:
+    store: Store, fam: Families, snaps: _Snapshots, member: FamilyMember, settings: Settings, force: bool,
+    now: datetime,
+) -> list[FamilyCheck]:  # fmt: skip
     head = store.head(member.repo)
     if head is None:
         return []  # not polled yet: checked once its history is stored
@@ -157,6 +165,11 @@ def _check_member(
             records.append(result.record)
         notes[record.id] = {"status": result.status, "note": result.note, "sha": head.sha}
         checks.append(FamilyCheck(member.repo, member.base, record.id, result))
+    live = {r.id for r in base_records}
+    for upstream, stale in sorted(prior.items()):
+        if upstream not in live and stale.withdrawn is None:  # the base's record was withdrawn
+            records.append(withdraw_inherited(stale, now))
+            notes.pop(upstream, None)
     if records:
         store.replace_derived(member.repo, {}, records)
     fam.set_notes(member.repo, notes)
@@ -175,7 +188,7 @@ def check_inheritance(
     checks: list[FamilyCheck] = []
     for member in fam.members():
         if wanted is None or member.repo in wanted:
-            checks += _check_member(store, fam, snaps, member, settings, force)
+            checks += _check_member(store, fam, snaps, member, settings, force, clock())
     return checks
 
 

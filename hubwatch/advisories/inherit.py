@@ -25,7 +25,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from hubwatch.advisories.advise_match import direction_of, is_fixed, jsonable
@@ -53,6 +53,7 @@ __all__ = [
     "inherited_id",
     "is_inherited",
     "plan_inherited",
+    "withdraw_inherited",
 ]
 
 # The file kinds a derivative copies from its base.
@@ -249,6 +250,15 @@ def _close(prior: AdvisoryRecord, head: RevisionRecord, status: str, hub: str, w
     _bump_past(osv, head)
     validate_osv(osv)
     return AdvisoryRecord(prior.id, prior.repo, prior.revision_sha, osv, parse_osv_timestamp(osv["modified"]))
+
+
+def withdraw_inherited(record: AdvisoryRecord, now: datetime) -> AdvisoryRecord:
+    """The inherited record withdrawn (its base's record was withdrawn, so it names nothing live):
+    `withdrawn` and `modified` at `now` in whole seconds, strictly later than before; content kept."""
+    moment = now.replace(microsecond=0)
+    moment = moment if moment > record.modified else record.modified + timedelta(seconds=1)
+    osv = {**copy.deepcopy(record.osv), "modified": rfc3339(moment)}
+    return AdvisoryRecord(record.id, record.repo, record.revision_sha, osv, moment, withdrawn=moment)
 
 
 def plan_inherited(

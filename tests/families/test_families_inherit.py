@@ -105,3 +105,25 @@ def test_the_inherited_advisory_closes_when_the_derivative_updates(hubsim_factor
     # The old head is affected by the inherited record and by chat-stale's own update advisory.
     assert closed.id in {a.id for a in store.advisories_affecting(STALE, old_head)}
     assert store.advisories_affecting(STALE, new_head) == []
+
+
+def test_withdrawing_the_base_record_withdraws_the_inherited_one(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
+    from datetime import timedelta
+
+    from hubwatch.domain.records import AdvisoryRecord
+    from hubwatch.domain.times import rfc3339
+
+    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
+    watch_family(store, hub, BASE)
+    _poll_all(store, hub, settings)
+    sim.advance(str(BASE))
+    _poll_all(store, hub, settings)
+    check_inheritance(store, settings)
+    (base_fix,) = store.advisories(BASE)
+    later = base_fix.modified + timedelta(days=1)
+    withdrawn = AdvisoryRecord(base_fix.id, base_fix.repo, base_fix.revision_sha,
+                               {**base_fix.osv, "modified": rfc3339(later)}, later, withdrawn=later)
+    store.replace_derived(BASE, {}, [withdrawn])  # as an operator's withdrawal is stored
+    check_inheritance(store, settings)
+    (inherited,) = _inherited(store, STALE)
+    assert inherited.withdrawn is not None and store.advisories_affecting(STALE, store.head(STALE).sha) == []
