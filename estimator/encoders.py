@@ -13,7 +13,8 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
                  "roberta-prelayernorm", "longformer", "xmod"}
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
-                                             "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert"}
+                                             "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
+                                             "tapas"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -62,7 +63,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         rows = max_pos or 512
         b.embed("embeddings.position_embeddings", rows, emb, (seq, emb), "position_embedding")
         b.check(seq <= rows, f"sequence length {seq} exceeds max_position_embeddings ({rows})")
-    types = cfg.int("type_vocab_size", default=0 if mt in ("distilbert", "mpnet") else 2) or 0
+    types = sum(cfg.int_list("type_vocab_sizes") or []) or (  # TAPAS: one table per token-type kind
+        cfg.int("type_vocab_size", default=0 if mt in ("distilbert", "mpnet") else 2) or 0)
     if types:
         b.embed("embeddings.token_type_embeddings", types, emb, (seq, emb), "token_type_embedding")
     b.add("norms", 2 * emb)

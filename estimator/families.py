@@ -53,7 +53,7 @@ def detect_family(cfg: Cfg) -> str:
 def _bert_like(cfg: Cfg) -> bool:
     """A BERT-style encoder by evidence: token-type embeddings and LayerNorm, no decoder-only keys
     (rotary settings, KV-head counts, RMSNorm)."""
-    return (cfg.has("type_vocab_size") and cfg.has("layer_norm_eps", "layer_norm_epsilon")
+    return (cfg.has("type_vocab_size", "type_vocab_sizes") and cfg.has("layer_norm_eps", "layer_norm_epsilon")
             and not cfg.has("rms_norm_eps", "num_key_value_heads", "rope_parameters", "rope_theta"))
 
 
