@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -44,12 +44,21 @@ def _published(record: AdvisoryRecord) -> datetime:
     return checked_utc(record.modified, f"{record.id} modified")
 
 
-def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: datetime) -> None:
+def upsert_advisories(
+    conn: Connection,
+    records: Sequence[AdvisoryRecord],
+    now: datetime,
+    *,
+    known: Mapping[tuple[str, str], tuple[int, int]] | None = None,
+    bumped: Iterable[int] = (),
+) -> None:
     """Insert each record, or update osv/modified/withdrawn of the stored one when not older.
 
     In a few statements however many records: one repo lookup per repo, one revision lookup per
     repo, one multi-row upsert, one delete and one batched insert of the events of the records it
-    wrote, one version bump (storage.summaries) of the repos touched."""
+    wrote, one version bump (storage.summaries) of the repos touched. `known`: (repo key, sha) →
+    (repo id, revision id) the caller already holds (no lookup for those); `bumped`: repo ids whose
+    version the caller raises in this transaction anyway."""
     seen: set[str] = set()
     for record in records:
         if (
@@ -69,7 +78,7 @@ def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: 
         check_json(record.osv, f"advisory {record.id}")
     if not records:
         return
-    placed = _place(conn, records)
+    placed = _place(conn, records, known or {})
     values = []
     for record in records:
         repo_id, revision_id = placed[record.id]
@@ -113,16 +122,22 @@ def upsert_advisories(conn: Connection, records: Sequence[AdvisoryRecord], now: 
     ]
     if rows:
         conn.execute(sa.insert(ADVISORY_EVENTS), rows)
-    bump_versions(conn, {placed[i][0] for i in written})
+    bump_versions(conn, {placed[i][0] for i in written} - set(bumped))
 
 
-def _place(conn: Connection, records: Sequence[AdvisoryRecord]) -> dict[str, tuple[int, int]]:
-    """The (repo id, revision id) each record is raised at: one lookup per repo for the repo and
-    one for its revisions. Raises InvalidRecord for a record whose revision is not stored."""
+def _place(
+    conn: Connection, records: Sequence[AdvisoryRecord], known: Mapping[tuple[str, str], tuple[int, int]]
+) -> dict[str, tuple[int, int]]:
+    """The (repo id, revision id) each record is raised at: `known`, else one lookup per repo for
+    the repo and one for its revisions. Raises InvalidRecord for a record whose revision is not stored."""
     by_repo: dict[RepoId, list[AdvisoryRecord]] = {}
-    for record in records:
-        by_repo.setdefault(record.repo, []).append(record)
     out: dict[str, tuple[int, int]] = {}
+    for record in records:
+        held = known.get((record.repo.key, record.revision_sha))
+        if held is not None:
+            out[record.id] = held
+        else:
+            by_repo.setdefault(record.repo, []).append(record)
     for repo, group in by_repo.items():
         repo_id = find_repo(conn, repo)
         ids: dict[str, int] = {}

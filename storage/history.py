@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -28,6 +29,7 @@ __all__ = [
     "newer_cursor",
     "revision_count",
     "revision_entry",
+    "revision_dates",
     "revision_record",
     "sample_positions",
     "snapshot_files",
@@ -233,6 +235,21 @@ def revision_entry(conn: Connection, repo: RepoId, sha: str) -> HistoryEntry | N
         return None
     found = entries(conn, repo, sha=full)
     return found[0] if found else None
+
+
+def revision_dates(conn: Connection, repo: RepoId, shas: Sequence[str]) -> dict[str, datetime]:
+    """The commit dates of those of `shas` (full shas) the repo stores: one query per 500 shas."""
+    repo_id = find_repo(conn, repo)
+    wanted = sorted(set(shas))
+    out: dict[str, datetime] = {}
+    for start in range(0, len(wanted) if repo_id is not None else 0, 500):
+        rows = conn.execute(
+            sa.select(REVISIONS.c.sha, REVISIONS.c.date).where(
+                REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_(wanted[start : start + 500])
+            )
+        )
+        out.update({r.sha: r.date for r in rows})
+    return out
 
 
 def known_shas(conn: Connection, repo: RepoId) -> set[str]:

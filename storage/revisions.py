@@ -103,7 +103,9 @@ def save_revision(
     if estimate is not None:
         version, data = estimate
         _insert_estimate(conn, revision_id, version, data, now)
-    upsert_advisories(conn, advisories, now)
+    # This revision's ids are known here, and _update_head raises the repo's version below.
+    placed = {(repo.key, revision.sha): (repo_id, revision_id)}
+    upsert_advisories(conn, advisories, now, known=placed, bumped=[repo_id])
     enqueue_revision(conn, repo_id, revision, changes, advisories, now)  # the outbox: same transaction
     _update_head(conn, repo_id)
 

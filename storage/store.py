@@ -306,6 +306,11 @@ class Store:
         with self._read() as c:
             return history.revision_entry(c, repo, sha)
 
+    def revision_dates(self, repo: RepoId, shas: Sequence[str]) -> dict[str, datetime]:
+        """The commit dates of those of `shas` the repo stores (no entry decoded)."""
+        with self._read() as c:
+            return history.revision_dates(c, repo, shas)
+
     def revision_shas(self, repo: RepoId, tip: str | None = None) -> list[str] | None:
         """The repo's main line of stored revisions (or `tip`'s ancestors), oldest → newest;
         None for a repo not stored."""

@@ -44,11 +44,9 @@ class CycleMeter:
             by[key] += max(n, 0)
         lags: list[float] = []
         for outcome in outcomes:
-            if isinstance(outcome, NewRevisions):
-                for sha in outcome.shas:
-                    entry = store.revision(outcome.repo, sha)
-                    if entry is not None:
-                        lags.append(max(0.0, (finished - entry.revision.date).total_seconds()))
+            if isinstance(outcome, NewRevisions) and outcome.shas:
+                for date in store.revision_dates(outcome.repo, outcome.shas).values():  # one query a repo
+                    lags.append(max(0.0, (finished - date).total_seconds()))
         failures = [o for o in outcomes if isinstance(o, Failed) and not o.deferred]  # a deferral is no failure
         deferred = sum(1 for o in outcomes if isinstance(o, Failed) and o.deferred)
         return CycleReport(

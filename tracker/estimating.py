@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.tracker.estimate_inputs import estimator_inputs, snapshot_manifest
+
+if TYPE_CHECKING:
+    from hubwatch.estimator.inputs import EstimatorInputs
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Estimate
@@ -17,18 +21,27 @@ __all__ = ["estimate_change", "estimate_snapshot", "snapshot_manifest"]
 log = logging.getLogger(__name__)
 
 
-def estimate_snapshot(snapshot: Snapshot) -> Estimate | None:
+def estimate_snapshot(
+    snapshot: Snapshot, previous: tuple[Snapshot, Estimate | None] | None = None
+) -> Estimate | None:
     """The Estimate of the revision, or None when it has no config.json.
 
     It holds the analysis (parameters, findings, layer count) and the memory report (memory per
     method, batch per card, cost). A config the estimator cannot read gives an Estimate with
-    `error` set: recorded, never fatal to the poll.
+    `error` set: recorded, never fatal to the poll. With `previous` (the parent's snapshot and
+    estimate): when the estimator reads the same inputs from both (config, checkpoint manifest,
+    tokenizer and generation configs) and the parent's estimate is of this estimator version, it is
+    reused for this revision (most commits change no config) instead of estimating again.
     """
     from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, Estimate, analyze, estimate_revision
 
     inputs = estimator_inputs(snapshot)
     if inputs is None:
         return None
+    if previous is not None:
+        reused = _reused(inputs, snapshot.sha, *previous)
+        if reused is not None:
+            return reused
     try:
         analysis = analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
                            generation_config=inputs.generation_config, revision=snapshot.sha)
@@ -38,6 +51,19 @@ def estimate_snapshot(snapshot: Snapshot) -> Estimate | None:
     except Exception as exc:  # an estimator bug must not stop the revision from being tracked
         log.exception("estimator failed on %s", snapshot.sha)
         return Estimate.failed(ESTIMATOR_VERSION, f"estimator failed: {exc!r}")
+
+
+def _reused(inputs: EstimatorInputs, sha: str, parent: Snapshot, estimate: Estimate | None) -> Estimate | None:
+    """The parent's estimate as this revision's, when the estimator's inputs did not change."""
+    from hubwatch.estimator import ESTIMATOR_VERSION
+
+    if estimate is None or estimate.estimator_version != ESTIMATOR_VERSION:
+        return None
+    before = estimator_inputs(parent)
+    if before is None or replace(before, revision=None) != replace(inputs, revision=None):
+        return None
+    # the one field that names the revision (None in a failed estimate, as estimating again gives)
+    return estimate if estimate.revision is None else replace(estimate, revision=sha or None)
 
 
 def estimate_change(old: Estimate | None, new: Estimate | None) -> ChangeRecord | None:

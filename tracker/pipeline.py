@@ -139,7 +139,7 @@ def process_revision(
     initial = not baseline.snapshot.files
     snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
     changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
-    estimate = estimate_snapshot(snapshot)
+    estimate = estimate_snapshot(snapshot, previous=None if initial else (baseline.snapshot, baseline.estimate))
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
