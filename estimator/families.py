@@ -85,6 +85,8 @@ def build(cfg: Cfg, b: Build) -> str:
         family = "encoder"
     elif family == "vision":
         build_vision(cfg, b)
+    elif mt == "modernbert-decoder":  # ModernBERT's blocks, causal: the same tensors as the encoder
+        build_modernbert(cfg, b)
     elif mt in SSM_TYPES:
         build_mamba(cfg, b)
     elif mt in RECURRENT_TYPES:
