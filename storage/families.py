@@ -125,7 +125,8 @@ def set_root(conn: Connection, base: RepoId, relations: Sequence[str], limit: in
 
 
 def add_members(conn: Connection, base: RepoId, found: Sequence[tuple[RepoId, str]], now: datetime) -> list[RepoId]:
-    """Watch each derivative and record its base and relation; the ones new to the family."""
+    """Record each derivative's base and relation, watching those new to the family (one removed
+    with `watch remove` since stays unwatched); the ones new to the family."""
     base_id = find_repo(conn, base)
     if base_id is None:
         raise InvalidRecord(f"{base} is not stored: watch it with --derivatives first")
@@ -135,9 +136,13 @@ def add_members(conn: Connection, base: RepoId, found: Sequence[tuple[RepoId, st
     added: list[RepoId] = []
     for repo, relation in found:
         _check_relations([relation])
-        set_watched(conn, repo, True, now)
         repo_id = find_repo(conn, repo)
-        if repo_id is None or repo_id == base_id:
+        if repo_id == base_id:
+            continue
+        if repo_id is None or int(repo_id) not in known:
+            set_watched(conn, repo, True, now)
+            repo_id = find_repo(conn, repo)
+        if repo_id is None:
             continue
         stmt = dialect_insert(conn, FAMILY_MEMBERS).values(
             repo_id=repo_id, base_id=base_id, relation=relation, found_at=checked_utc(now, "now"), notes={}

@@ -82,6 +82,9 @@ def refresh_families(
     for root in fam.roots():
         if not force and root.refreshed_at is not None and now - root.refreshed_at < due:
             continue
+        state = store.repo_state(root.repo)
+        if state is None or not state.watched:
+            continue  # the base itself is no longer watched: its family is not followed
         found = hub.derivatives(root.repo, list(root.relations) or list(RELATIONS), limit=root.max_derivatives)
         new = fam.add_members(root.repo, found)
         if new:

@@ -44,3 +44,12 @@ def test_a_derivative_published_later_is_watched_at_the_next_refresh(
     assert {m.repo: m.relation for m in families(store).members()}[LATE] == "finetune"
     assert LATE in {s.repo for s in store.watched()}
     assert families(store).roots()[0].refreshed_at == now[0]
+    # A derivative unwatched by hand stays unwatched at the next refresh; an unwatched base is not followed.
+    store.unwatch(LATE)
+    now[0] = start + timedelta(hours=4)
+    refresh_families(store, hub, settings, clock)
+    assert LATE not in {s.repo for s in store.watched()}
+    store.unwatch(BASE)
+    now[0] = start + timedelta(hours=6)
+    refresh_families(store, hub, settings, clock)
+    assert families(store).roots()[0].refreshed_at == start + timedelta(hours=4)
