@@ -46,7 +46,8 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
         shared_note = f" +shared {shared_size}"
         if cfg.has("shared_expert_intermediate_size") and cfg.model_type.startswith("qwen"):
             linears.append(("router", lin("shared_expert_gate", h, 1)))
-    extra = experts if cfg.model_type.startswith("ernie4_5_moe") else 0  # its routing-bias statistics
+    # a per-expert routing bias stored as a parameter (ERNIE 4.5's statistics, AFMoE's expert_bias)
+    extra = experts if cfg.model_type.startswith(("ernie4_5_moe", "afmoe")) else 0
     return MoE(experts, top_k, inter, linears, extra, f"moe[{min(top_k, experts)} of {experts} x {inter}{shared_note}]")
 
 
@@ -66,8 +67,8 @@ def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:
         period = cfg.int("expert_layer_period", minimum=1) or 1
         offset = cfg.int("expert_layer_offset", default=0) or 0
         return [i % period == offset for i in range(n)]
-    if cfg.has("first_k_dense_replace", "moe_layer_freq"):
-        first = cfg.int("first_k_dense_replace", default=0) or 0
+    if cfg.has("first_k_dense_replace", "moe_layer_freq", "num_dense_layers"):  # the first k layers dense
+        first = cfg.int("first_k_dense_replace", "num_dense_layers", default=0) or 0
         freq = cfg.int("moe_layer_freq", default=1, minimum=1) or 1
         return [i >= first and i % freq == 0 for i in range(n)]
     if cfg.has("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval"):  # ERNIE 4.5
