@@ -142,3 +142,13 @@ def test_parse_range_refuses_with_the_reason(spec: str, fault: str) -> None:
     assert parse_range("ABCDEF1...1234567").base == "abcdef1"
 
 
+
+
+def test_compare_gives_exactly_what_hubwatch_diff_computes(cmp_client: TestClient, feeds_store: Store) -> None:
+    from hubwatch.feeds.builders.views import change_json
+    from hubwatch.tracker.pipeline import load_baseline  # what `hubwatch diff ORG/NAME OLD NEW` reads
+
+    body = cmp_client.get(f"/api/v1/models/{REPO}/compare/{SHAS[0]}...{SHAS[2]}").json()
+    before, after = (load_baseline(feeds_store, REPO, s).snapshot for s in (SHAS[0], SHAS[2]))
+    expected = json.loads(json.dumps([change_json(c, detail=True) for c in diff_snapshots(before, after)]))
+    assert body["changes"] == expected and len(expected) >= 2
