@@ -14,7 +14,7 @@ BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "ble
               "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led", "nllb-moe"}
 _FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp", "nllb-moe"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
-_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe"}  # FSMT's sinusoidal table is a parameter
+_SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe", "pegasus_x"}  # FSMT's sinusoidal table is a parameter
 
 
 def build_t5(cfg: Cfg, b: Build) -> None:
@@ -178,6 +178,10 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
         if mt == "led":
             enc.linears += [("attention", lin(f"{n}_global", d, d, True)) for n in ("query", "key", "value")]
+        globals_ = cfg.int("num_global_tokens", default=0) or 0
+        if globals_:  # PEGASUS-X: learned global tokens, and a norm for their attention in each encoder layer
+            b.embed("encoder.embed_global", globals_, d, (globals_, d))
+            enc.more("norms", 2 * d)
         b.stack("encoder", "encoder.layers", _bart_moe(cfg, enc, "encoder", n_enc, d, ff_e), hidden=d,
                 intermediate=ff_e, attention=AttentionSpec(nh_e, nh_e, d // nh_e, ("full",) * n_enc),
                 shape=enc_shape)

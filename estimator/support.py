@@ -46,7 +46,7 @@ _INERT = re.compile(
     r"layer_norm_type|initializer|_multiplier$|^embedding_multiplier|logits|softcap|sink|num_nextn|"
     r"bias_update|gate_bias|routing|capacity_factor|expert_capacity|aux|balance|jitter|drop|"
     r"moe_every_k|_stride$|state_size_proj_type|tie_encoder_decoder|chunk|num_loops|loop|renormalize|expert_group|scale_embedding|_act$|_act_fn$|norm_min|"
-    r"ln_before_adapter|_policy$|max_num_|classifier_pooling|ignore_index|attn_every_n|"
+    r"ln_before_adapter|_policy$|max_num_|classifier_pooling|ignore_index|attn_every_n|stagger|"
     r"median_filter|classifier_proj_size")
 # Mappings that are settings, not sub-configs (their keys are not looked into).
 _SETTINGS = {"rope_scaling", "rope_parameters", "quantization_config", "id2label", "label2id", "auto_map",
