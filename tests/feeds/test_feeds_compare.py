@@ -127,7 +127,7 @@ def test_compare_errors_name_what_was_wrong(cmp_client: TestClient) -> None:
 
 def test_revision_page_links_compare_with_latest_and_shows_both_templates(cmp_client: TestClient) -> None:
     html = cmp_client.get(f"/models/{REPO}/revisions/{SHAS[1]}").text
-    assert f'href="/models/{REPO}/compare/{SHAS[1][:7]}...{SHAS[2][:7]}">compare with latest</a>' in html
+    assert f'href="/models/{REPO}/compare/{SHAS[1]}...{SHAS[2]}">compare with latest</a>' in html
     assert "x" * 2500 in html and "y" * 2500 in html  # old and new template, both in full
     latest = cmp_client.get(f"/models/{REPO}/revisions/{SHAS[2]}").text
     assert "compare with latest" not in latest
@@ -152,3 +152,12 @@ def test_compare_gives_exactly_what_hubwatch_diff_computes(cmp_client: TestClien
     before, after = (load_baseline(feeds_store, REPO, s).snapshot for s in (SHAS[0], SHAS[2]))
     expected = json.loads(json.dumps([change_json(c, detail=True) for c in diff_snapshots(before, after)]))
     assert body["changes"] == expected and len(expected) >= 2
+
+
+def test_a_fixed_hazard_links_the_compare_of_its_range(cmp_client: TestClient) -> None:
+    advisories = cmp_client.get(f"/api/v1/models/{REPO}/compare/{SHAS[0][:8]}...{SHAS[1][:8]}").json()["advisories"]
+    hazard = next(i for i in advisories["introduced"] if not i.endswith("-fix"))
+    html = cmp_client.get(f"/advisories/{hazard}").text
+    link = f'href="/models/{REPO}/compare/{SHAS[1]}...{SHAS[2]}">compare the introducing revision with the fix</a>'
+    assert link in html  # full shas: a link never lands on an ambiguous prefix (abcdef1 is one here)
+    assert cmp_client.get(f"/models/{REPO}/compare/{SHAS[1]}...{SHAS[2]}").status_code == 200
