@@ -269,11 +269,16 @@ def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> li
     return [r for r in records if r.id not in known and r.withdrawn is None]
 
 
+def _inherited(record: AdvisoryRecord) -> bool:
+    raw = record.osv.get("database_specific")
+    return isinstance(raw, Mapping) and isinstance(raw.get("inherited"), Mapping)
+
+
 def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[AdvisoryRecord], now: datetime) -> int:
-    """Announce advisories a re-derivation (a new advisory model) raised for the first time, in its
-    transaction: one row per (subscription, advisory), keyed `SUB:advisory:ID`, so a re-run adds
-    nothing; an advisory already stored (announced with its revision) never reaches here. How many
-    rows were new."""
+    """Announce advisories a re-derivation (a new advisory model) or the family pass (an inherited
+    advisory, docs/families.md) raised for the first time, in its transaction: one row per
+    (subscription, advisory), keyed `SUB:advisory:ID`, so a re-run adds nothing; an advisory already
+    stored (announced with its revision) never reaches here. How many rows were new."""
     if not advisories:
         return 0
     subs = [_subscription(r) for r in conn.execute(sa.select(NOTIFY_SUBSCRIPTIONS)).all()]
@@ -308,7 +313,9 @@ def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[Advis
                 "changes": [],
                 "changes_total": 0,
                 "advisories": [{**record.osv, "id": record.id}],
-                "rederived": True,  # found by a newer advisory model in a revision stored before
+                # an inherited advisory (the family pass: its base fixed a file it copied), or one a
+                # newer advisory model found in a revision stored before
+                **({"inherited": True} if _inherited(record) else {"rederived": True}),
             }
             rows.append({"subscription_id": sub.id, "key": f"{sub.id}:advisory:{record.id}", "repo": str(repo),
                          "sha": record.revision_sha, "payload": payload, "state": "pending", "attempts": 0,
