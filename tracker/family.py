@@ -6,6 +6,8 @@ derivative inherits of the base's advisories (hubwatch.advisories.inherit), save
 - `refresh_families`: the same listing read again for each family whose last reading is older
   than `HUBWATCH_FAMILY_REFRESH_S` (`hubwatch run` does it after its poll cycles), so new
   derivatives are picked up.
+- `poll_now_with_family`: a webhook's immediate poll of one repo, then the family pass for it (a
+  derivative) or for its derivatives (a base).
 - `check_inheritance`: for each derivative whose head or whose base's advisories moved since it was
   last checked, each of the base's advisories about copied files planned against the derivative's
   stored files; inherited advisories upserted through the store's one advisory path (so /v1/query,
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.poller import PollOutcome
 
 __all__ = [
     "FamilyCheck",
@@ -45,6 +48,7 @@ __all__ = [
     "after_poll",
     "check_inheritance",
     "families",
+    "poll_now_with_family",
     "refresh_families",
     "report_lines",
     "watch_family",
@@ -202,6 +206,30 @@ def after_poll(store: Store, hub: HubClient, settings: Settings, clock: Clock = 
         return []
     refresh_families(store, hub, settings, clock)
     return check_inheritance(store, settings, clock)
+
+
+def poll_now_with_family(
+    poll_now: Callable[[RepoId], PollOutcome | None], store: Store, settings: Settings, repo: RepoId,
+    clock: Clock = system_clock,
+) -> PollOutcome | None:  # fmt: skip
+    """What a hub webhook for `repo` triggers in `hubwatch run`: its immediate poll (`poll_now`,
+    the poll cycle's), then inheritance checked for `repo` when it is a derivative, for its
+    derivatives when it is a base (a failure there is logged; the next cycle's pass tries again)."""
+    outcome = poll_now(repo)
+    if outcome is None:
+        return None  # not watched, or another worker polls it (its cycle runs the family pass)
+    current = outcome.repo  # the hub's id, after a rename
+    try:
+        fam = families(store, clock)
+        wanted = [m.repo for m in fam.members(base=current)]
+        if fam.member(current) is not None:
+            wanted.append(current)
+        if wanted:
+            for line in report_lines(check_inheritance(store, settings, clock, repos=wanted)):
+                log.info("%s", line)
+    except Exception:  # noqa: BLE001 - the webhook's poll is stored; the family pass is retried later
+        log.exception("inheritance check after the webhook for %s failed; retried after the next poll cycle", current)
+    return outcome
 
 
 def report_lines(checks: Sequence[FamilyCheck]) -> list[str]:

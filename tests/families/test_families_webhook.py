@@ -1,0 +1,30 @@
+"""A hub webhook's immediate poll (what `hubwatch run` does on POST /webhooks/hub) runs the family
+pass too: a base's webhook checks its derivatives, a derivative's checks itself."""
+
+from __future__ import annotations
+
+from family_scenario import BASE, FIXED, STALE, Family, family  # noqa: F401  (the fixture)
+
+from hubwatch.advisories.advise_match import is_fixed
+from hubwatch.advisories.inherit import is_inherited
+from hubwatch.tracker.family import poll_now_with_family
+from hubwatch.tracker.poller import NewRevisions
+from hubwatch.tracker.scheduler import PollCycle
+
+
+def test_a_webhook_poll_checks_the_family(family: Family) -> None:
+    cycle = PollCycle(hub=family.hub, store=family.store, settings=family.settings, worker_id="hook")
+    try:
+        family.sim.advance(str(BASE))
+        outcome = poll_now_with_family(cycle.poll_now, family.store, family.settings, BASE)
+        assert isinstance(outcome, NewRevisions) and outcome.repo == BASE
+        (inherited,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]  # no cycle ran
+        assert not is_fixed(inherited.osv)
+        assert not [r for r in family.store.advisories(FIXED) if is_inherited(r.osv)]
+
+        family.sim.advance(str(STALE))  # the derivative takes the fix; its webhook closes the record
+        poll_now_with_family(cycle.poll_now, family.store, family.settings, STALE)
+        (closed,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]
+        assert closed.id == inherited.id and is_fixed(closed.osv)
+    finally:
+        cycle.close()
