@@ -14,7 +14,7 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas"}
+                                             "tapas", "gte"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -42,6 +42,9 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     native_nomic = mt == "nomic_bert" and not cfg.has("qkv_proj_bias", "mlp_fc1_bias", "rotary_emb_fraction")
     if native_nomic:  # transformers' own NomicBERT: no biases in attention or MLP, SwiGLU, rotary positions
         cfg = Cfg({"qkv_proj_bias": False, "mlp_fc1_bias": False, "mlp_fc2_bias": False, **cfg.data}, cfg.path)
+    gte = mt == "gte"  # GTE (mGTE): biased attention, a GLU whose down projection alone has a bias, rotary
+    if gte:
+        cfg = Cfg({"qkv_proj_bias": True, "mlp_fc1_bias": False, "mlp_fc2_bias": True, **cfg.data}, cfg.path)
     h, n_layers, nh, inter = transformer_dims(cfg, b)
     head_dim = cfg.concept("head_dim", minimum=1)
     b.check(head_dim is None or head_dim * nh == h,
@@ -55,7 +58,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     b.embed("embeddings.word_embeddings", vocab, emb, (seq, emb))
     pos_type = cfg.str("position_embedding_type", default="absolute")
     rotary = (pos_type == "rotary" or (cfg.float("rotary_emb_fraction", default=0.0) or 0.0) > 0
-              or (native_nomic and cfg.has("rope_parameters", "rope_theta")))
+              or ((native_nomic or gte) and cfg.has("rope_parameters", "rope_theta")))
     learned = pos_type not in ("alibi", "none") and not rotary and cfg.bool("position_biased_input", default=True)
     max_pos = cfg.concept("max_pos", minimum=1)
     b.max_pos = max_pos
@@ -73,7 +76,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
         b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
     act = cfg.str("feed_forward_type", "mlp_type", "activation_function", "hidden_act", default="gelu")
-    gated = act in ("glu", "geglu", "reglu", "swiglu") or (native_nomic and act in ("silu", "swish"))
+    gated = act in ("glu", "geglu", "reglu", "swiglu") or (native_nomic and act in ("silu", "swish")) or gte
     layer = encoder_layer(cfg, h, nh, inter, gated=gated)
     if cfg.bool("add_cross_attention") and cfg.bool("is_decoder"):  # a BERT decoder of an encoder-decoder pair
         layer.linears += [("attention", lin(f"crossattention.{n}", h, h, True)) for n in ("query", "key", "value",
