@@ -1,6 +1,7 @@
 """The family page `/models/ORG/NAME/family`: a base's derivatives (docs/families.md) with their
 relation, last change, parameters (derived and counted in the checkpoint, and the difference from
-the base's) and the inherited advisories and notes each carries."""
+the base's) and the inherited advisories and notes each carries; its JSON twin
+`/api/v1/models/ORG/NAME/family`."""
 
 from __future__ import annotations
 
@@ -8,16 +9,17 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 
 from hubwatch.advisories.inherit import is_inherited
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
+from hubwatch.domain.times import rfc3339
 from hubwatch.estimator import Estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.routes.common import require_known
-from hubwatch.storage.families import Families
+from hubwatch.storage.families import Families, FamilyMember
 
-__all__ = ["FamilyRow", "family_rows", "router"]
+__all__ = ["FamilyRow", "family_json", "family_rows", "router"]
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
@@ -67,13 +69,66 @@ def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
     return rows
 
 
-@router.get("/models/{org}/{name}/family")
-def family_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+def _family(ctx: AppContext, org: str, name: str) -> tuple[RepoId, RepoId, FamilyMember | None, list[FamilyRow]]:
     repo = repo_from_path(org, name)
     require_known(ctx.store, repo)
-    families = Families(ctx.store.engine, ctx.clock)
-    member = families.member(repo)
+    member = Families(ctx.store.engine, ctx.clock).member(repo)
     base = member.base if member is not None else repo
-    rows = family_rows(ctx, base)
+    return repo, base, member, family_rows(ctx, base)
+
+
+@router.get("/models/{org}/{name}/family")
+def family_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+    repo, base, member, rows = _family(ctx, org, name)
     context: dict[str, Any] = {"repo": repo, "base": base, "member": member, "rows": rows}
     return ctx.templates.TemplateResponse(request, "family.html", context)
+
+
+def _inherited_json(record: AdvisoryRecord) -> dict[str, Any]:
+    raw = record.osv.get("database_specific")
+    ds: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    found = ds.get("inherited")
+    inherited: dict[str, Any] = found if isinstance(found, dict) else {}
+    return {
+        "id": record.id,
+        "summary": str(record.osv.get("summary", "")),
+        "severity": ds.get("max_severity"),
+        "status": "closed" if ds.get("fixed_by") else "open",
+        "upstream": inherited.get("upstream"),
+        "base_commit": inherited.get("base_commit"),
+    }
+
+
+def family_json(rows: list[FamilyRow], repo: RepoId, base: RepoId, member: FamilyMember | None) -> dict[str, Any]:
+    """The family page's rows as JSON (the base first)."""
+    return {
+        "repo": str(repo),
+        "base": str(base),
+        "relation": member.relation if member is not None else ("base" if len(rows) > 1 else None),
+        "checkpoints": [
+            {
+                "repo": str(row.repo),
+                "relation": row.relation,
+                "head": None if row.head is None else {
+                    "sha": row.head.sha, "date": rfc3339(row.head.date), "title": row.head.title,
+                },
+                "params": {
+                    "derived": row.derived, "checkpoint": row.checkpoint,
+                    "derived_delta": row.derived_delta, "checkpoint_delta": row.checkpoint_delta,
+                },
+                "inherited": [_inherited_json(r) for r in row.inherited],
+                "notes": list(row.notes),
+            }
+            for row in rows
+        ],
+    }  # fmt: skip
+
+
+@router.get("/api/v1/models/{org}/{name}/family", tags=["api"], response_class=JSONResponse)
+def family_api(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
+    """The family page as JSON: the base, then each watched derivative (relation, head, parameters
+    and their difference from the base's, inherited advisories open or closed, notes)."""
+    repo, base, member, rows = _family(ctx, org, name)
+    body = family_json(rows, repo, base, member)
+    body["url"] = f"{ctx.base_url}/models/{base}/family"
+    return body

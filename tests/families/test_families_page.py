@@ -43,3 +43,25 @@ def test_the_closed_inherited_advisory_shows_as_closed(family: Family) -> None:
     family.advance(STALE)
     html = TestClient(create_app(family.settings, family.store)).get(f"/models/{BASE}/family").text
     assert "(closed)" in _row(html, str(STALE))
+
+
+def test_the_family_json_twin(family: Family) -> None:
+    family.advance(BASE)
+    client = TestClient(create_app(family.settings, family.store))
+    body = client.get(f"/api/v1/models/{OWN}/family").json()  # a derivative's family is its base's
+    assert (body["repo"], body["base"], body["relation"]) == (str(OWN), str(BASE), "adapter")
+    assert body["url"].endswith(f"/models/{BASE}/family")
+    rows = {c["repo"]: c for c in body["checkpoints"]}
+    assert [c["repo"] for c in body["checkpoints"]][0] == str(BASE) and rows[str(BASE)]["relation"] == "base"
+    stale = rows[str(STALE)]
+    (inherited,) = stale["inherited"]
+    assert inherited["status"] == "open" and inherited["id"].endswith("-inherited") and inherited["upstream"]
+    assert stale["relation"] == "finetune" and stale["params"]["derived_delta"] == 41088
+    assert stale["head"]["sha"] == family.store.head(STALE).sha
+    assert rows[str(FIXED)]["inherited"] == [] and "of its own" in rows[str(OWN)]["notes"][0]
+    head = client.head(f"/api/v1/models/{BASE}/family")
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-type"] == "application/json"
+    assert client.get("/api/v1/models/famlab/nobody/family").status_code == 404
+    family.advance(STALE)
+    closed = client.get(f"/api/v1/models/{BASE}/family").json()["checkpoints"]
+    assert [c["inherited"][0]["status"] for c in closed if c["repo"] == str(STALE)] == ["closed"]
