@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, transformer_dims
-from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.spec import AttentionSpec
 
@@ -14,7 +14,7 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas", "gte"}
+                                             "tapas", "gte", "convbert"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -89,6 +89,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
                           ("adapters", lin("adapter.dense2", width, h, True, count=len(languages), active=1))]
         if cfg.bool("adapter_layer_norm") or not cfg.bool("adapter_reuse_layer_norm", default=True):
             layer.more("norms", 2 * h)
+    if mt == "convbert":
+        _convbert_attention(cfg, layer, h, nh)
     if mt == "longformer":  # separate projections for the tokens with global attention
         layer.linears += [("attention", lin(f"{n}_global", h, h, True)) for n in ("query", "key", "value")]
     if mt not in ENCODER_TYPES:
@@ -119,6 +121,25 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
             per_task += 2 * h
         b.add("adapters", len(adapters) * rank * per_task)
         b.notes.append(f"{len(adapters)} LoRA task adapters of rank {rank} counted")
+
+
+def _convbert_attention(cfg: Cfg, layer: Layer, h: int, nh: int) -> None:
+    """ConvBERT's mixed attention: self-attention over h / head_ratio, and a span-based dynamic convolution
+    (depthwise-separable key convolution, per-head kernels, a convolution output projection)."""
+    ratio = cfg.int("head_ratio", default=2, minimum=1) or 1
+    kernel = cfg.int("conv_kernel_size", default=9, minimum=1) or 1
+    heads = max(nh // ratio, 1)
+    width = h // ratio
+    if cfg.int("num_groups", default=1, minimum=1) != 1:
+        raise ConfigError(cfg.key("num_groups"), "grouped ConvBERT feed-forward layers are not modelled; "
+                          "only num_groups = 1 is")
+    own = ("query", "key", "value", "attention.output.dense")  # BERT's self-attention, replaced here
+    layer.linears = [(c, s) for c, s in layer.linears if s.name not in own] + [
+        ("attention", lin(n, h, width, True)) for n in ("query", "key", "value", "conv_out_layer")] + [
+        ("attention", lin("key_conv_attn_layer.pointwise", h, width, False)),
+        ("attention", lin("conv_kernel_layer", width, heads * kernel, True)),
+        ("attention", lin("attention.output.dense", h, h, True))]
+    layer.more("attention", h * kernel + width)  # the depthwise kernel and the separable convolution's bias
 
 
 def _extra_embeddings(cfg: Cfg, b: Build, emb: int, shape: tuple[int, ...]) -> None:
