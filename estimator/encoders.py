@@ -14,7 +14,7 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas", "gte", "convbert"}
+                                             "tapas", "gte", "convbert", "luke"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -91,6 +91,13 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
             layer.more("norms", 2 * h)
     if mt == "convbert":
         _convbert_attention(cfg, layer, h, nh)
+    entities = cfg.int("entity_vocab_size", default=0) or 0
+    if entities:  # LUKE: entity embeddings (own positions and types), entity-aware queries in every layer
+        de = cfg.int("entity_emb_size", default=h, minimum=1) or h
+        b.embed("entity_embeddings.entity_embeddings", entities, de, shape)
+        b.add("embeddings", (h * de if de != h else 0) + (max_pos or 512) * h + types * h + 2 * h)
+        if cfg.bool("use_entity_aware_attention", default=True):
+            layer.linears += [("attention", lin(n, h, h, True)) for n in ("w2e_query", "e2w_query", "e2e_query")]
     if mt == "longformer":  # separate projections for the tokens with global attention
         layer.linears += [("attention", lin(f"{n}_global", h, h, True)) for n in ("query", "key", "value")]
     if mt not in ENCODER_TYPES:
@@ -190,8 +197,14 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
-        if kind == "pretrain" or mt == "layoutlm":  # LayoutLM's MLM model keeps its pooler
+        if kind == "pretrain" or mt in ("layoutlm", "luke"):  # their MLM models keep the pooler
             add("pooler", "pooler", pooler, (h,), "pooler")
+        if mt == "luke":  # entity prediction head; transformers builds LUKE's MLM decoder as its own matrix
+            de = cfg.int("entity_emb_size", default=h, minimum=1) or h
+            entities = cfg.int("entity_vocab_size", default=0) or 0
+            add("entity_predictions", "entity_head", h * de + 3 * de + entities, (seq, entities))
+            add("lm_head.decoder", "lm_head", 0 if untied else vocab * out, (seq, vocab))
+            b.lm_head_params += 0 if untied else vocab * out
             add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
     elif kind == "seqcls":
         if mt in ROBERTA_HEADS:
