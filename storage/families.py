@@ -186,6 +186,19 @@ def members(conn: Connection, base: RepoId | None = None, repo: RepoId | None = 
     return sorted(out, key=lambda m: str(m.repo).lower())
 
 
+def in_family(conn: Connection, repo: RepoId) -> bool:
+    """Whether `repo` is a base with a watched derivative, or a derivative of a watched base (two
+    indexed lookups, whatever the family's size)."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return False
+    m = FAMILY_MEMBERS.c
+    watched = sa.select(REPOS.c.id).where(REPOS.c.watched.is_(True))
+    derivative = sa.select(m.repo_id).where(m.base_id == repo_id, m.repo_id.in_(watched)).limit(1)
+    base = sa.select(m.base_id).where(m.repo_id == repo_id, m.base_id.in_(watched)).limit(1)
+    return conn.execute(derivative).first() is not None or conn.execute(base).first() is not None
+
+
 def set_notes(conn: Connection, repo: RepoId, notes: Mapping[str, Any]) -> bool:
     repo_id = find_repo(conn, repo)
     if repo_id is None:
@@ -241,6 +254,11 @@ class Families:
     def member(self, repo: RepoId) -> FamilyMember | None:
         found = self.members(repo=repo)
         return found[0] if found else None
+
+    def in_family(self, repo: RepoId) -> bool:
+        """Whether `repo` is a base with a watched derivative or a derivative of a watched base."""
+        with self._read() as c:
+            return in_family(c, repo)
 
     def set_notes(self, repo: RepoId, notes: Mapping[str, Any]) -> bool:
         return self._write(lambda c: set_notes(c, repo, notes))

@@ -8,6 +8,7 @@ import re
 from family_scenario import BASE, FIXED, OWN, STALE, Family, family  # noqa: F401  (the fixture)
 from fastapi.testclient import TestClient
 
+from hubwatch.domain.records import RepoId
 from hubwatch.feeds import create_app
 
 
@@ -65,3 +66,18 @@ def test_the_family_json_twin(family: Family) -> None:
     family.advance(STALE)
     closed = client.get(f"/api/v1/models/{BASE}/family").json()["checkpoints"]
     assert [c["inherited"][0]["status"] for c in closed if c["repo"] == str(STALE)] == ["closed"]
+
+
+def test_the_model_page_links_the_family_only_for_a_family(family: Family) -> None:
+    link = "other checkpoints of this family"
+    client = TestClient(create_app(family.settings, family.store))
+    solo = RepoId("acme", "solo")
+    family.store.watch(solo)
+    assert link not in client.get(f"/models/{solo}").text  # in no family
+    assert link in client.get(f"/models/{BASE}").text and link in client.get(f"/models/{OWN}").text
+    for repo in (STALE, FIXED, OWN):  # the derivatives no longer watched: the base stands alone
+        family.store.unwatch(repo)
+    assert link not in client.get(f"/models/{BASE}").text
+    family.store.watch(OWN)
+    family.store.unwatch(BASE)  # a derivative of a base no longer watched
+    assert link not in client.get(f"/models/{OWN}").text
