@@ -7,11 +7,12 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.spec import AttentionSpec
 
-__all__ = ["BART_TYPES", "T5_TYPES", "build_bart", "build_t5"]
+__all__ = ["BART_TYPES", "MUSICGEN_TYPES", "T5_TYPES", "build_bart", "build_musicgen", "build_t5"]
 
 T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
 BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
               "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led", "nllb-moe"}
+MUSICGEN_TYPES = {"musicgen_decoder", "musicgen_melody_decoder"}
 _FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp", "nllb-moe"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
 _SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe", "pegasus_x"}  # FSMT's sinusoidal table is a parameter
@@ -211,3 +212,30 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     elif kind == "qa":
         b.add("head", 2 * d + 2)
         b.node("qa_outputs", "span_classifier", (seq, 2))
+
+
+def build_musicgen(cfg: Cfg, b: Build) -> None:
+    """MusicGen's decoder: one embedding table (codes + a pad row) and one LM head per codebook, BART-style
+    layers without linear biases, cross-attention to the text encoder (not in MusicGen-Melody, which
+    prepends its conditioning instead), sinusoidal positions, a final LayerNorm."""
+    d, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    ffn = cfg.concept("ffn", minimum=1) or 4 * d
+    vocab = cfg.need("vocab")
+    books = cfg.int("num_codebooks", default=4, minimum=1) or 1
+    b.divides(nh, d, "num_attention_heads", "hidden_size")
+    b.vocab, b.max_pos = vocab, cfg.concept("max_pos", minimum=1)
+    seq = b.seq
+    b.embed("model.decoder.embed_tokens", books * (vocab + 1), d, (seq, d))
+    cross = cfg.model_type == "musicgen_decoder"
+    attn = attention_linears(d, nh, nh, d // nh, qkv_bias=False, o_bias=False,
+                             names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    layer = Layer(f"self_attn[mha {nh}x{d // nh}]" + ("+cross_attn" if cross else ""), f"mlp[plain {ffn}]",
+                  attn + (list(attn) if cross else []) + ffn_linears(d, ffn, gated=False, bias=False,
+                                                                     names=("fc1", "fc2")))
+    layer.more("norms", (3 if cross else 2) * 2 * d)
+    b.stack("decoder", "model.decoder.layers", [layer] * n, hidden=d, intermediate=ffn,
+            attention=AttentionSpec(nh, nh, d // nh, ("full",) * n, cross_attention=cross), shape=(seq, d))
+    b.add("norms", 2 * d)
+    b.add("head", books * vocab * d)
+    b.lm_head_params += books * vocab * d
+    b.node("lm_heads", f"lm_head[{books} codebooks]", (seq, vocab))
