@@ -10,7 +10,7 @@ from hubwatch.estimator.moe import MoE, jetmoe_layer, moe_layers, moe_spec
 from hubwatch.estimator.profiles import DecoderProfile, profile_for
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec
 
-__all__ = ["build_decoder", "layer_types"]
+__all__ = ["build_decoder", "build_xlnet", "layer_types"]
 
 
 def _kv_heads(cfg: Cfg, nh: int) -> int:
@@ -291,3 +291,27 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         h = proj
     add_head(cfg, b, head or head_kind(cfg, default="lm"), h, vocab, tie=p.tie, bias=p.lm_head_bias,
              family="decoder", prefix=prefix)
+
+
+def build_xlnet(cfg: Cfg, b: Build) -> None:
+    """XLNet: two-stream relative attention (q, k, v, o and the relative-position projection r, bias-free,
+    with three per-head biases and segment embeddings), a biased MLP, a mask embedding, a tied LM head
+    with its bias."""
+    h, n, nh = cfg.need("hidden"), cfg.need("layers"), cfg.need("heads")
+    hd = cfg.int("d_head", default=None, minimum=1) or h // nh
+    ffn = cfg.int("d_inner", default=None, minimum=1) or cfg.concept("ffn", minimum=1) or 4 * h
+    vocab = cfg.need("vocab")
+    b.vocab, shape = vocab, (b.seq, h)
+    b.embed("transformer.word_embedding", vocab, h, shape)
+    b.add("embeddings", h)  # mask_emb
+    width = nh * hd
+    layer = Layer(f"rel_attn[two-stream {nh}x{hd}]", f"mlp[plain {ffn}]",
+                  [("attention", lin(name, h, width)) for name in ("q", "k", "v", "r")]
+                  + [("attention", lin("o", width, h))]
+                  + ffn_linears(h, ffn, gated=False, bias=True, names=("layer_1", "layer_2")))
+    layer.more("attention", 3 * width + 2 * width)  # r_r/r_s/r_w biases, segment embeddings
+    layer.more("norms", 2 * 2 * h)
+    b.stack("decoder", "transformer.layer", [layer] * n, hidden=h, intermediate=ffn,
+            attention=AttentionSpec(nh, nh, hd, ("full",) * n), shape=shape, extra_params=vocab * h)
+    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings", default=True),
+             bias=True, family="decoder", prefix="transformer")

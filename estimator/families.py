@@ -5,7 +5,7 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build
 from hubwatch.estimator.blockwise import build_blockwise, is_blockwise
 from hubwatch.estimator.config import Cfg, ConfigError
-from hubwatch.estimator.decoders import build_decoder
+from hubwatch.estimator.decoders import build_decoder, build_xlnet
 from hubwatch.estimator.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _bart_layer, build_bart,
                                        build_musicgen, build_t5)
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
@@ -86,6 +86,8 @@ def build(cfg: Cfg, b: Build) -> str:
         family = "encoder"
     elif family == "vision":
         build_vision(cfg, b)
+    elif mt == "xlnet":
+        build_xlnet(cfg, b)
     elif mt in MUSICGEN_TYPES:
         build_musicgen(cfg, b)
     elif mt == "modernbert-decoder":  # ModernBERT's blocks, causal: the same tensors as the encoder
