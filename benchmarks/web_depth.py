@@ -15,18 +15,18 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import multiprocessing
 import os
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -96,40 +96,50 @@ def _p50_ms(call: Callable[[], object], runs: int = RUNS) -> float:
     return statistics.median(times)
 
 
-def _throughput(base: str, path: str, workers: int) -> float:
-    """Requests per second with `workers` clients each asking `path` in a loop for THROUGHPUT_S."""
-    done = [0] * workers
-    stop = time.perf_counter() + THROUGHPUT_S
+def _client(base: str, path: str, start_at: float, stop_at: float, results: Any) -> None:
+    """One client process: from `start_at` asks `path` in a loop until `stop_at` (wall clock), then
+    puts how many answers it read. A process each, so that the clients never wait for one another's
+    interpreter lock (a monitor or a browser is its own process too)."""
+    with httpx.Client(base_url=base, timeout=60) as c:
+        c.get("/healthz")  # connected before the clock starts
+        time.sleep(max(0.0, start_at - time.time()))
+        done = 0
+        while time.time() < stop_at:
+            c.get(path).raise_for_status()
+            done += 1
+    results.put(done)
 
-    def loop(k: int) -> None:
-        with httpx.Client(base_url=base, timeout=60) as c:
-            while time.perf_counter() < stop:
-                c.get(path).raise_for_status()
-                done[k] += 1
 
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(loop, range(workers)))
-    return sum(done) / THROUGHPUT_S
+def _throughput(base: str, path: str, clients: int) -> float:
+    """Requests per second with `clients` client processes each asking `path` in a loop for THROUGHPUT_S."""
+    ctx = multiprocessing.get_context("fork")  # no import in the children: the clock starts with them ready
+    results = ctx.Queue()
+    start_at = time.time() + 3.0  # every client process started and connected
+    procs = [ctx.Process(target=_client, args=(base, path, start_at, start_at + THROUGHPUT_S, results))
+             for _ in range(clients)]  # fmt: skip
+    for proc in procs:
+        proc.start()
+    done = sum(int(results.get(timeout=120)) for _ in procs)
+    for proc in procs:
+        proc.join()
+    return done / THROUGHPUT_S
 
 
 def _healthz_under_load(base: str, client: httpx.Client, path: str) -> float:
-    stop = threading.Event()
-
-    def hammer() -> None:
-        with httpx.Client(base_url=base, timeout=60) as c:
-            while not stop.is_set():
-                c.get(path)
-
-    threads = [threading.Thread(target=hammer) for _ in range(8)]
-    for t in threads:
-        t.start()
-    time.sleep(0.5)
+    """`/healthz` p50 while eight client processes keep asking `path` (the deep model page)."""
+    ctx = multiprocessing.get_context("fork")  # no import in the children: the clock starts with them ready
+    results = ctx.Queue()
+    start_at = time.time() + 3.0
+    procs = [ctx.Process(target=_client, args=(base, path, start_at, start_at + 600, results)) for _ in range(8)]
+    for proc in procs:
+        proc.start()
+    time.sleep(max(0.0, start_at - time.time()) + 0.5)
     try:
         return _p50_ms(lambda: client.get("/healthz"))
     finally:
-        stop.set()
-        for t in threads:
-            t.join()
+        for proc in procs:
+            proc.terminate()
+            proc.join()
 
 
 def _measure(base: str) -> list[tuple[str, float, float, float, str]]:

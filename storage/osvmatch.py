@@ -6,21 +6,23 @@ revisions by sha); only their events are read and checked, and no record is deco
 
 On a linear history (positions 0..n-1, each revision's parent the one just before it) the pin's
 line is the revisions at positions 0..pin and a commit's index on it is its position: three indexed
-queries, whatever the depth. Any other history walks the parent links over the stored revisions
+queries, whatever the depth (whether the history is linear is checked once per history version). Any other history walks the parent links over the stored revisions
 (`ids_by_lineage`, the reference the fast path is tested against).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from hubwatch.storage.lookup import stored_revisions
 from hubwatch.storage.osvrange import GitEvent, affects_at, lineage, range_affects
-from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
-from sqlalchemy.engine import Connection
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
+from sqlalchemy.engine import Connection, Engine
 
 __all__ = ["affecting_ids", "ids_by_lineage", "is_linear"]
 
@@ -49,6 +51,29 @@ def is_linear(conn: Connection, repo_id: int) -> bool:
     return not conn.execute(sa.select(odd)).scalar_one()
 
 
+_linear_seen: WeakKeyDictionary[Engine, OrderedDict[tuple[int, int], bool]] = WeakKeyDictionary()
+_linear_lock = threading.Lock()
+
+
+def _linear_now(conn: Connection, repo_id: int) -> bool:
+    """`is_linear`, kept per (repo, history version): every write that can change the history's
+    shape (a stored revision, a force-push, a head move, a merge) raises the version
+    (storage.summaries), so the check over every revision runs once per version, not per query."""
+    version = conn.execute(sa.select(REPOS.c.history_version).where(REPOS.c.id == repo_id)).scalar_one_or_none()
+    key = (repo_id, int(version or 0))
+    with _linear_lock:
+        seen = _linear_seen.setdefault(conn.engine, OrderedDict())
+        if key in seen:
+            seen.move_to_end(key)
+            return seen[key]
+    linear = is_linear(conn, repo_id)
+    with _linear_lock:
+        seen[key] = linear
+        while len(seen) > 4096:
+            seen.popitem(last=False)
+    return linear
+
+
 def _ranges(rows: Iterable[Any]) -> dict[tuple[str, int], list[tuple[GitEvent, int | None]]]:
     ranges: dict[tuple[str, int], list[tuple[GitEvent, int | None]]] = defaultdict(list)
     for r in rows:
@@ -64,7 +89,7 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     ).scalar_one_or_none()
     if pin is None:
         return []
-    if not is_linear(conn, repo_id):
+    if not _linear_now(conn, repo_id):
         return ids_by_lineage(conn, repo_id, full_sha)
     pin = int(pin)
     at_rev = REVISIONS.alias("at_rev")

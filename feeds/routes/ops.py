@@ -99,11 +99,13 @@ _probes_lock = threading.Lock()
 
 
 @router.get("/healthz")
-async def healthz(request: Request, ctx: Ctx) -> JSONResponse:
+async def healthz(request: Request) -> JSONResponse:
     """The database answers (200, or 503) and the hub token's state ("degraded" when rejected).
 
     An `async` route on purpose: it does no database work on the event loop (HealthProbe runs the
-    probe in its own thread), so it answers while deep requests hold every thread of the pool."""
+    probe in its own thread), so it answers while deep requests hold every thread of the pool. It
+    takes no dependency either: FastAPI runs a plain-function dependency (`get_ctx`) in the pool."""
+    ctx = get_ctx(request)  # a plain attribute read, on the loop
     with _probes_lock:
         probe = getattr(request.app.state, "healthz_probe", None)
         if not isinstance(probe, HealthProbe):

@@ -171,12 +171,21 @@ def web_app() -> FastAPI:
 
 
 def _serve_workers(host: str, port: int, workers: int) -> None:
-    import uvicorn
+    import socket
 
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(
+        "hubwatch.cli.run:web_app", factory=True, workers=workers, host=host, port=port, log_level="warning"
+    )
     try:
-        uvicorn.run(
-            "hubwatch.cli.run:web_app", factory=True, workers=workers, host=host, port=port, log_level="warning"
-        )
+        sock = config.bind_socket()
+        # uvicorn binds the shared socket without a protocol number, so asyncio leaves Nagle on for
+        # the connections it accepts: each answer then waits ~40 ms for the client's delayed ACK.
+        # Connections accepted from a listening socket with TCP_NODELAY inherit it.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        Multiprocess(config, sockets=[sock]).run()
     except SystemExit as exc:  # uvicorn exits 3 when it cannot start: not hubwatch's "hub" code
         if exc.code not in (0, None):
             raise click.ClickException(f"the web app on {host}:{port} could not start (see the error above)") from exc

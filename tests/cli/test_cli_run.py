@@ -144,6 +144,16 @@ def test_serve_with_workers_shares_the_port_between_processes(start: Any, tmp_pa
     wait_for(lambda: get(f"{base}/healthz")[0] == 200, "the web app", proc)
     status, page = get(f"{base}/models/org/served")
     assert status == 200 and b"No revision stored yet" in page
+    # Answers are not held back by Nagle's algorithm (each would wait ~40 ms for a delayed ACK)
+    import httpx
+
+    with httpx.Client(base_url=base) as client:
+        times = []
+        for _ in range(10):
+            began = time.perf_counter()
+            assert client.get("/healthz").status_code == 200
+            times.append(time.perf_counter() - began)
+    assert min(times) < 0.02, times
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert f"web app on {base}/ (2 workers)" in err
