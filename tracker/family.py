@@ -28,6 +28,7 @@ from hubwatch.advisories.inherit import (
     inheritable,
     is_inherited,
     plan_inherited,
+    renamed_inherited,
     withdraw_inherited,
 )
 from hubwatch.domain.clock import Clock, system_clock
@@ -143,7 +144,7 @@ def _check_member(
     if head is None:
         return []  # not polled yet: checked once its history is stored
     base_records = [r for r in store.advisories(member.base) if inheritable(r)]
-    fingerprint = _fingerprint(head.sha, base_records)
+    fingerprint = _fingerprint(f"{member.repo}@{head.sha}", base_records)  # a rename checks again
     if not force and member.notes.get("_checked") == fingerprint:
         return []
     shas = store.revision_shas(member.repo) or [head.sha]
@@ -154,6 +155,11 @@ def _check_member(
         for r in store.advisories(member.repo)
         if is_inherited(r.osv)
     }
+    renamed: dict[str, AdvisoryRecord] = {}  # after a rename upstream: the records under the current id
+    for upstream, record in list(prior.items()):
+        moved = renamed_inherited(record, member.repo, now)
+        if moved is not None:
+            prior[upstream] = renamed[moved.id] = moved
     snapshot = snaps.at(member.repo, head.sha)
     checks: list[FamilyCheck] = []
     records: list[AdvisoryRecord] = []
@@ -177,6 +183,8 @@ def _check_member(
         if upstream not in live and stale.withdrawn is None:  # the base's record was withdrawn
             records.append(withdraw_inherited(stale, now))
             notes.pop(upstream, None)
+    planned = {r.id for r in records}
+    records += [r for r in renamed.values() if r.id not in planned]
     if records:
         store.replace_derived(member.repo, {}, records)
     fam.set_notes(member.repo, notes)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -53,6 +54,7 @@ __all__ = [
     "inherited_id",
     "is_inherited",
     "plan_inherited",
+    "renamed_inherited",
     "withdraw_inherited",
 ]
 
@@ -250,6 +252,25 @@ def _close(prior: AdvisoryRecord, head: RevisionRecord, status: str, hub: str, w
     _bump_past(osv, head)
     validate_osv(osv)
     return AdvisoryRecord(prior.id, prior.repo, prior.revision_sha, osv, parse_osv_timestamp(osv["modified"]))
+
+
+def renamed_inherited(record: AdvisoryRecord, repo: RepoId, now: datetime) -> AdvisoryRecord | None:
+    """The inherited record under the derivative's current id `repo` after a rename upstream (as the
+    repo's own advisories are republished, tracker.poller): its package, range, references, text and
+    `database_specific.repo` name `repo`; id, events and state kept; `modified` at `now` in whole
+    seconds, strictly later than before (so mirrors fetch it again). None when it names `repo` already."""
+    old = str(record.osv.get("database_specific", {}).get("repo", record.repo))
+    if old == str(repo):
+        return None
+    # the old id as a whole name (not inside a longer one, e.g. the base's), bare or in a URL
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(old) + r"(?![\w.-])", re.IGNORECASE)
+    osv = json.loads(pattern.sub(lambda _m: str(repo), json.dumps(record.osv)))
+    osv["upstream"], osv["related"] = record.osv["upstream"], record.osv["related"]  # the base's ids, as they were
+    moment = now.replace(microsecond=0)
+    moment = moment if moment > record.modified else record.modified + timedelta(seconds=1)
+    osv["modified"] = rfc3339(moment)
+    validate_osv(osv)
+    return AdvisoryRecord(record.id, repo, record.revision_sha, osv, moment, withdrawn=record.withdrawn)
 
 
 def withdraw_inherited(record: AdvisoryRecord, now: datetime) -> AdvisoryRecord:
