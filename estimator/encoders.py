@@ -205,6 +205,7 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
             add("entity_predictions", "entity_head", h * de + 3 * de + entities, (seq, entities))
             add("lm_head.decoder", "lm_head", 0 if untied else vocab * out, (seq, vocab))
             b.lm_head_params += 0 if untied else vocab * out
+        if kind == "pretrain":
             add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
     elif kind == "seqcls":
         if mt in ROBERTA_HEADS:

@@ -154,3 +154,13 @@ def test_an_unreadable_config_names_the_key_that_stopped_it() -> None:
     support = Support.unsupported(exc.value.problem, exc.value.key)
     assert support.to_json() == {"level": "unsupported", "guessed": [], "reason": exc.value.problem,
                                  "key": exc.value.key}
+
+
+def test_the_older_default_configs_stay_exact() -> None:
+    """tests/estimator/transformers_defaults.json (151 configs by auto class): the exact ones stay exact."""
+    import json
+    from pathlib import Path
+
+    rows = json.loads((Path(__file__).parent / "transformers_defaults.json").read_text())["rows"]
+    exact = sum(analyze(r["config"]).params.derived == r["params"] for r in rows)
+    assert exact >= 145, exact
