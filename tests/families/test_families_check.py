@@ -54,3 +54,38 @@ def test_query_api_answers_with_the_inherited_advisory(family: Family) -> None:
     assert vuln["id"].endswith("-inherited") and vuln["upstream"]
     assert client.get(f"/v1/vulns/{vuln['id']}").json()["upstream"] == vuln["upstream"]
     assert client.post("/v1/query", json={"commit": family.store.head(FIXED).sha}).json() == {}
+
+
+def test_check_against_a_server_names_the_base_fix(family: Family, tmp_path: Path) -> None:
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    fix = family.advance(BASE)
+    project = _project(tmp_path, family)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_app(family.settings, family.store), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        _register()
+        env = {"HUBWATCH_DATABASE_URL": f"sqlite:///{tmp_path / 'empty.db'}", "COLUMNS": "200"}  # knows nothing
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        report = CliRunner().invoke(cli, ["check", str(project), "--json", "--server", url], env=env)
+        text = CliRunner().invoke(cli, ["check", str(project), "--server", url], env=env)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    assert report.exit_code == 1, report.output
+    stale_pin = next(p for p in json.loads(report.output)["pins"] if p["repo"] == str(STALE))
+    (hit,) = stale_pin["advisories"]
+    assert hit["id"].endswith("-inherited")
+    assert hit["upstream_fix"].startswith(f"no fixed revision of this repo yet; the base {BASE} fixed it at {fix[:12]}")
+    assert f"the base {BASE} fixed it at {fix[:12]}" in text.output
