@@ -14,7 +14,7 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas", "gte", "convbert", "luke"}
+                                             "tapas", "gte", "convbert", "luke", "fnet"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -45,7 +45,12 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
     gte = mt == "gte"  # GTE (mGTE): biased attention, a GLU whose down projection alone has a bias, rotary
     if gte:
         cfg = Cfg({"qkv_proj_bias": True, "mlp_fc1_bias": False, "mlp_fc2_bias": True, **cfg.data}, cfg.path)
-    h, n_layers, nh, inter = transformer_dims(cfg, b)
+    fourier = mt == "fnet"  # FNet mixes tokens with a Fourier transform: no attention weights, no heads
+    if fourier:
+        h, n_layers, nh = cfg.need("hidden"), cfg.need("layers"), 1
+        inter = cfg.concept("ffn", minimum=1) or 4 * h
+    else:
+        h, n_layers, nh, inter = transformer_dims(cfg, b)
     head_dim = cfg.concept("head_dim", minimum=1)
     b.check(head_dim is None or head_dim * nh == h,
             f"head_dim ({head_dim}) × num_attention_heads ({nh}) is not hidden_size ({h}): BERT-style attention "
@@ -72,7 +77,7 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         b.embed("embeddings.token_type_embeddings", types, emb, (seq, emb), "token_type_embedding")
     b.add("norms", 2 * emb)
     _extra_embeddings(cfg, b, emb, shape)
-    if emb != h:
+    if emb != h or fourier:  # FNet projects its embeddings even at the same width
         b.add("embeddings", emb * h + (0 if mt.startswith("deberta") else h))
         b.node("embeddings.projection", f"linear[{emb}->{h}]", shape)
     act = cfg.str("feed_forward_type", "mlp_type", "activation_function", "hidden_act", default="gelu")
@@ -91,6 +96,9 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
             layer.more("norms", 2 * h)
     if mt == "convbert":
         _convbert_attention(cfg, layer, h, nh)
+    if fourier:
+        layer.linears = [(c, s) for c, s in layer.linears if c != "attention"]
+        layer.mixer = "fourier[no weights]"
     entities = cfg.int("entity_vocab_size", default=0) or 0
     if entities:  # LUKE: entity embeddings (own positions and types), entity-aware queries in every layer
         de = cfg.int("entity_emb_size", default=h, minimum=1) or h
@@ -197,7 +205,7 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
-        if kind == "pretrain" or mt in ("layoutlm", "luke"):  # their MLM models keep the pooler
+        if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet"):  # their MLM models keep the pooler
             add("pooler", "pooler", pooler, (h,), "pooler")
         if mt == "luke":  # entity prediction head; transformers builds LUKE's MLM decoder as its own matrix
             de = cfg.int("entity_emb_size", default=h, minimum=1) or h
