@@ -45,8 +45,20 @@ def _check_port(host: str, port: int) -> None:
         ) from exc
 
 
+# How long a thread may hold the interpreter while another waits for it (Python's default: 5 ms).
+# The event loop gives the interpreter up at every wait on its sockets and needs it back to go on;
+# behind a thread rendering a deep page it waits the whole interval each time, and an answer takes
+# several such turns. A web process gives the loop its turn sooner: /healthz and every response's
+# bytes move while pages render.
+WEB_SWITCH_INTERVAL_S = 0.0005
+
+
 def _serve(runtime: Runtime, host: str, port: int, on_webhook: Callable[[RepoId], None] | None = None) -> None:
+    import sys
+
     import uvicorn
+
+    sys.setswitchinterval(WEB_SWITCH_INTERVAL_S)
 
     from hubwatch.wiring import build_app
 
@@ -163,9 +175,12 @@ def serve(workers: int) -> None:
 def web_app() -> FastAPI:
     """The web app over the store the environment names (HUBWATCH_DATABASE_URL …): the factory each
     uvicorn worker of `serve --workers N` calls in its own process (the system clock)."""
+    import sys
+
     from hubwatch.settings import load_settings
     from hubwatch.wiring import build_app, open_store
 
+    sys.setswitchinterval(WEB_SWITCH_INTERVAL_S)
     settings = load_settings()
     return build_app(settings, open_store(settings))
 
