@@ -105,17 +105,18 @@ def max_batch_of(model: MemoryModel, card: Card, cap: int = BATCH_CAP) -> int:
     and 2, take the smallest, then confirm it and its neighbour with the real figures (floating-point
     rounding can put the solution one off), so the answer is the largest batch that fits exactly.
     """
+    limit_bytes = card.memory_bytes
 
-    def ok(batch: int) -> bool:
-        return fits(model.at(batch), card)
+    def ok(batch: int) -> bool:  # fits(model.at(batch), card), the same comparison
+        return model.required_at(batch) <= limit_bytes
 
-    one = model.at(1)
-    if not fits(one, card):
+    if not ok(1):
         return 0
-    two = dict(model.at(2).moments)
-    limit = (card.memory_bytes - one.framework_overhead_bytes) / one.headroom
+    one = model.totals(1)
+    two = dict(model.totals(2))
+    limit = (limit_bytes - model.framework_overhead_bytes) / model.headroom
     best = float(cap)
-    for name, t1 in one.moments:
+    for name, t1 in one:
         k = two[name] - t1
         if k > 0:
             best = min(best, (limit - (t1 - k)) / k)

@@ -145,6 +145,16 @@ class _ServeModel:
     vocab_size: int
     host_bytes: float = 0.0
 
+    def totals(self, batch: int) -> tuple[tuple[str, float], ...]:
+        """Each peak moment's total at `batch`: `at(batch).moments`, without building the estimate."""
+        b = batch
+        return (("prefill", sum((self.weights, self.kv_per_sequence * b,
+                                 float(self.activations_per_token * b * self.seq_len), 8.0 * self.vocab_size * b))),)
+
+    def required_at(self, batch: int) -> float:
+        """`at(batch).required_bytes`, the same float, without building the estimate."""
+        return self.totals(batch)[0][1] * self.headroom + self.framework_overhead_bytes
+
     def at(self, batch: int) -> MemoryEstimate:
         b = batch
         kv = self.kv_per_sequence * b
@@ -182,6 +192,27 @@ class _TrainModel:
     logits_kept_per_token: float
     host_fixed: float = 0.0  # paged optimizer states
     host_per_token: float = 0.0  # offloaded activations
+
+    def totals(self, batch: int) -> tuple[tuple[str, float], ...]:
+        """Each peak moment's total at `batch`: `at(batch).moments`, the same floats (each term added
+        in the same order), without building the estimate."""
+        tokens = float(batch * self.seq_len)
+        retained = 0.0 if self.retained_per_token is None else self.retained_per_token * tokens
+        kept = self.kept_per_token * tokens
+        zero = 0.0
+        return (
+            ("loss", sum((self.weights, self.states, self.casts, self.earlier_grads, kept, retained,
+                          self.logits_peak_per_token * tokens, self.workspace))),
+            ("head backward", sum((self.weights, self.states, self.head_casts, self.backward_grads,
+                                   kept + self.transient_per_token * tokens, zero,
+                                   self.logits_kept_per_token * tokens, self.workspace))),
+            ("optimizer step", sum((self.weights, self.states, zero, self.grads, zero, zero, zero, self.step_tmp))),
+        )
+
+    def required_at(self, batch: int) -> float:
+        """`at(batch).required_bytes`, the same float (the peak is the largest moment's total, the
+        trailing zero KV term adds nothing), without building the estimate."""
+        return max(total for _, total in self.totals(batch)) * self.headroom + self.framework_overhead_bytes
 
     def at(self, batch: int) -> MemoryEstimate:
         tokens = float(batch * self.seq_len)

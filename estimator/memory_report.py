@@ -72,18 +72,24 @@ def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str
 
 def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str]) -> tuple[CardFit, ...]:
     ones = {m: model.at(1) for m, model in models.items() if not isinstance(model, str)}
+    # Both figures depend on the card only through its memory: cards of one size share them.
+    by_size: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
     fits = []
     for card in cards:
-        batches: list[tuple[str, int | None]] = []
-        needed: list[tuple[str, int | None]] = []
-        for method, _ in CARD_METHODS:
-            model = models[method]
-            if isinstance(model, str):
-                batches.append((method, None))
-                continue
-            batches.append((method, max_batch_of(model, card)))
-            needed.append((method, cards_needed(ones[method], card)))
-        fits.append(CardFit(card.name, card.memory_gb, tuple(batches), tuple(needed)))
+        size = card.memory_bytes
+        rows = by_size.get(size)
+        if rows is None:
+            batches: list[tuple[str, int | None]] = []
+            needed: list[tuple[str, int | None]] = []
+            for method, _ in CARD_METHODS:
+                model = models[method]
+                if isinstance(model, str):
+                    batches.append((method, None))
+                    continue
+                batches.append((method, max_batch_of(model, card)))
+                needed.append((method, cards_needed(ones[method], card)))
+            rows = by_size[size] = (tuple(batches), tuple(needed))
+        fits.append(CardFit(card.name, card.memory_gb, rows[0], rows[1]))
     return tuple(fits)
 
 
