@@ -5,6 +5,7 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build
 from hubwatch.estimator.blockwise import build_blockwise, is_blockwise
 from hubwatch.estimator.config import Cfg, ConfigError
+from hubwatch.estimator.cpmant import build_cpmant
 from hubwatch.estimator.decoders import build_decoder, build_xlnet
 from hubwatch.estimator.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _bart_layer, build_bart,
                                        build_musicgen, build_t5)
@@ -96,6 +97,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_mamba(cfg, b)
     elif mt in RECURRENT_TYPES:
         build_recurrent(cfg, b)
+    elif mt == "cpmant":
+        build_cpmant(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

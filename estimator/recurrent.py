@@ -1,4 +1,5 @@
-"""Recurrent hybrids: Zamba (Mamba layers and one shared attention block) and RecurrentGemma (Griffin)."""
+"""Recurrent models: Zamba (Mamba layers and one shared attention block), RecurrentGemma (Griffin) and RWKV
+(time mixing and channel mixing, no attention weights)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from hubwatch.estimator.spec import AttentionSpec
 
 __all__ = ["RECURRENT_TYPES", "build_recurrent"]
 
-RECURRENT_TYPES = {"zamba", "recurrent_gemma"}
+RECURRENT_TYPES = {"zamba", "recurrent_gemma", "rwkv"}
 
 
 def build_recurrent(cfg: Cfg, b: Build) -> None:
     if cfg.model_type == "zamba":
         _zamba(cfg, b)
+    elif cfg.model_type == "rwkv":
+        _rwkv(cfg, b)
     else:
         _recurrent_gemma(cfg, b)
 
@@ -123,3 +126,33 @@ def _recurrent_gemma(cfg: Cfg, b: Build) -> None:
                 ("sliding" if window else "full") if k == "attention" else "none" for k in kinds), window),
             shape=shape, gated=True)
     _finish(cfg, b, h, vocab, shape)
+
+
+def _rwkv(cfg: Cfg, b: Build) -> None:
+    """RWKV (v4): per block a time-mixing step (key, value, receptance to `attention_hidden_size` and back, a
+    decay and a bonus per channel, three mixing vectors) and a channel-mixing step (key up to the intermediate
+    size, value down, a square receptance gate, two mixing vectors); LayerNorms with biases, and one more at the
+    first block's input; the head is its own matrix unless tied."""
+    h, n, vocab = cfg.need("hidden"), cfg.need("layers"), cfg.need("vocab")
+    b.vocab = vocab
+    shape = (b.seq, h)
+    b.embed("rwkv.embeddings", vocab, h, shape)
+    att = cfg.int("attention_hidden_size", default=h, minimum=1) or h
+    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    block = Layer(f"time_mix[{att}]", f"channel_mix[{inter}]", [
+        ("recurrent", lin("key", h, att)), ("recurrent", lin("value", h, att)),
+        ("recurrent", lin("receptance", h, att)), ("recurrent", lin("output", att, h)),
+        ("feed_forward", lin("key", h, inter)), ("feed_forward", lin("receptance", h, h)),
+        ("feed_forward", lin("value", inter, h))])
+    block.more("recurrent", 2 * att + 3 * h)
+    block.more("feed_forward", 2 * h)
+    block.more("norms", 4 * h)
+    first = Layer(block.mixer, block.ffn, list(block.linears), dict(block.extra))
+    first.more("norms", 2 * h)  # pre_ln
+    b.stack("decoder", "rwkv.blocks", [first] + [block] * (n - 1), hidden=h, intermediate=inter,
+            attention=AttentionSpec(0, 0, 0, ("none",) * n), shape=shape)
+    b.add("norms", 2 * h)
+    b.node("rwkv.ln_out", "norm[layer]", shape)
+    b.final_norm = True
+    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings"), bias=False,
+             family="decoder")
