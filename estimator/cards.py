@@ -13,8 +13,8 @@ from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "Card", "card_by_name", "cards_needed", "fits", "max_batch", "max_batch_of",
-           "parse_cards"]
+__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "BatchFit", "Card", "card_by_name", "cards_needed", "fits", "max_batch",
+           "max_batch_of", "parse_cards"]
 
 BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at least this"
 
@@ -105,27 +105,39 @@ def max_batch_of(model: MemoryModel, card: Card, cap: int = BATCH_CAP) -> int:
     and 2, take the smallest, then confirm it and its neighbour with the real figures (floating-point
     rounding can put the solution one off), so the answer is the largest batch that fits exactly.
     """
-    limit_bytes = card.memory_bytes
+    return BatchFit(model).largest(card.memory_bytes, cap)
 
-    def ok(batch: int) -> bool:  # fits(model.at(batch), card), the same comparison
-        return model.required_at(batch) <= limit_bytes
 
-    if not ok(1):
-        return 0
-    one = model.totals(1)
-    two = dict(model.totals(2))
-    limit = (limit_bytes - model.framework_overhead_bytes) / model.headroom
-    best = float(cap)
-    for name, t1 in one:
-        k = two[name] - t1
-        if k > 0:
-            best = min(best, (limit - (t1 - k)) / k)
-    batch = max(1, min(cap, int(best)))
-    while batch > 1 and not ok(batch):
-        batch -= 1
-    while batch < cap and ok(batch + 1):
-        batch += 1
-    return batch
+class BatchFit:
+    """`max_batch_of` for one model on many cards: the figures at batches 1 and 2 made once."""
+
+    def __init__(self, model: MemoryModel) -> None:
+        self.model = model
+        self.one = model.totals(1)
+        self.two = dict(model.totals(2))
+        self.one_required = max(total for _, total in self.one) * model.headroom + model.framework_overhead_bytes
+
+    def largest(self, memory_bytes: float, cap: int = BATCH_CAP) -> int:
+        """The largest batch that fits a card of `memory_bytes` (see `max_batch_of`)."""
+        model = self.model
+
+        def ok(batch: int) -> bool:  # fits(model.at(batch), card), the same comparison
+            return (self.one_required if batch == 1 else model.required_at(batch)) <= memory_bytes
+
+        if not ok(1):
+            return 0
+        limit = (memory_bytes - model.framework_overhead_bytes) / model.headroom
+        best = float(cap)
+        for name, t1 in self.one:
+            k = self.two[name] - t1
+            if k > 0:
+                best = min(best, (limit - (t1 - k)) / k)
+        batch = max(1, min(cap, int(best)))
+        while batch > 1 and not ok(batch):
+            batch -= 1
+        while batch < cap and ok(batch + 1):
+            batch += 1
+        return batch
 
 
 def cards_needed(estimate: MemoryEstimate, card: Card, max_cards: int = 1024) -> int | None:

@@ -86,15 +86,17 @@ def forward_flops_per_token(spec: ModelSpec, seq_len: int) -> float:
 
 
 def training_cost(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpointing: bool, card: Card,
-                  cards: int, run: RunShape) -> CostEstimate:
-    """Hours and money of one training run of `method` on `cards` × `card`."""
+                  cards: int, run: RunShape, flops_per_token: float | None = None) -> CostEstimate:
+    """Hours and money of one training run of `method` on `cards` × `card` (`flops_per_token`, when
+    given, is `forward_flops_per_token(spec, seq_len)` computed once for many cards)."""
     if method == "serve":
         raise MemorySettingsError("method", "cost is estimated for training runs (full, lora, qlora), not serve")
     if card.bf16_tflops <= 0:
         raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
     passes = (3.0 if method == "full" else 2.0) + (1.0 if grad_checkpointing else 0.0)
     tokens = run.epochs * run.samples * seq_len
-    flops = passes * forward_flops_per_token(spec, seq_len) * tokens
+    per_token = forward_flops_per_token(spec, seq_len) if flops_per_token is None else flops_per_token
+    flops = passes * per_token * tokens
     seconds = flops / (cards * card.bf16_tflops * 1e12 * run.utilisation)
     hours = seconds / 3600
     price = card.usd_per_hour or None

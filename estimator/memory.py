@@ -19,6 +19,7 @@ every term with its public source.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from hubwatch.estimator.memory_activations import (
     LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
@@ -27,7 +28,7 @@ from hubwatch.estimator.memory_kv import (
     NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes_per_sequence, largest_linear,
     weight_bytes,
 )
-from hubwatch.estimator.memory_roles import plan_lora
+from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
 
@@ -52,8 +53,8 @@ class MemoryEstimate:
     # Bytes that may live in host memory: paged optimizer states, offloaded activations (not in the peak).
     host_bytes: float = 0.0
 
-    @property
-    def peak_bytes(self) -> float:
+    @cached_property
+    def peak_bytes(self) -> float:  # the terms are frozen: summed once
         return sum(v for _, v in self.terms)
 
     @property
@@ -252,12 +253,15 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
     return memory_model(spec, settings, method).at(settings.batch)
 
 
-def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None) -> MemoryModel:
+def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None, *,
+                 lora_plan: LoraPlan | None = None) -> MemoryModel:
     """The memory of `method` for `spec` under `settings` with the batch left open: `.at(batch)` is
     `estimate_memory(spec, settings.with_(batch=batch), method)`, the same figures to the last bit.
 
     Every term is either independent of the batch or bytes per token × batch × seq_len, so a run's
     figures at many batches (the largest batch per card) cost one build and cheap `at` calls.
+    `lora_plan`, when given, is `plan_lora(spec, settings.lora_rank, settings.lora_targets)` made
+    once for LoRA and QLoRA.
     """
     settings = settings or MemorySettings()
     method = method or settings.method
@@ -281,7 +285,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         lora_acts = None
         workspace = 0.0
     else:
-        plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
+        plan = lora_plan or plan_lora(spec, settings.lora_rank, settings.lora_targets)
         param_bytes = _PARAM_BYTES[settings.precision]  # the adapters' dtype; the base is frozen
         amp = False
         compute = 2

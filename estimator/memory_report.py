@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.estimator.cards import DEFAULT_CARDS, Card, cards_needed, max_batch_of
-from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, training_cost
+from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed
+from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, forward_flops_per_token, training_cost
 from hubwatch.estimator.estimate import Estimate, Memory
 from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
     CARD_METHODS, CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary,
 )
 from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
+from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
@@ -58,11 +59,21 @@ def _gb(value: float) -> float:
 
 
 def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryModel | str]:
-    """Each card method's memory with the batch left open, built once (or why the model cannot run it)."""
+    """Each card method's memory with the batch left open, built once (or why the model cannot run it);
+    LoRA and QLoRA share one adapter plan."""
     out: dict[str, MemoryModel | str] = {}
+    plan: LoraPlan | MemorySettingsError | None = None
     for method, _ in CARD_METHODS:
         try:
-            out[method] = memory_model(spec, settings, method)
+            if method in ("lora", "qlora"):
+                if plan is None:
+                    try:
+                        plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
+                    except MemorySettingsError as exc:
+                        plan = exc
+                if isinstance(plan, MemorySettingsError):
+                    raise plan
+            out[method] = memory_model(spec, settings, method, lora_plan=plan if isinstance(plan, LoraPlan) else None)
         except MemorySettingsError as exc:
             if strict and method == settings.method:
                 raise
@@ -70,8 +81,10 @@ def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str
     return out
 
 
-def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str]) -> tuple[CardFit, ...]:
-    ones = {m: model.at(1) for m, model in models.items() if not isinstance(model, str)}
+def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str],
+               ones: dict[str, MemoryEstimate]) -> tuple[CardFit, ...]:
+    """Largest batch and cards needed at batch 1 (`ones`: each method's estimate there) per card."""
+    solvers = {m: BatchFit(model) for m, model in models.items() if not isinstance(model, str)}
     # Both figures depend on the card only through its memory: cards of one size share them.
     by_size: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
     fits = []
@@ -86,7 +99,7 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str]) ->
                 if isinstance(model, str):
                     batches.append((method, None))
                     continue
-                batches.append((method, max_batch_of(model, card)))
+                batches.append((method, solvers[method].largest(size)))
                 needed.append((method, cards_needed(ones[method], card)))
             rows = by_size[size] = (tuple(batches), tuple(needed))
         fits.append(CardFit(card.name, card.memory_gb, rows[0], rows[1]))
@@ -103,10 +116,12 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
     """
     from hubwatch.estimator.api import ESTIMATOR_VERSION
 
-    settings = settings or MemorySettings()
+    settings = settings or _DEFAULT_SETTINGS
     run = run or RunShape()
     models = _models(spec, settings, strict)
     estimates = {m: model if isinstance(model, str) else model.at(settings.batch) for m, model in models.items()}
+    ones = {m: est for m, est in estimates.items() if not isinstance(est, str)} if settings.batch == 1 else \
+        {m: model.at(1) for m, model in models.items() if not isinstance(model, str)}
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
     serve = estimates["serve"]
 
@@ -124,16 +139,31 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
     return Estimate(
         ESTIMATOR_VERSION,
         memory=Memory(_resolved(settings, seq_len), peaks, methods),
-        cards=_card_fits(cards, models),
+        cards=_card_fits(cards, models, ones),
         cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
         assumptions=ASSUMPTIONS,
     )
 
 
+_DEFAULT_SETTINGS = MemorySettings()
+# Resolved settings by the identity of the (frozen) settings object: one backfill estimates every
+# revision with the same object. Keyed by identity, not equality, so that settings equal but not
+# alike (headroom 1 and 1.0) are each reported as given; the entry holds its object, so ids stay unique.
+_RESOLVED: dict[tuple[int, int], tuple[MemorySettings, MemorySettings]] = {}
+
+
 def _resolved(settings: MemorySettings, seq_len: int) -> MemorySettings:
     """The settings as reported: the sequence length resolved (the model's context caps the default) and
     every setting left to the training stack filled in."""
-    return settings.resolved().with_(seq_len=seq_len)
+    key = (id(settings), seq_len)
+    hit = _RESOLVED.get(key)
+    if hit is not None and hit[0] is settings:
+        return hit[1]
+    out = settings.resolved().with_(seq_len=seq_len)
+    if len(_RESOLVED) >= 64:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (settings, out)
+    return out
 
 
 def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards: tuple[Card, ...],
@@ -142,12 +172,17 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         return None
     options = [cost_card] if cost_card is not None else [c for c in cards if c.bf16_tflops > 0]
     best: tuple[tuple[bool, float, float], Cost] | None = None
+    per_token = forward_flops_per_token(spec, est.seq_len)  # the same on every card
+    checkpointing = settings.effective_checkpointing
+    needed: dict[float, int | None] = {}  # cards of one memory size need as many
     for card in options:
-        n = cards_needed(est, card)
+        if card.memory_bytes not in needed:
+            needed[card.memory_bytes] = cards_needed(est, card)
+        n = needed[card.memory_bytes]
         if n is None:
             continue
-        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=settings.effective_checkpointing,
-                          card=card, cards=n, run=run)
+        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=checkpointing,
+                          card=card, cards=n, run=run, flops_per_token=per_token)
         usd = None if c.usd is None else round(c.usd, 2)
         cost = Cost(c.method, c.card, c.cards, c.tokens, c.flops, round(c.hours, 3), usd, c.usd_per_card_hour,
                     PRICE_TABLE_DATE, c.utilisation, run.epochs, run.samples)
@@ -169,7 +204,7 @@ def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, An
     """
     from hubwatch.estimator.api import Analysis, analyze
 
-    settings = settings or MemorySettings()
+    settings = settings or _DEFAULT_SETTINGS
     if isinstance(analysis_or_config, ModelSpec):
         analysis = None
         spec = analysis_or_config
