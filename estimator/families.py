@@ -13,6 +13,7 @@ from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
+from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
@@ -31,7 +32,7 @@ def detect_family(cfg: Cfg) -> str:
     mt = cfg.model_type
     if cfg.sub("text_config", "text_config_dict") is not None and cfg.sub("vision_config", "vision_config_dict") is not None:
         return "composite"
-    if mt in T5_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
+    if mt == "prophetnet" or mt in T5_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
         return "encoder-decoder"
     if mt in BART_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("encoder_layers")):
         return "encoder-decoder"
@@ -68,6 +69,8 @@ def build(cfg: Cfg, b: Build) -> str:
     elif family == "encoder-decoder":
         if mt == "t5gemma":
             _t5gemma(cfg, b)
+        elif mt == "prophetnet":
+            build_prophetnet(cfg, b)
         elif mt in T5_TYPES or cfg.has("d_kv"):
             build_t5(cfg, b)
         elif cfg.sub("encoder") is not None and not cfg.has("encoder_layers"):
