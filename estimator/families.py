@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.blocks import Build, lin
 from hubwatch.estimator.blockwise import build_blockwise, is_blockwise
 from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.cpmant import build_cpmant
@@ -113,7 +113,7 @@ def build(cfg: Cfg, b: Build) -> str:
             _inline_visual(visual, b, cfg.need("hidden"))
     audio = cfg.sub("audio_config", "audio")
     if audio is not None:
-        _audio_tower(audio, b)
+        _audio_tower(audio, b, cfg)
     return family
 
 
@@ -276,8 +276,9 @@ def _t5gemma(cfg: Cfg, b: Build) -> None:
     b.vocab = cfg.concept("vocab") or b.vocab  # the model's vocabulary (the decoder's, as the head reads it)
 
 
-def _audio_tower(audio: Cfg, b: Build) -> None:
-    """A Whisper-style audio encoder (two convolutions, positions, layers, final norm, projection)."""
+def _audio_tower(audio: Cfg, b: Build, parent: Cfg) -> None:
+    """A Whisper-style audio encoder (two convolutions, positions, layers, final norm, projection). Rotary
+    settings in the audio config mean rotary positions (no learned table); GLM-ASR adds its MLP projector."""
     d = audio.need("hidden")
     n = audio.int("encoder_layers", default=None) or audio.need("layers")
     nh = audio.int("encoder_attention_heads", default=None, minimum=1) or audio.need("heads")
@@ -285,13 +286,26 @@ def _audio_tower(audio: Cfg, b: Build) -> None:
     mels = audio.int("num_mel_bins", "n_mels", default=80) or 80
     ctx = audio.int("max_source_positions", "n_ctx", default=1500) or 1500
     b.divides(nh, d, "attention heads", "hidden size", audio.path)
+    nkv = audio.int("num_key_value_heads", default=nh, minimum=1) or nh
+    b.divides(nkv, nh, "num_key_value_heads", "attention heads", audio.path)
+    rotary = audio.raw("rope_parameters") is not None
     b.tower = "audio_tower"
-    b.add("embeddings", mels * d * 3 + d + d * d * 3 + d + ctx * d)
+    b.add("embeddings", mels * d * 3 + d + d * d * 3 + d + (0 if rotary else ctx * d))
     b.node("audio_tower.conv", f"conv1d[{mels}->{d}]x2", (ctx, d))
-    b.stack("audio", "audio_tower.layers", [_bart_layer(d, nh, ffn, cross=False, k_bias=False)] * n, hidden=d,
-            intermediate=ffn, attention=AttentionSpec(nh, nh, d // nh, ("full",) * n), shape=(ctx, d))
+    layer = _bart_layer(d, nh, ffn, cross=False, k_bias=False)
+    if nkv != nh:  # grouped keys and values: the k and v projections shrink
+        hd = d // nh
+        layer.linears = [(c, lin(s.name, d, nkv * hd, s.bias) if s.name in ("k_proj", "v_proj") else s)
+                         for c, s in layer.linears]
+    b.stack("audio", "audio_tower.layers", [layer] * n, hidden=d,
+            intermediate=ffn, attention=AttentionSpec(nh, nkv, d // nh, ("full",) * n), shape=(ctx, d))
     b.add("norms", 2 * d)
     out = audio.int("output_dim", default=0) or 0
     if out:
         b.add("projector", d * out + out)
+    text = parent.sub("text_config")
+    if parent.model_type == "glmasr" and text is not None:  # linear_1: merged frames (ffn wide) -> 2x text width
+        th = text.need("hidden")
+        b.add("projector", ffn * 2 * th + 2 * th + 2 * th * th + th)
+        b.node("multi_modal_projector", f"projector[{ffn}->{2 * th}->{th}]", (b.seq, th))
     b.tower = None
