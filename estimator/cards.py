@@ -117,6 +117,10 @@ class BatchFit:
         self.two = dict(model.totals(2))
         self.one_required = max(total for _, total in self.one) * model.headroom + model.framework_overhead_bytes
 
+    def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
+        """`largest` for each card memory in `sizes` (bytes)."""
+        return tuple(self.largest(size, cap) for size in sizes)
+
     def largest(self, memory_bytes: float, cap: int = BATCH_CAP) -> int:
         """The largest batch that fits a card of `memory_bytes` (see `max_batch_of`)."""
         model = self.model

@@ -210,10 +210,22 @@ class _TrainModel:
             ("optimizer step", sum((self.weights, self.states, zero, self.grads, zero, zero, zero, self.step_tmp))),
         )
 
+    @cached_property
+    def _step_total(self) -> float:  # the optimizer step's total does not depend on the batch
+        zero = 0.0
+        return sum((self.weights, self.states, zero, self.grads, zero, zero, zero, self.step_tmp))
+
     def required_at(self, batch: int) -> float:
-        """`at(batch).required_bytes`, the same float (the peak is the largest moment's total, the
-        trailing zero KV term adds nothing), without building the estimate."""
-        return max(total for _, total in self.totals(batch)) * self.headroom + self.framework_overhead_bytes
+        """`at(batch).required_bytes`, the same float (the peak is the largest moment's total, each
+        summed as `totals` does; the trailing zero KV term adds nothing), without building the estimate."""
+        tokens = float(batch * self.seq_len)
+        retained = 0.0 if self.retained_per_token is None else self.retained_per_token * tokens
+        kept = self.kept_per_token * tokens
+        loss = sum((self.weights, self.states, self.casts, self.earlier_grads, kept, retained,
+                    self.logits_peak_per_token * tokens, self.workspace))
+        head = sum((self.weights, self.states, self.head_casts, self.backward_grads,
+                    kept + self.transient_per_token * tokens, 0.0, self.logits_kept_per_token * tokens, self.workspace))
+        return max(loss, head, self._step_total) * self.headroom + self.framework_overhead_bytes
 
     def at(self, batch: int) -> MemoryEstimate:
         tokens = float(batch * self.seq_len)

@@ -83,27 +83,30 @@ def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str
 
 def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str],
                ones: dict[str, MemoryEstimate]) -> tuple[CardFit, ...]:
-    """Largest batch and cards needed at batch 1 (`ones`: each method's estimate there) per card."""
-    solvers = {m: BatchFit(model) for m, model in models.items() if not isinstance(model, str)}
-    # Both figures depend on the card only through its memory: cards of one size share them.
-    by_size: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
-    fits = []
+    """Largest batch and cards needed at batch 1 (`ones`: each method's estimate there) per card.
+
+    Both depend on the card only through its memory, so cards of one size share them; a method whose
+    batch 1 fits (largest batch ≥ 1, the same comparison as `cards_needed`'s) needs one card.
+    """
+    first: dict[float, Card] = {}
     for card in cards:
-        size = card.memory_bytes
-        rows = by_size.get(size)
-        if rows is None:
-            batches: list[tuple[str, int | None]] = []
-            needed: list[tuple[str, int | None]] = []
-            for method, _ in CARD_METHODS:
-                model = models[method]
-                if isinstance(model, str):
-                    batches.append((method, None))
-                    continue
-                batches.append((method, solvers[method].largest(size)))
-                needed.append((method, cards_needed(ones[method], card)))
-            rows = by_size[size] = (tuple(batches), tuple(needed))
-        fits.append(CardFit(card.name, card.memory_gb, rows[0], rows[1]))
-    return tuple(fits)
+        first.setdefault(card.memory_bytes, card)
+    sizes = tuple(first)
+    columns: list[tuple[str, tuple[int, ...] | None, tuple[int | None, ...]]] = []
+    for method, _ in CARD_METHODS:
+        model = models[method]
+        if isinstance(model, str):
+            columns.append((method, None, ()))
+            continue
+        batches = BatchFit(model).largest_many(sizes)
+        one = ones[method]
+        needed = tuple(1 if batch else cards_needed(one, first[size]) for batch, size in zip(batches, sizes))
+        columns.append((method, batches, needed))
+    rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
+    for i, size in enumerate(sizes):
+        rows[size] = (tuple((m, None if b is None else b[i]) for m, b, _ in columns),
+                      tuple((m, n[i]) for m, b, n in columns if b is not None))
+    return tuple(CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards)
 
 
 def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, cards: tuple[Card, ...] = DEFAULT_CARDS,
