@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hubwatch.estimator.memory_roles import linear_role
+from hubwatch.estimator.memory_roles import per_stack, stack_roles
 from hubwatch.estimator.spec import ModelSpec, StackSpec
 
 __all__ = [
@@ -79,13 +79,13 @@ def training_stacks(spec: ModelSpec) -> tuple[StackSpec, ...]:
     return text or spec.stacks[:1]
 
 
+@per_stack
 def _mlp_width(stack: StackSpec) -> tuple[float, bool]:
     """(MLP width a token passes through, gated?) from the down projections when they are known."""
     width = 0.0
     gated = stack.gated_mlp
     layers = max(1, stack.num_layers)
-    for linear in stack.linears:
-        role = linear_role(linear, stack)
+    for linear, role in zip(stack.linears, stack_roles(stack)):
         if role == "down":
             per_token = (linear.active_count if linear.active_count is not None else linear.count) / layers
             width += per_token * linear.in_features
@@ -97,11 +97,12 @@ def _mlp_width(stack: StackSpec) -> tuple[float, bool]:
     return width, gated
 
 
+@per_stack
 def _norm_input_copies(stack: StackSpec) -> float:
     layers = max(1, stack.num_layers)
     copies = 0.0
-    for linear in stack.linears:
-        if linear.in_features == stack.hidden_size and linear_role(linear, stack) in set(_NORM_INPUT_ROLES):
+    for linear, role in zip(stack.linears, stack_roles(stack)):
+        if linear.in_features == stack.hidden_size and role in set(_NORM_INPUT_ROLES):
             copies += (linear.active_count if linear.active_count is not None else linear.count) / layers
     return copies or 3.0
 

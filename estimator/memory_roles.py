@@ -9,12 +9,14 @@ matrix itself adapts all of it, as PEFT does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hubwatch.estimator.memory_settings import MemorySettingsError
 from hubwatch.estimator.spec import LinearSpec, ModelSpec, StackSpec
 
-__all__ = ["ROLES", "LoraPlan", "StackLora", "linear_role", "plan_lora"]
+__all__ = ["ROLES", "LoraPlan", "StackLora", "linear_role", "per_stack", "plan_lora", "stack_roles"]
 
 ROLES = ("q", "k", "v", "qkv", "kv", "o", "gate", "up", "gate_up", "down", "router", "other")
 
@@ -79,6 +81,35 @@ def linear_role(linear: LinearSpec, stack: StackSpec) -> str:
     return _NAME_ROLE[name]
 
 
+_T = TypeVar("_T")
+
+
+def per_stack(fn: Callable[[StackSpec], _T]) -> Callable[[StackSpec], _T]:
+    """`fn` of a (frozen) stack computed once per stack object: one estimate asks the same figures of a
+    stack for every method. Keyed by identity; each entry holds its stack, so an id is never reused
+    while its entry lives. At most 256 entries."""
+    cache: dict[int, tuple[StackSpec, _T]] = {}
+
+    def cached(stack: StackSpec) -> _T:
+        hit = cache.get(id(stack))
+        if hit is not None and hit[0] is stack:
+            return hit[1]
+        value = fn(stack)
+        if len(cache) >= 256:
+            cache.clear()
+        cache[id(stack)] = (stack, value)
+        return value
+
+    cached.__doc__ = fn.__doc__
+    return cached
+
+
+@per_stack
+def stack_roles(stack: StackSpec) -> tuple[str, ...]:
+    """`linear_role` of each of the stack's linears, in order."""
+    return tuple(linear_role(linear, stack) for linear in stack.linears)
+
+
 @dataclass(frozen=True)
 class StackLora:
     """LoRA on one stack: adapted roles, trainable parameters, rank-sized outputs per token."""
@@ -120,10 +151,6 @@ def _linears(stack: StackSpec) -> tuple[LinearSpec, ...]:
     return stack.linears
 
 
-def _adapted(linear: LinearSpec, stack: StackSpec, roles: set[str]) -> bool:
-    return linear_role(linear, stack) in roles
-
-
 def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
     """Which linears LoRA adapts for `targets`, and the trainable parameters (A: r×in, B: out×r)."""
     wanted_names: set[str] = set()
@@ -153,9 +180,10 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
         outputs = 0
         inputs = 0
         qkv_inputs: dict[int, int] = {}
-        for linear in _linears(stack):
+        stack_linears = _linears(stack)
+        linear_roles = stack_roles(stack)
+        for linear, role in zip(stack_linears, linear_roles):
             name = linear.name.rsplit(".", 1)[-1].lower()
-            role = linear_role(linear, stack)
             share, adapters = 0.0, 1
             if all_linear or name in wanted_names or role in wanted_roles:
                 share = 1.0
@@ -178,8 +206,8 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
             if role in ("q", "k", "v"):
                 qkv_inputs[linear.in_features] = max(qkv_inputs.get(linear.in_features, 0), passes * linear.in_features)
         shared_inputs = inputs - sum(l.in_features * (l.active_count if l.active_count is not None else l.count)
-                             for l in _linears(stack) if linear_role(l, stack) in ("q", "k", "v")
-                             and _adapted(l, stack, roles)) + sum(qkv_inputs.values())
+                             for l, role in zip(stack_linears, linear_roles) if role in ("q", "k", "v")
+                             and role in roles) + sum(qkv_inputs.values())
         stacks.append(StackLora(stack.name, frozenset(roles), params, outputs, inputs, shared_inputs))
     if not all_linear:
         missing = [t for t in targets if t.strip().lower() not in matched
