@@ -11,6 +11,7 @@ from hubwatch.estimator.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _ba
                                        build_musicgen, build_t5)
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
+from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.prophetnet import build_prophetnet
@@ -114,6 +115,8 @@ def build(cfg: Cfg, b: Build) -> str:
     audio = cfg.sub("audio_config", "audio")
     if audio is not None:
         _audio_tower(audio, b, cfg)
+    if mt.startswith("granite_speech"):
+        add_granite_speech(cfg, b)
     return family
 
 
