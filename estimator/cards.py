@@ -113,9 +113,11 @@ class BatchFit:
 
     def __init__(self, model: MemoryModel) -> None:
         self.model = model
-        self.one = model.totals(1)
-        self.two = dict(model.totals(2))
-        self.one_required = max(total for _, total in self.one) * model.headroom + model.framework_overhead_bytes
+        one = model.totals(1)
+        two = dict(model.totals(2))
+        self.one_required = max(total for _, total in one) * model.headroom + model.framework_overhead_bytes
+        # Each growing moment as (its total at batch 0, its growth per sequence).
+        self.lines = tuple((t1 - k, k) for name, t1 in one if (k := two[name] - t1) > 0)
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
         """`largest` for each card memory in `sizes` (bytes)."""
@@ -132,10 +134,8 @@ class BatchFit:
             return 0
         limit = (memory_bytes - model.framework_overhead_bytes) / model.headroom
         best = float(cap)
-        for name, t1 in self.one:
-            k = self.two[name] - t1
-            if k > 0:
-                best = min(best, (limit - (t1 - k)) / k)
+        for base, k in self.lines:
+            best = min(best, (limit - base) / k)
         batch = max(1, min(cap, int(best)))
         while batch > 1 and not ok(batch):
             batch -= 1
