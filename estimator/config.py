@@ -98,6 +98,7 @@ class Cfg:
             raise ConfigError(path or "config", f"expected a JSON object, got {type(data).__name__}")
         self.data = data
         self.path = path
+        self._model_type: builtins.str | None = None  # read once (the view is read-only); every read still counts
 
     def key(self, name: builtins.str) -> builtins.str:
         return f"{self.path}.{name}" if self.path else name
@@ -224,7 +225,11 @@ class Cfg:
 
     @property
     def model_type(self) -> builtins.str:
-        return self.str("model_type")
+        if self._model_type is None:
+            self._model_type = self.str("model_type")
+        else:
+            self._read(("model_type",))
+        return self._model_type
 
     @property
     def architecture(self) -> builtins.str:
