@@ -18,6 +18,7 @@ from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
+from hubwatch.estimator.sam import build_sam_vision, is_sam_vision
 from hubwatch.estimator.speech import SPEECH_TYPES, build_speech
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
 from hubwatch.estimator.spec import AttentionSpec
@@ -152,6 +153,8 @@ def _composite(cfg: Cfg, b: Build) -> None:
         b.tower = "vision_tower"
         if vision.model_type.startswith(("qwen2", "qwen3")):
             vh = build_qwen_vision(vision, b, "visual")
+        elif is_sam_vision(vision):
+            vh = build_sam_vision(vision, b, "vision_tower")
         else:
             style = vision_style(vision)
             if style == "vit" and vision.model_type not in VISION_TYPES:

@@ -120,6 +120,8 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
         m = cfg.int("spatial_merge_size", default=2, minimum=1) or 1
         bias = cfg.bool("multimodal_projector_bias")
         b.add("projector", vh + vh * m * m * vh + vh * th + th * th + (2 * th if bias else 0))
+    elif mt == "got_ocr2":  # two stride-2 3x3 convolutions (no bias) up to the text width, then a linear
+        b.add("projector", vh * 2 * vh * 9 + 2 * vh * th * 9 + th * th + th)
     elif mt == "paligemma":
         proj = cfg.int("projection_dim", default=th) or th
         b.add("projector", vh * proj + proj)
