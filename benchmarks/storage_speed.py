@@ -189,7 +189,7 @@ def _database_bytes(store: Store) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--postgres", help="server URL; a scratch database is created there and dropped")
     args = parser.parse_args()
     rows = []
@@ -197,17 +197,18 @@ def main() -> None:
         rows += run(f"sqlite:///{Path(tmp) / 'bench.db'}", "sqlite")
     if args.postgres:
         import psycopg
+        from psycopg import sql
 
         name = f"hubwatch_bench_{uuid.uuid4().hex[:12]}"
         base = sa.make_url(args.postgres)
         admin_url = base.set(drivername="postgresql").render_as_string(hide_password=False)
         with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         try:
             rows += run(base.set(database=name).render_as_string(hide_password=False), "postgresql")
         finally:
             with psycopg.connect(admin_url, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
     table = Table("backend", "measure", "result", "target")
     for row in rows:
         table.add_row(*row)

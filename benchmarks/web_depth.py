@@ -168,7 +168,7 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     global WORKERS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=WORKERS, help="web processes (default: the cores)")
     WORKERS = parser.parse_args(argv).workers
     with tempfile.TemporaryDirectory() as tmp:
