@@ -5,7 +5,7 @@ from __future__ import annotations
 from hubwatch.estimator.blocks import Build, Layer, attention_linears, ffn_linears, lin, transformer_dims
 from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.heads import head_kind
-from hubwatch.estimator.spec import AttentionSpec
+from hubwatch.estimator.spec import AttentionSpec, LinearSpec
 
 __all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
 
@@ -14,7 +14,7 @@ ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-ro
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas", "gte", "convbert", "luke", "fnet"}
+                                             "tapas", "gte", "convbert", "luke", "fnet", "squeezebert"}
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:
@@ -34,6 +34,29 @@ def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False,
     layer = Layer(f"attention[mha {nh}x{hd}]", f"mlp[{'glu' if gated else 'plain'} {inter}]", linears)
     layer.more("norms", norms * 2 * h)
     return layer
+
+
+# SqueezeBERT's 1x1 convolutions: which group count each of the block's linears takes.
+_SQUEEZEBERT_GROUPS = {"query": "q_groups", "key": "k_groups", "value": "v_groups",
+                       "attention.output.dense": "post_attention_groups", "intermediate.dense": "intermediate_groups",
+                       "output.dense": "output_groups"}
+
+
+def _squeezebert_groups(cfg: Cfg, layer: Layer) -> None:
+    """Grouped 1x1 convolutions in place of the dense layers: g groups hold in × out / g weights (and all the
+    biases), counted as g linears of in/g → out/g."""
+    out: list[tuple[str, LinearSpec]] = []
+    for comp, spec in layer.linears:
+        key = _SQUEEZEBERT_GROUPS.get(spec.name)
+        g = (cfg.int(key, default=1, minimum=1) or 1) if key else 1
+        if key and (spec.in_features % g or spec.out_features % g):
+            raise ConfigError(cfg.key(key), f"{g} groups do not divide {spec.name} ({spec.in_features}->"
+                                            f"{spec.out_features})")
+        if g > 1:
+            spec = lin(spec.name, spec.in_features // g, spec.out_features // g, spec.bias, count=g)
+        out.append((comp, spec))
+    layer.linears = out
+    layer.mixer = layer.mixer.replace("attention[", "grouped_attention[")
 
 
 def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | None = None) -> None:
@@ -96,6 +119,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
             layer.more("norms", 2 * h)
     if mt == "convbert":
         _convbert_attention(cfg, layer, h, nh)
+    if mt == "squeezebert":
+        _squeezebert_groups(cfg, layer)
     if fourier:
         layer.linears = [(c, s) for c, s in layer.linears if c != "attention"]
         layer.mixer = "fourier[no weights]"
@@ -205,7 +230,7 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
-        if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet"):  # their MLM models keep the pooler
+        if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet", "squeezebert"):  # their MLM models keep the pooler
             add("pooler", "pooler", pooler, (h,), "pooler")
         if mt == "luke":  # entity prediction head; transformers builds LUKE's MLM decoder as its own matrix
             de = cfg.int("entity_emb_size", default=h, minimum=1) or h
