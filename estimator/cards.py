@@ -121,27 +121,29 @@ class BatchFit:
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
         """`largest` for each card memory in `sizes` (bytes)."""
-        return tuple(self.largest(size, cap) for size in sizes)
+        model = self.model
+        required = model.required_at  # fits(model.at(batch), card) is required_at(batch) <= memory
+        overhead, headroom = model.framework_overhead_bytes, model.headroom
+        out = []
+        for memory_bytes in sizes:
+            if self.one_required > memory_bytes:
+                out.append(0)
+                continue
+            limit = (memory_bytes - overhead) / headroom
+            best = float(cap)
+            for base, k in self.lines:
+                best = min(best, (limit - base) / k)
+            batch = max(1, min(cap, int(best)))
+            while batch > 1 and required(batch) > memory_bytes:
+                batch -= 1
+            while batch < cap and required(batch + 1) <= memory_bytes:
+                batch += 1
+            out.append(batch)
+        return tuple(out)
 
     def largest(self, memory_bytes: float, cap: int = BATCH_CAP) -> int:
         """The largest batch that fits a card of `memory_bytes` (see `max_batch_of`)."""
-        model = self.model
-
-        def ok(batch: int) -> bool:  # fits(model.at(batch), card), the same comparison
-            return (self.one_required if batch == 1 else model.required_at(batch)) <= memory_bytes
-
-        if not ok(1):
-            return 0
-        limit = (memory_bytes - model.framework_overhead_bytes) / model.headroom
-        best = float(cap)
-        for base, k in self.lines:
-            best = min(best, (limit - base) / k)
-        batch = max(1, min(cap, int(best)))
-        while batch > 1 and not ok(batch):
-            batch -= 1
-        while batch < cap and ok(batch + 1):
-            batch += 1
-        return batch
+        return self.largest_many((memory_bytes,), cap)[0]
 
 
 def cards_needed(estimate: MemoryEstimate, card: Card, max_cards: int = 1024) -> int | None:

@@ -153,8 +153,11 @@ class _ServeModel:
                                  float(self.activations_per_token * b * self.seq_len), 8.0 * self.vocab_size * b))),)
 
     def required_at(self, batch: int) -> float:
-        """`at(batch).required_bytes`, the same float, without building the estimate."""
-        return self.totals(batch)[0][1] * self.headroom + self.framework_overhead_bytes
+        """`at(batch).required_bytes`, the same float (summed as `totals` does), without building the estimate."""
+        b = batch
+        total = sum((self.weights, self.kv_per_sequence * b, float(self.activations_per_token * b * self.seq_len),
+                     8.0 * self.vocab_size * b))
+        return total * self.headroom + self.framework_overhead_bytes
 
     def at(self, batch: int) -> MemoryEstimate:
         b = batch
