@@ -14,6 +14,7 @@ from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
+from hubwatch.estimator.mobilebert import build_mobilebert
 from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
@@ -44,7 +45,7 @@ def detect_family(cfg: Cfg) -> str:
         return "decoder"
     if mt in SPEECH_TYPES:
         return "encoder"
-    if mt in ENCODER_TYPES or mt == "modernbert" or _bert_like(cfg):
+    if mt in ENCODER_TYPES or mt in ("modernbert", "mobilebert") or _bert_like(cfg):
         return "encoder"
     if mt in ("clip_text_model", "siglip_text_model"):
         return "text-tower"
@@ -82,6 +83,8 @@ def build(cfg: Cfg, b: Build) -> str:
     elif family == "encoder":
         if mt == "modernbert":
             build_modernbert(cfg, b)
+        elif mt == "mobilebert":
+            build_mobilebert(cfg, b)
         elif mt in SPEECH_TYPES:
             build_speech(cfg, b)
         else:
