@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed
-from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, forward_flops_per_token, training_cost
+from hubwatch.estimator.cost import PRICE_TABLE_DATE, CostEstimate, RunShape, forward_flops_per_token, training_cost
 from hubwatch.estimator.estimate import Estimate, Memory
 from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
@@ -174,7 +174,7 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
     if est.method == "serve":
         return None
     options = [cost_card] if cost_card is not None else [c for c in cards if c.bf16_tflops > 0]
-    best: tuple[tuple[bool, float, float], Cost] | None = None
+    best: tuple[tuple[bool, float, float], CostEstimate] | None = None
     per_token = forward_flops_per_token(spec, est.seq_len)  # the same on every card
     checkpointing = settings.effective_checkpointing
     needed: dict[float, int | None] = {}  # cards of one memory size need as many
@@ -187,12 +187,14 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=checkpointing,
                           card=card, cards=n, run=run, flops_per_token=per_token)
         usd = None if c.usd is None else round(c.usd, 2)
-        cost = Cost(c.method, c.card, c.cards, c.tokens, c.flops, round(c.hours, 3), usd, c.usd_per_card_hour,
-                    PRICE_TABLE_DATE, c.utilisation, run.epochs, run.samples)
-        rank = (cost.usd is None, cost.usd or 0.0, cost.hours)
+        rank = (usd is None, usd or 0.0, round(c.hours, 3))  # as the Cost reports them
         if best is None or rank < best[0]:
-            best = (rank, cost)
-    return None if best is None else best[1]
+            best = (rank, c)
+    if best is None:
+        return None
+    (_, _, hours), c = best
+    return Cost(c.method, c.card, c.cards, c.tokens, c.flops, hours, None if c.usd is None else round(c.usd, 2),
+                c.usd_per_card_hour, PRICE_TABLE_DATE, c.utilisation, run.epochs, run.samples)
 
 
 def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, Any],
