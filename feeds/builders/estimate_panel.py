@@ -92,6 +92,8 @@ class EstimatePanel:
     family: str
     model_type: str | None
     generic: bool  # an unknown architecture, estimated as a generic decoder
+    support_level: str  # params.support: modelled, approximate or unsupported
+    support_line: str  # that level in words, with what is guessed or why there is no number
     custom_code: bool
     derived: int
     checkpoint: int | None
@@ -173,6 +175,7 @@ def panel_of(analysis: Analysis, estimate: Estimate, settings: PlanSettings) -> 
         model=analysis.model, revision=analysis.revision, family=analysis.family,
         model_type=analysis.spec.model_type,
         generic=analysis.family == "unknown" or any(n.startswith("unknown architecture") for n in analysis.notes),
+        support_level=p.support.level, support_line=p.support.line,
         custom_code=analysis.custom_code, derived=total, checkpoint=p.checkpoint, delta_pct=p.delta_pct,
         explanation=p.explanation, active=p.active,
         components=tuple(ComponentRow(n, v, round(100 * v / total, 1) if total else None)

@@ -37,8 +37,9 @@ def test_model_page_lists_revisions_newest_first_with_estimates_and_plots(client
     assert positions == sorted(positions)
     peaks = _peaks()
     assert "6.74 B" in html and peaks["lora"] in html and peaks["full_finetune"] in html
-    assert "<th>Largest batch per card</th>" in html and "H100-80GB" in html
-    assert html.count("<details open><summary>Estimate at the latest revision") == 1  # the newest one only
+    assert "<h3>Largest batch per card</h3>" in html and "H100-80GB" in html
+    assert html.count('<section class="estimate" id="estimate">') == 1  # the newest one only, never repeated
+    assert html.count('<table class="list cards">') == 1 and "Estimate at the latest revision" not in html  # no repeat
     assert html.count("<table") == html.count("<table", 0, html.index('<ol class="revisions">'))  # one line a revision
     # the seeded history never changes its parameters or memory: one line each, no flat chart
     assert html.count('<p class="chart-flat">') == 2 and "<svg" not in html
@@ -104,7 +105,8 @@ def test_hostile_text_is_escaped_in_html(client: TestClient, seeded: Seeded) -> 
         assert "<script>" not in html, path
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html, path
         assert not any(c in html for c in "\x01\x07\x1b"), path
-    assert "unknown architecture &lt;b&gt;x&lt;/b&gt;" in client.get(f"/models/{HOSTILE}").text
+    # a stored estimate's error is remote text too (the revision page shows what was stored)
+    assert "unknown architecture &lt;b&gt;x&lt;/b&gt;" in client.get(f"/models/{HOSTILE}/revisions/{sha}").text
 
 
 def test_markdown_twin(client: TestClient, seeded: Seeded) -> None:

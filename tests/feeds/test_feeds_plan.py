@@ -352,3 +352,20 @@ def test_a_polled_revision_estimates_as_the_cli_does_on_the_hub(hubsim_factory: 
     assert f"{cli['params']['checkpoint']:,}" in panel and f"{cli['params']['delta_pct']:+.2f} %" in panel
     assert html.escape(cli["params"]["explanation"]) in panel
     assert _cells(panel, "full fine-tune")[1] == f"{cli['methods']['full']['peak_gb']:.1f} GB"
+
+
+def test_the_panel_says_how_far_the_count_is_modelled(client: TestClient, tmp_path: Path) -> None:
+    """params.support on the page, as the CLI's JSON has it: a known family is modelled, an unknown
+    architecture says it is a guess and what is guessed."""
+    def support(config: dict[str, Any]) -> tuple[str, str]:
+        page = _panel(client.post("/plan", data={"config": json.dumps(config)}).text)
+        found = re.search(r'<dd class="support support-(\w+)">(.*?)</dd>', page, re.S)
+        assert found, page[:400]
+        return found.group(1), html.unescape(found.group(2))
+
+    known = support(llama2_config())
+    assert known == ("modelled", "modelled (expected within 1%)")
+    odd = {**llama2_config(), "model_type": "made-up-arch", "architectures": ["MadeUpForCausalLM"]}
+    level, line = support(odd)
+    assert level == _cli(odd, tmp_path)["params"]["support"]["level"] == "approximate"
+    assert line.startswith("approximate: ") and len(line) > len("approximate: ")
