@@ -13,7 +13,9 @@ T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
 BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
               "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led", "nllb-moe"}
 MUSICGEN_TYPES = {"musicgen_decoder", "musicgen_melody_decoder"}
-_FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "bigbird_pegasus", "mvp", "nllb-moe"}
+_UNTIED_CAUSAL_HEAD = {"bigbird_pegasus"}
+# (BigBird-Pegasus has one norm per stack, named layernorm_embedding though it closes the stack.)
+_FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "mvp", "nllb-moe"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
 _SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe", "pegasus_x"}  # FSMT's sinusoidal table is a parameter
 
@@ -103,10 +105,10 @@ def _bart_moe(cfg: Cfg, dense: Layer, part: str, n: int, d: int, ffn: int) -> li
     return [sparse if step > 0 and (i + 1) % step == 0 else dense for i in range(n)]
 
 
-def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool) -> Layer:
+def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool, attn_bias: bool = True) -> Layer:
     hd = d // max(nh, 1)
     names = ("q_proj", "k_proj", "v_proj", "out_proj")
-    attn = attention_linears(d, nh, nh, hd, qkv_bias=True, o_bias=True, names=names)
+    attn = attention_linears(d, nh, nh, hd, qkv_bias=attn_bias, o_bias=attn_bias, names=names)
     if not k_bias:  # Whisper's key projections carry no bias
         attn[1] = ("attention", lin("k_proj", d, d, False))
     linears = list(attn)
@@ -136,7 +138,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     max_pos = cfg.int("max_position_embeddings", default=1024) or 1024
     b.max_pos = max_pos
     learned = cfg.bool("use_learned_position_embeddings", default=mt not in _SINUSOIDAL_BUFFER)
-    offset = 2 if mt in ("bart", "mbart", "plbart", "mvp", "bigbird_pegasus", "trocr", "fsmt") else 0
+    offset = 2 if mt in ("bart", "mbart", "plbart", "mvp", "trocr", "fsmt") else 0
     pos_params = (max_pos + offset) * d if learned else 0
     final_ln = 2 * d if mt in _FINAL_LN or cfg.bool("add_final_layer_norm") else 0
     emb_ln = 2 * d if cfg.bool("layernorm_embedding", default=mt in _EMB_LN) else 0
@@ -150,6 +152,10 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         vocab = cfg.int("decoder_vocab_size", minimum=1) or vocab
         separate = True
     decoder_only = cfg.architecture.endswith("ForCausalLM")
+    attn_bias = cfg.bool("use_bias", default=True)  # BigBird-Pegasus: bias-free attention projections
+    if mt == "bigbird_pegasus":  # block-sparse attention: a pattern over the same q/k/v, no weights of its own
+        cfg.int("block_size")
+        cfg.int("num_random_blocks")
     enc_shape = (seq, d)
     if whisper and decoder_only:
         max_pos = cfg.int("max_target_positions", default=448) or 448
@@ -176,7 +182,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         b.embed("model.decoder.embed_tokens", vocab, d, (seq, d))
     else:
         b.add("norms", emb_ln + final_ln)
-        enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper)
+        enc = _bart_layer(d, nh_e, ff_e, cross=False, k_bias=not whisper, attn_bias=attn_bias)
         if mt == "led":
             enc.linears += [("attention", lin(f"{n}_global", d, d, True)) for n in ("query", "key", "value")]
         globals_ = cfg.int("num_global_tokens", default=0) or 0
@@ -195,13 +201,15 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     elif pos_params:
         b.embed("decoder.embed_positions", pos_params // d, d, (seq, d), "position_embedding")
     b.add("norms", emb_ln + final_ln)
-    dec = _bart_layer(d, nh_d, ff_d, cross=True, k_bias=not whisper)
+    dec = _bart_layer(d, nh_d, ff_d, cross=True, k_bias=not whisper, attn_bias=attn_bias)
     b.stack("decoder", "decoder.layers", _bart_moe(cfg, dec, "decoder", n_dec, d, ff_d), hidden=d, intermediate=ff_d,
             attention=AttentionSpec(nh_d, nh_d, d // nh_d, ("full",) * n_dec, cross_attention=True),
             shape=(seq, d))
     kind = head_kind(cfg, default="lm")
     if kind == "lm":
-        if not cfg.bool("tie_word_embeddings", default=True):
+        # BigBird-Pegasus's ForCausalLM class declares no tie: its head is its own matrix whatever the config says
+        untied_class = decoder_only and mt in _UNTIED_CAUSAL_HEAD
+        if not cfg.bool("tie_word_embeddings", default=True) or untied_class:
             b.add("head", vocab * d)
             b.lm_head_params = vocab * d
         b.node("lm_head", "lm_head", (seq, vocab))
