@@ -240,10 +240,12 @@ class PollCycleRow(SQLModel, table=True):
     new_revisions: int = Field(default=0)
     failures: int = Field(default=0)
     rate_limited: int = Field(default=0)
-    requests_ok: int = Field(default=0)
+    requests_ok: int = Field(default=0)  # 1xx-2xx (rows before 0011: 3xx too)
+    requests_3xx: int = Field(default=0)
     requests_4xx: int = Field(default=0)
     requests_429: int = Field(default=0)
     requests_5xx: int = Field(default=0)
+    requests_failed: int = Field(default=0)  # sent, no answer
     lag_max_s: float | None = Field(default=None, sa_type=sa.Float)
     lag_mean_s: float | None = Field(default=None, sa_type=sa.Float)
 

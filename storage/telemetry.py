@@ -13,8 +13,8 @@ from sqlalchemy.engine import Connection
 
 __all__ = ["PRUNE_BATCH", "CycleReport", "CycleTotals", "cycle_totals", "live_workers", "prune_poll_runs", "record_cycle"]
 
-_COUNTS = ("repos", "new_revisions", "failures", "rate_limited", "requests_ok", "requests_4xx", "requests_429",
-           "requests_5xx")
+_COUNTS = ("repos", "new_revisions", "failures", "rate_limited", "requests_ok", "requests_3xx", "requests_4xx",
+           "requests_429", "requests_5xx", "requests_failed")
 
 # The most `poll_runs` rows one prune looks at (and so deletes): one cycle's call stays cheap however
 # large the table, and a backlog clears over the next cycles.
@@ -33,10 +33,12 @@ class CycleReport:
     new_revisions: int = 0
     failures: int = 0
     rate_limited: int = 0  # 429 answers and repos deferred for Retry-After
-    requests_ok: int = 0  # 1xx-3xx
+    requests_ok: int = 0  # 1xx-2xx (before migration 0011: 3xx too)
+    requests_3xx: int = 0  # redirects, e.g. a renamed repo's 307
     requests_4xx: int = 0  # 429 excluded
     requests_429: int = 0
     requests_5xx: int = 0
+    requests_failed: int = 0  # sent, no answer (connection refused or reset, timeout)
     lag_max_s: float | None = None  # upstream commit date → stored, over this cycle's new revisions
     lag_mean_s: float | None = None
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock
-from hubwatch.tracker import requests_seen
+from hubwatch.tracker import requests_seen, transport
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome
 
 if TYPE_CHECKING:
@@ -16,17 +16,30 @@ if TYPE_CHECKING:
 __all__ = ["CycleMeter"]
 
 
+def _status_class(status: int) -> str:
+    """The `poll_cycles` column class of one request's status (`NO_ANSWER`: failed)."""
+    if status == requests_seen.NO_ANSWER:
+        return "failed"
+    if status == 429:
+        return "429"
+    if status >= 500:
+        return "5xx"
+    if status >= 400:
+        return "4xx"
+    return "3xx" if status >= 300 else "ok"
+
+
 class CycleMeter:
     """Started with the cycle; `report()` at its end turns what happened into a `CycleReport`.
 
-    Requests are the answers counted at the hub client's session (`requests_seen`) between start
-    and end for this hub's origin (cycles of several workers in one process against one hub
+    Requests are those counted at the hub client's transport (`requests_seen`: every request sent,
+    by its answer's status, or unanswered) between start and end for this hub's origin (cycles of several workers in one process against one hub
     would share counts; workers are processes). Lag is, per new revision, the time from its
     upstream commit date to the end of the poll that stored it.
     """
 
     def __init__(self, endpoint: str, worker: str, clock: Clock) -> None:
-        requests_seen.install()
+        transport.install()  # the counting transport on the library's current client
         self._endpoint, self._worker, self._clock = endpoint, worker, clock
         self._before = requests_seen.snapshot(endpoint)
         self.started_at = clock()
@@ -38,10 +51,9 @@ class CycleMeter:
         finished = self._clock()
         counts = requests_seen.snapshot(self._endpoint)
         counts.subtract(self._before)
-        by = {"ok": 0, "4xx": 0, "429": 0, "5xx": 0}
+        by = {"ok": 0, "3xx": 0, "4xx": 0, "429": 0, "5xx": 0, "failed": 0}
         for status, n in counts.items():
-            key = "429" if status == 429 else "5xx" if status >= 500 else "4xx" if status >= 400 else "ok"
-            by[key] += max(n, 0)
+            by[_status_class(status)] += max(n, 0)
         lags: list[float] = []
         for outcome in outcomes:
             if isinstance(outcome, NewRevisions) and outcome.shas:
@@ -59,9 +71,11 @@ class CycleMeter:
             failures=len(failures),
             rate_limited=by["429"] + deferred,
             requests_ok=by["ok"],
+            requests_3xx=by["3xx"],
             requests_4xx=by["4xx"],
             requests_429=by["429"],
             requests_5xx=by["5xx"],
+            requests_failed=by["failed"],
             lag_max_s=max(lags) if lags else None,
             lag_mean_s=sum(lags) / len(lags) if lags else None,
         )

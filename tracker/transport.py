@@ -11,7 +11,9 @@ that policy:
 - a request that fails before any answer (connection refused or reset, DNS, connect or read
   timeout) is raised as `HubConnection` too, by a transport wrapped around the client's own: no
   hook sees those, and the library would retry them five times sleeping 1–8 s (23 s in all) and
-  close the shared client, whose replacement the factory builds without hubwatch's hooks;
+  close the shared client, whose replacement the factory builds without hubwatch's hooks; that
+  transport also counts every request by the status it got, or as unanswered (`requests_seen`:
+  the cycle's requests by status);
 - each request gets the hub timeout as a whole: connect/read timeouts of at most what is left,
   and the body is cut off once the deadline passes, however slowly it trickles in;
 - the `RateLimit` header of every answer is noted in the caller's `RateGate` when it says nothing
@@ -34,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
+
+from hubwatch.tracker import requests_seen
 
 if TYPE_CHECKING:
     import httpx2
@@ -212,20 +216,25 @@ def _transport_type() -> Callable[[httpx2.BaseTransport], httpx2.BaseTransport]:
     import httpx2
 
     class Transport(httpx2.BaseTransport):
-        """The client's transport; inside `limits(...)`, a request that got no answer raises HubConnection."""
+        """The client's transport: counts each request by its answer (`requests_seen`); inside
+        `limits(...)`, a request that got no answer raises HubConnection."""
 
         def __init__(self, inner: httpx2.BaseTransport) -> None:
             self.inner = inner
 
         def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-            if _LIMITS.get() is None:
-                return self.inner.handle_request(request)
+            url = str(request.url)
             try:
-                return self.inner.handle_request(request)
-            except httpx2.TimeoutException as exc:
-                raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
-            except httpx2.TransportError as exc:
+                response = self.inner.handle_request(request)
+            except httpx2.TransportError as exc:  # timeouts included
+                requests_seen.record(url, requests_seen.NO_ANSWER)
+                if _LIMITS.get() is None:
+                    raise
+                if isinstance(exc, httpx2.TimeoutException):
+                    raise HubConnection(f"the hub did not answer in time: {exc}", timeout=True) from exc
                 raise HubConnection(f"could not reach the hub: {exc!r}", timeout=False) from exc
+            requests_seen.record(url, response.status_code)  # before any hook can raise on it
+            return response
 
         def close(self) -> None:
             self.inner.close()

@@ -55,8 +55,10 @@ def _cycle_metrics(lines: list[str], snapshot: MetricsSnapshot) -> None:
     sums = snapshot.cycle_sums
     _metric(lines, "hubwatch_poll_cycles_total", "Poll cycles run (all workers).", [("", float(snapshot.cycles))],
             "counter")
-    statuses = [("ok", "requests_ok"), ("4xx", "requests_4xx"), ("429", "requests_429"), ("5xx", "requests_5xx")]
-    _metric(lines, "hubwatch_hub_requests_total", "Hub answers received by poll cycles, by status class.",
+    statuses = [("ok", "requests_ok"), ("3xx", "requests_3xx"), ("4xx", "requests_4xx"), ("429", "requests_429"),
+                ("5xx", "requests_5xx"), ("failed", "requests_failed")]
+    _metric(lines, "hubwatch_hub_requests_total",
+            "Hub requests sent by poll cycles, by the status class of their answer (failed: no answer).",
             [(f'{{status="{label}"}}', float(sums.get(key, 0))) for label, key in statuses], "counter")
     for key, help_text in (
         ("repos", "Repo polls run by poll cycles."),
