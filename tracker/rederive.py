@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from hubwatch.advisories.reconcile import ADVISORY_MODEL, reconcile
+from hubwatch.advisories.reconcile import ADVISORY_MODEL, reconcile, renamed_withdrawn
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, RepoId
 from hubwatch.tracker.estimating import estimate_change
@@ -81,7 +81,11 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         if not _same(changes, entry.changes):
             replaced[revision.sha] = changes
         cache = current
-    records = reconcile(store.advisories(repo), list(derived.values()), clock())
+    published = store.advisories(repo)
+    now = clock()
+    records = reconcile(published, list(derived.values()), now)
+    # After a rename the withdrawn records (reconcile leaves them alone) still name the old id.
+    records += renamed_withdrawn(published, store.canonical_id(repo) or repo, now)
     if replaced or records:
         store.replace_derived(repo, replaced, records)
     return RederiveResult(len(replaced), records)

@@ -168,3 +168,49 @@ def test_records_raised_after_a_rename_derive_ids_from_the_first_id() -> None:
     after = plan_advisories(renamed, revision, [pickle], [], Settings(), id_repo=first)
     assert [r.id for r in after] == [r.id for r in before]
     assert renamed.url() in after[0].osv["affected"][0]["package"]["name"]
+
+
+def test_a_rename_rewrites_withdrawn_records_too(hubsim_factory: Any, store: Any) -> None:
+    """A record withdrawn before the rename keeps its id and stays withdrawn (the same time), but
+    names the new id everywhere it named the old one; its `modified` is bumped."""
+    from hubwatch.domain.records import AdvisoryRecord
+    from hubwatch.domain.times import rfc3339
+
+    sim = hubsim_factory(at="v1")
+    store.watch(QWEN)
+    _poll(sim, store, QWEN)
+    sim.advance(str(QWEN))
+    sim.advance(str(QWEN))
+    assert isinstance(_poll(sim, store, QWEN), NewRevisions)
+    live, *_ = store.advisories(QWEN)
+    at = (live.modified + timedelta(days=1)).replace(microsecond=0)
+    withdrawn = AdvisoryRecord(live.id, live.repo, live.revision_sha, {**live.osv, "modified": rfc3339(at)}, at,
+                               withdrawn=at)
+    store.replace_derived(QWEN, {}, [withdrawn])  # as an advisory-model change withdraws it
+    app = create_app(_settings(sim), store)
+    with TestClient(app) as client:
+        before = client.get(f"/v1/vulns/{live.id}").json()
+    assert before["withdrawn"] == rfc3339(at) and before["database_specific"]["repo"] == str(QWEN)
+
+    _rename(sim, QWEN, MOVED)
+    assert _poll(sim, store, QWEN).renamed_from == QWEN
+    with TestClient(app) as client:
+        after = client.get(f"/v1/vulns/{live.id}").json()
+        query = client.post("/v1/query", json={"package": {"ecosystem": "GIT", "name": MOVED.url()}}).json()
+    assert after["id"] == live.id and after["withdrawn"] == before["withdrawn"]
+    assert after["modified"] > before["modified"]
+    (affected,) = after["affected"]
+    assert affected["package"]["name"] == MOVED.url() and affected["ranges"][0]["repo"] == MOVED.url()
+    assert [r["url"] for r in after["references"]] == [
+        r["url"].replace(f"/{QWEN}/", f"/{MOVED}/") for r in before["references"]
+    ] and all(str(QWEN) not in r["url"] for r in after["references"])
+    assert after["database_specific"]["repo"] == str(MOVED) and str(QWEN) not in after["summary"]
+    assert {k: v for k, v in after.items() if k not in ("modified", "affected", "references", "summary", "details",
+                                                        "database_specific")} == \
+        {k: v for k, v in before.items() if k not in ("modified", "affected", "references", "summary", "details",
+                                                      "database_specific")}
+    assert live.id not in {v["id"] for v in query.get("vulns", [])}  # still withdrawn: not listed as affecting
+    # A later poll (nothing renamed) leaves it as it is.
+    _poll(sim, store, MOVED)
+    with TestClient(app) as client:
+        assert client.get(f"/v1/vulns/{live.id}").json() == after
