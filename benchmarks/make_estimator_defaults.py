@@ -70,6 +70,10 @@ ZOO_OVERRIDES: list[tuple[str, dict[str, Any]]] = [
                                "num_feedforward_networks": 2, "trigram_input": False, "tie_word_embeddings": False}),
     ("BigBirdPegasusForCausalLM", {"d_model": 256, "decoder_layers": 3, "decoder_attention_heads": 8,
                                    "decoder_ffn_dim": 700, "use_bias": True}),
+    ("Gemma3nForCausalLM", {"hidden_size": 1024, "num_hidden_layers": 10, "num_attention_heads": 4,
+                            "num_key_value_heads": 1, "intermediate_size": [4096] * 4 + [2048] * 3 + [8192] * 3,
+                            "num_kv_shared_layers": 3, "laurel_rank": 32, "altup_num_inputs": 3,
+                            "hidden_size_per_layer_input": 128, "vocab_size_per_layer_input": 32000}),
 ]
 ZOO_TIMEOUT_S = 120
 

@@ -11,6 +11,7 @@ from hubwatch.estimator.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _ba
                                        build_musicgen, build_t5)
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
+from hubwatch.estimator.gemma3n import GEMMA3N_TYPES, build_gemma3n
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.mllama import build_mllama
@@ -105,6 +106,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_mamba(cfg, b)
     elif mt in RECURRENT_TYPES:
         build_recurrent(cfg, b)
+    elif mt in GEMMA3N_TYPES:
+        build_gemma3n(cfg, b)
     elif mt == "cpmant":
         build_cpmant(cfg, b)
     elif is_blockwise(cfg):

@@ -78,6 +78,7 @@ MECHANISMS = [
     "GotOcr2ForConditionalGeneration",  # SAM-style vision tower and neck
     "SqueezeBertForMaskedLM", "MobileBertForMaskedLM",  # grouped convolutions; bottlenecks, stacked FFNs
     "BigBirdPegasusForCausalLM", "BigBirdPegasusForConditionalGeneration",  # bias-free attention, untied head
+    "Gemma3nForCausalLM",  # per-layer widths, AltUp, LAuReL, per-layer embeddings, KV sharing
 ]
 
 
