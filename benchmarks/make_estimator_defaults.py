@@ -74,6 +74,11 @@ ZOO_OVERRIDES: list[tuple[str, dict[str, Any]]] = [
                             "num_key_value_heads": 1, "intermediate_size": [4096] * 4 + [2048] * 3 + [8192] * 3,
                             "num_kv_shared_layers": 3, "laurel_rank": 32, "altup_num_inputs": 3,
                             "hidden_size_per_layer_input": 128, "vocab_size_per_layer_input": 32000}),
+    ("Zamba2ForCausalLM", {"hidden_size": 512, "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 4,
+                           "intermediate_size": 1536, "n_mamba_heads": 4, "mamba_d_state": 32, "mamba_ngroups": 2,
+                           "num_mem_blocks": 2, "adapter_rank": 16, "use_shared_attention_adapter": True,
+                           "add_bias_linear": True, "layers_block_type": ["mamba", "hybrid", "mamba", "hybrid",
+                                                                          "hybrid", "mamba", "mamba", "hybrid"]}),
 ]
 ZOO_TIMEOUT_S = 120
 

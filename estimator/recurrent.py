@@ -1,5 +1,6 @@
-"""Recurrent models: Zamba (Mamba layers and one shared attention block), RecurrentGemma (Griffin) and RWKV
-(time mixing and channel mixing, no attention weights)."""
+"""Recurrent models: Zamba (Mamba layers and one shared attention block), Zamba2 (Mamba-2 layers and
+`num_mem_blocks` shared attention blocks with per-use LoRA adapters), RecurrentGemma (Griffin) and RWKV (time
+mixing and channel mixing, no attention weights)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from hubwatch.estimator.spec import AttentionSpec
 
 __all__ = ["RECURRENT_TYPES", "build_recurrent"]
 
-RECURRENT_TYPES = {"zamba", "recurrent_gemma", "rwkv"}
+RECURRENT_TYPES = {"zamba", "zamba2", "recurrent_gemma", "rwkv"}
 
 
 def build_recurrent(cfg: Cfg, b: Build) -> None:
     if cfg.model_type == "zamba":
         _zamba(cfg, b)
+    elif cfg.model_type == "zamba2":
+        _zamba2(cfg, b)
     elif cfg.model_type == "rwkv":
         _rwkv(cfg, b)
     else:
@@ -93,6 +96,75 @@ def _zamba(cfg: Cfg, b: Build) -> None:
             intermediate=inner, attention=AttentionSpec(nh, nkv, hd, tuple("full" if k == "hybrid" else "none"
                                                                              for k in kinds)),
             shape=shape, extra_params=shared_params + attn_in + h)
+    _finish(cfg, b, h, vocab, shape)
+
+
+def _zamba2_kinds(cfg: Cfg) -> list[str]:
+    """'hybrid' or Mamba-2 per layer, from `layers_block_type` (its length is the depth that is built); unlisted,
+    Zamba2Config's own pattern (54 layers, a hybrid every sixth, then at 47 and 51)."""
+    listed = cfg.str_list("layers_block_type")
+    if listed is None:
+        listed = (["mamba"] + (["mamba"] * 5 + ["hybrid"]) * 7 + ["mamba"] * 4 + ["hybrid"] + ["mamba"] * 3
+                  + ["hybrid"] + ["mamba"] * 2)
+    return ["hybrid" if t == "hybrid" else "mamba" for t in listed]
+
+
+def _zamba2(cfg: Cfg, b: Build) -> None:
+    """Every layer a Mamba-2 mixer (in_proj to the gate, the conv channels and one dt per head; a depthwise
+    conv with bias; dt bias, A and D per head; a gated norm; out_proj); 'hybrid' layers first run one of
+    `num_mem_blocks` shared blocks (attention over [hidden, embeddings] at twice the width, a fused gated MLP, two
+    norms), cycled in hybrid order, then their own square linear. Each use of a shared block has its own LoRA
+    adapter (rank `adapter_rank`) on the gate/up projection, and on Q, K and V with `use_shared_attention_adapter`.
+    The widths transformers derives (attention_hidden_size, attention_head_dim, mamba_headdim, kv_channels) are
+    recomputed from hidden_size as Zamba2Config does."""
+    h, _, vocab, shape = _start(cfg, b)
+    kinds = _zamba2_kinds(cfg)
+    n = len(kinds)
+    nh = cfg.need("heads")
+    nkv = cfg.concept("kv_heads", minimum=1) or nh
+    b.divides(nkv, nh, "num_key_value_heads", "num_attention_heads")
+    attn_in, hd = 2 * h, 2 * h // nh
+    for derived in ("attention_hidden_size", "attention_head_dim", "mamba_headdim", "kv_channels",
+                    "num_query_groups"):
+        cfg.int(derived)  # Zamba2Config overwrites these from hidden_size and the head counts
+    inter = cfg.concept("ffn", minimum=1) or 4 * h
+    bias = cfg.bool("add_bias_linear")
+    cfg.bool("use_conv_bias", default=True)  # the conv keeps its bias whatever this says
+    heads = cfg.int("n_mamba_heads", default=8, minimum=1) or 8
+    inner = (cfg.int("mamba_expand", default=2, minimum=1) or 2) * h
+    state = cfg.int("mamba_d_state", default=64, minimum=1) or 64
+    kernel = cfg.int("mamba_d_conv", default=4, minimum=1) or 4
+    groups = cfg.int("mamba_ngroups", default=1, minimum=1) or 1
+    b.divides(heads, inner, "n_mamba_heads", "the Mamba width (mamba_expand × hidden_size)")
+    b.divides(groups, inner, "mamba_ngroups", "the Mamba width (mamba_expand × hidden_size)")
+    conv = inner + 2 * groups * state
+    mamba = Layer(f"mixer[mamba2 {heads} heads d_state={state}]", "", [
+        ("ssm", lin("in_proj", h, inner + conv + heads, bias)), ("ssm", lin("out_proj", inner, h, bias))])
+    mamba.more("ssm", conv * kernel + conv + 3 * heads + inner)
+    mamba.more("norms", h)
+    hybrid = Layer(f"shared_attn[{nh}/{nkv}x{hd}]+{mamba.mixer}", "mlp[shared gated]",
+                   [*mamba.linears, ("attention", lin("linear", h, h))], dict(mamba.extra))
+    uses = kinds.count("hybrid")
+    blocks = min(cfg.int("num_mem_blocks", default=1, minimum=1) or 1, uses)
+    rank = cfg.int("adapter_rank", default=128) or 0
+    attn_adapters = cfg.bool("use_shared_attention_adapter")
+    shared = attention_linears(attn_in, nh, nkv, hd, qkv_bias=False, o_bias=False, out_dim=h)
+    shared += ffn_linears(h, inter, gated=True, bias=bias, fused_gate="gate_up_proj")
+    shared_params = 0
+    for component, spec in shared:
+        b.add(component, spec.params * blocks)
+        shared_params += spec.params * blocks
+    b.add("norms", (attn_in + h) * blocks)
+    adapters = uses * (rank * (h + 2 * inter) + (3 * 2 * rank * attn_in if attn_adapters else 0))
+    b.add("adapters", adapters)
+    b.node("model.shared_transformer", f"shared_block[x{blocks}, attn {attn_in}->{h}, mlp {inter}, "
+                                       f"lora {rank} x{uses}]", shape)
+    cfg.bool("use_mem_rope")  # rotary positions in the shared attention: no weights
+    cfg.bool("use_mamba_kernels")  # the CUDA kernels or the PyTorch path: the same weights
+    b.stack("decoder", "model.layers", [hybrid if k == "hybrid" else mamba for k in kinds], hidden=h,
+            intermediate=inner, attention=AttentionSpec(nh, nkv, hd, tuple("full" if k == "hybrid" else "none"
+                                                                             for k in kinds)),
+            shape=shape, extra_params=shared_params + (attn_in + h) * blocks + adapters)
     _finish(cfg, b, h, vocab, shape)
 
 

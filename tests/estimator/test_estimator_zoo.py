@@ -79,6 +79,7 @@ MECHANISMS = [
     "SqueezeBertForMaskedLM", "MobileBertForMaskedLM",  # grouped convolutions; bottlenecks, stacked FFNs
     "BigBirdPegasusForCausalLM", "BigBirdPegasusForConditionalGeneration",  # bias-free attention, untied head
     "Gemma3nForCausalLM",  # per-layer widths, AltUp, LAuReL, per-layer embeddings, KV sharing
+    "Zamba2ForCausalLM",  # Mamba-2 layers, shared attention blocks cycled, per-use LoRA adapters
 ]
 
 
