@@ -11,6 +11,7 @@ from .card import diff_card
 from .configs import diff_json_file
 from .files import diff_files
 from .moves import pair_moves
+from .parsed import parse_once
 from .sandbox import RenderLimits
 from .templates import diff_templates
 from .tokenizer import diff_added_tokens_json, diff_tokenizer_config, diff_tokenizer_json
@@ -53,11 +54,13 @@ def diff_snapshots(old: Snapshot | None, new: Snapshot, *, limits: RenderLimits 
     `old=None` means `new` is the repo's first known revision: the result then describes its
     initial state (what an empty repo → `new` diff finds), every record at info severity with
     `detail["initial"] = True`, so nothing about a first revision is alarming by itself.
+    Each JSON file is parsed once for the whole diff (`parsed.parse_once`).
     """
     base = old if old is not None else Snapshot(sha="", files={})
-    records = pair_moves(_content_records(base, new), new)
-    records += diff_templates(base, new, limits)
-    records += diff_weights(base, new)
+    with parse_once():
+        records = pair_moves(_content_records(base, new), new)
+        records += diff_templates(base, new, limits)
+        records += diff_weights(base, new)
     records += diff_files(base, new)
     records += diff_card(base, new)
     if old is None:

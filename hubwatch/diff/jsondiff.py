@@ -13,9 +13,12 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from hubwatch.domain.remote_data import load_remote_json
+from .parsed import remote_json
 
 __all__ = ["JsonDoc", "KeyChange", "MISSING", "key_changes", "parse_json", "lookup"]
+
+# deepdiff's own default: two dicts sharing under a third of their keys are one change, not one per key
+_DIFF_DEEPER = 0.33
 
 
 class _Missing:
@@ -69,7 +72,7 @@ def parse_json(raw: bytes | None, *, max_values: int | None = None) -> JsonDoc |
     if raw is None:
         return None
     try:
-        return JsonDoc(load_remote_json(raw, reject_constants=True, max_values=max_values))
+        return JsonDoc(remote_json(raw, reject_constants=True, max_values=max_values))
     except ValueError as exc:  # not JSON, not UTF-8, too large or too deeply nested
         return JsonDoc(None, f"{type(exc).__name__}: {str(exc)[:200]}")
 
@@ -93,16 +96,54 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def key_changes(old: Any, new: Any) -> list[KeyChange]:
-    """Every dict key path whose value differs between `old` and `new`, sorted by path."""
+    """Every dict key path whose value differs between `old` and `new`, sorted by path.
+
+    Two dicts are walked key by key as deepdiff walks them (a key on one side only is a path; dicts
+    sharing under a third of their keys are one path), but a key whose values are equal
+    (`_same_deep`) is skipped before deepdiff sees it and deepdiff runs only on the values of a key
+    that differ and are not both dicts: a 56 KB tokenizer_config with one changed key costs one
+    small deepdiff, not one of the whole document, and the paths are those of the whole one."""
     if isinstance(old, dict) and isinstance(new, dict) and (not old or not new):
         # deepdiff reports an empty side as one root change; report each key instead
         every = sorted(set(old) | set(new))
         return [KeyChange((k,), old.get(k, MISSING), new.get(k, MISSING)) for k in every]
+    paths: set[tuple[str, ...]] = set()
+    _differing_paths(old, new, (), paths)
+    changes: list[KeyChange] = []
+    for path in sorted(paths):
+        before, after = lookup(old, path), lookup(new, path)
+        if before is not MISSING and after is not MISSING and _same_deep(before, after):
+            continue
+        changes.append(KeyChange(path, before, after))
+    return changes
+
+
+def _differing_paths(old: Any, new: Any, prefix: tuple[str, ...], paths: set[tuple[str, ...]]) -> None:
+    """Add to `paths` the key paths (below `prefix`) deepdiff reports between `old` and `new`
+    (dicts with a key that is not a string, as YAML allows, are left whole to deepdiff)."""
+    keys = old.keys() | new.keys() if isinstance(old, dict) and isinstance(new, dict) else None
+    if keys is not None and all(isinstance(key, str) for key in keys):
+        if len(keys) > 1 and len(old.keys() & new.keys()) / len(keys) < _DIFF_DEEPER:
+            paths.add(prefix)  # deepdiff: too few keys shared, the whole dict is one change
+            return
+        for key in keys:
+            if key not in old or key not in new:
+                paths.add((*prefix, key))  # deepdiff: dictionary_item_added / _removed
+            elif not _same_deep(old[key], new[key]):
+                _differing_paths(old[key], new[key], (*prefix, key), paths)
+        return
+    for found in _deepdiff_paths(old, new):
+        paths.add((*prefix, *found))
+
+
+def _deepdiff_paths(old: Any, new: Any) -> set[tuple[str, ...]]:
+    """The key paths of deepdiff's changes between two values (cut at the first list index)."""
     diff = DeepDiff(
         _mark_bools(old),
         _mark_bools(new),
         ignore_numeric_type_changes=True,
         ignore_nan_inequality=True,
+        threshold_to_diff_deeper=_DIFF_DEEPER,
         view="tree",
         cache_size=0,
     )
@@ -116,13 +157,7 @@ def key_changes(old: Any, new: Any) -> list[KeyChange]:
                     break  # a list index: report on the key holding the list
                 keys.append(part)
             paths.add(tuple(keys))
-    changes: list[KeyChange] = []
-    for path in sorted(paths):
-        before, after = lookup(old, path), lookup(new, path)
-        if before is not MISSING and after is not MISSING and _same_deep(before, after):
-            continue
-        changes.append(KeyChange(path, before, after))
-    return changes
+    return paths
 
 
 def _mark_bools(value: Any) -> Any:

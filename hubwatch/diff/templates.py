@@ -15,17 +15,18 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
-from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
 
 from .changes import UPDATE, HAZARD, make_change
 from .conversations import CONVERSATIONS, template_context
+from .parsed import remote_json
 from .sandbox import RenderLimits, RenderResult, render_many
 from .text import diff_text, line_counts
 
 __all__ = ["TemplateSource", "diff_templates", "special_tokens_of", "template_sources"]
 
 _PRECEDENCE = {"chat_template.jinja": 0, "chat_template.json": 1, "tokenizer_config.json": 2}
+_TEMPLATE_FILES = frozenset({"tokenizer_config.json", "chat_template.json", "chat_template.jinja", "special_tokens_map.json"})
 _TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token")
 
 
@@ -45,7 +46,7 @@ def _json(snapshot: Snapshot, path: str) -> Any:
     if raw is None:
         return None
     try:
-        return load_remote_json(raw)
+        return remote_json(raw)
     except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
         return None
 
@@ -209,8 +210,17 @@ def _gone(source: TemplateSource, tokens: Mapping[str, str], limits: RenderLimit
     )  # fmt: skip
 
 
+def _template_files(snapshot: Snapshot) -> dict[str, bytes]:
+    """The bytes of every file a chat template or a special token passed to one is read from."""
+    return {p: raw for p, raw in snapshot.contents.items()
+            if p in _TEMPLATE_FILES or p.startswith("additional_chat_templates/")}  # fmt: skip
+
+
 def diff_templates(old: Snapshot | None, new: Snapshot, limits: RenderLimits | None = None) -> list[ChangeRecord]:
-    """Changes of the chat templates in effect, plus info records for copies not in effect."""
+    """Changes of the chat templates in effect, plus info records for copies not in effect ([] at
+    once when every file they are read from is byte-equal on both sides: nothing parsed or rendered)."""
+    if old is not None and _template_files(old) == _template_files(new):
+        return []
     old_sources = template_sources(old) if old is not None else []
     new_sources = template_sources(new)
     old_eff, new_eff = _effective(old_sources), _effective(new_sources)

@@ -11,10 +11,10 @@ from collections import Counter
 from typing import Any, Mapping
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
-from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
 
 from .changes import HAZARD, UPDATE, counted, make_change
+from .parsed import remote_json
 
 __all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals", "unreadable_header_records"]
 
@@ -24,9 +24,11 @@ DTYPE_BYTES = {
     "F6_E2M3": 0.75, "F6_E3M2": 0.75,
 }  # fmt: skip
 _INDEX_SUFFIX = ".safetensors.index.json"
+_Index = tuple[str | None, dict[str, str], int | None]
+_Tensors = dict[str, tuple[str, str, tuple[int, ...]]]
 
 
-def _tensors(snapshot: Snapshot) -> dict[str, tuple[str, str, tuple[int, ...]]]:
+def _tensors(snapshot: Snapshot) -> _Tensors:
     """tensor → (file, dtype, shape) from the safetensors headers."""
     out: dict[str, tuple[str, str, tuple[int, ...]]] = {}
     for file, header in snapshot.safetensors.items():
@@ -38,12 +40,12 @@ def _tensors(snapshot: Snapshot) -> dict[str, tuple[str, str, tuple[int, ...]]]:
     return out
 
 
-def _index(snapshot: Snapshot) -> tuple[str | None, dict[str, str], int | None]:
+def _index(snapshot: Snapshot) -> _Index:
     """(index path, weight_map, metadata.total_size) of the first safetensors index."""
     for path in sorted(snapshot.contents):
         if path.endswith(_INDEX_SUFFIX):
             try:
-                doc = load_remote_json(snapshot.contents[path])
+                doc = remote_json(snapshot.contents[path])
             except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
                 return path, {}, None
             if not isinstance(doc, dict):
@@ -57,17 +59,20 @@ def _index(snapshot: Snapshot) -> tuple[str | None, dict[str, str], int | None]:
 
 def manifest_totals(snapshot: Snapshot) -> dict[str, int | None]:
     """Total parameters and bytes of the checkpoint (headers first, else the index's total_size)."""
-    tensors = _tensors(snapshot)
+    return _totals(_tensors(snapshot), _index(snapshot))
+
+
+def _totals(tensors: _Tensors, index: _Index) -> dict[str, int | None]:
     if tensors:
         params = sum(math.prod(shape) for _, _, shape in tensors.values())
         size = sum(math.prod(shape) * DTYPE_BYTES.get(dtype, 0) for _, dtype, shape in tensors.values())
         return {"parameters": params, "bytes": int(size)}
-    return {"parameters": None, "bytes": _index(snapshot)[2]}
+    return {"parameters": None, "bytes": index[2]}
 
 
-def _shards(snapshot: Snapshot) -> set[str]:
+def _shards(snapshot: Snapshot, index: _Index) -> set[str]:
     listed = {p for p in snapshot.files if p.endswith(".safetensors")}
-    return listed | set(snapshot.safetensors) | set(_index(snapshot)[1].values())
+    return listed | set(snapshot.safetensors) | set(index[1].values())
 
 
 def _human(n: int | None) -> str:
@@ -86,12 +91,22 @@ def _names(items: list[str], limit: int = 3) -> str:
     return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
 
 
+def _manifest(snapshot: Snapshot) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """Everything the weight diff reads: the index files' bytes and the safetensors listing."""
+    indexes = {p: raw for p, raw in snapshot.contents.items() if p.endswith(_INDEX_SUFFIX)}
+    return indexes, {p: f for p, f in snapshot.files.items() if p.endswith(".safetensors")}
+
+
 def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
-    """Changes of the weight manifest between two revisions."""
-    totals = {"before": manifest_totals(old), "after": manifest_totals(new)}
+    """Changes of the weight manifest between two revisions ([] at once when the index files, the
+    safetensors listing and the headers are the same on both sides: nothing is parsed)."""
+    if _manifest(old) == _manifest(new) and old.safetensors == new.safetensors:
+        return []
     old_t, new_t = _tensors(old), _tensors(new)
-    old_path, old_map, old_total = _index(old)
-    new_path, new_map, new_total = _index(new)
+    old_index, new_index = _index(old), _index(new)  # each read once
+    totals = {"before": _totals(old_t, old_index), "after": _totals(new_t, new_index)}
+    old_path, old_map, old_total = old_index
+    new_path, new_map, new_total = new_index
     records: list[ChangeRecord] = []
 
     def add(kind: Kind, severity: Severity, key: str | None, before: Any, after: Any, summary: str, **extra: Any) -> None:
@@ -134,7 +149,7 @@ def diff_weights(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
             {p: old.files[p].lfs_sha256 for p in reuploaded}, {p: new.files[p].lfs_sha256 for p in reuploaded},
             f"weights re-uploaded: {what}" + (" with identical shapes and dtypes" if same_shapes and new_t else ""),
             files=reuploaded)  # fmt: skip
-    old_shards, new_shards = _shards(old), _shards(new)
+    old_shards, new_shards = _shards(old, old_index), _shards(new, new_index)
     if old_path != new_path or (old_shards and new_shards and old_shards != new_shards):
         if old_path and not new_path:
             summary = f"weight index {old_path} removed (was {counted(len(old_shards), 'shard')})"
