@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
@@ -77,6 +77,29 @@ def _when(value: datetime | None) -> str:
 
 def _difflines(text: str) -> list[DiffLine]:
     return diff_lines(_clip(text))
+
+
+def _shown(value: str) -> str:
+    """One value as `{{ value }}` writes it: finalised (`xml_safe`), then escaped."""
+    return str(escape(xml_safe(value)))
+
+
+def _diffhtml(text: str) -> Markup:
+    """The inside of a `<pre class="diff">`: a span per diff line (its kind as class, its sign, its
+    segments, changed ones in `<mark>`), built in Python as one string (a diff of the compare page
+    holds thousands of segments, each a template output otherwise)."""
+    parts: list[str] = []
+    for line in _difflines(text):
+        parts.append(f'<span class="{_shown(line.kind)}"><span class="sign">{_shown(line.sign)}</span>')
+        for seg in line.segments:
+            if not seg.changed:
+                parts.append(_shown(seg.text))
+            elif seg.blank:
+                parts.append(f'<mark class="ws" title="whitespace">{_shown(seg.text)}</mark>')
+            else:
+                parts.append(f"<mark>{_shown(seg.text)}</mark>")
+        parts.append("</span>")
+    return Markup("".join(parts))
 
 
 def _rendered_diffs(detail: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -152,6 +175,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         summarised=_summarised,
         inline=_inline,
         difflines=_difflines,
+        diffhtml=_diffhtml,
         rendered_diffs=_rendered_diffs,
         rendered_prompts=_rendered_prompts,
         text_diffs=_text_diffs,

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from hubwatch.advisories.standing import Standing, standing
 from hubwatch.diff import diff_snapshots
+from hubwatch.diff.parsed import parse_once
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId
 from hubwatch.feeds.builders.compare import (
     BadRange,
@@ -93,7 +94,8 @@ def _compare(ctx: AppContext, cache: DiffCache, repo: RepoId, spec: str) -> tupl
 
     def diff() -> DiffResult:
         old, new = _snapshot(ctx, repo, base.revision.sha), _snapshot(ctx, repo, head.revision.sha)
-        rows: Rows = tuple((c, *template_texts(c, old, new)) for c in diff_snapshots(old, new))
+        with parse_once():  # the diff and the full template texts read each JSON file once
+            rows: Rows = tuple((c, *template_texts(c, old, new)) for c in diff_snapshots(old, new))
         html = ctx.templates.get_template("compare_changes.html").render(rows=rows)  # autoescaped
         return DiffResult(rows, html)
 
@@ -154,4 +156,5 @@ def revision_rows(
     parent = entry.revision.parent
     old = _snapshot(ctx, repo, parent) if parent and ctx.store.revision(repo, parent) is not None else None
     new = _snapshot(ctx, repo, entry.revision.sha)
-    return [(c, *template_texts(c, old, new)) for c in changes]
+    with parse_once():
+        return [(c, *template_texts(c, old, new)) for c in changes]
