@@ -13,22 +13,20 @@ environment imports it; migration `0010_families` creates them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.domain.records import RepoId
 from hubwatch.storage.coltypes import UTCDateTime, checked_utc
-from hubwatch.storage.engine import redact, write_transaction
-from hubwatch.storage.errors import DatabaseUnavailable, InvalidRecord, StorageError
+from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.repos import find_repo, set_watched
 from hubwatch.storage.tables import REPOS
+from hubwatch.storage.transactions import Transactions
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -42,7 +40,6 @@ __all__ = [
     "FamilyRootRow",
 ]
 
-T = TypeVar("T")
 RELATIONS = ("finetune", "quantized", "adapter", "merge")
 
 
@@ -207,33 +204,12 @@ def set_notes(conn: Connection, repo: RepoId, notes: Mapping[str, Any]) -> bool:
     return bool(result.rowcount)
 
 
-class Families:
+class Families(Transactions):
     """The family queries over a store's engine, each in its own transaction."""
 
     def __init__(self, engine: Engine, clock: Callable[[], datetime]) -> None:
         self.engine = engine
         self._clock = clock
-
-    def _wrap(self, exc: SQLAlchemyError) -> StorageError:
-        where = redact(self.engine.url)
-        if isinstance(exc, OperationalError):
-            return DatabaseUnavailable(f"database at {where!r} failed: {str(exc.orig or exc).strip()}")
-        return StorageError(f"database at {where!r}: {exc}")
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        try:
-            with self.engine.connect() as conn, conn.begin():
-                yield conn
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
-
-    def _write(self, fn: Callable[[Connection], T]) -> T:
-        try:
-            with write_transaction(self.engine) as conn:
-                return fn(conn)
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
 
     def set_root(self, base: RepoId, relations: Sequence[str] = (), limit: int | None = None) -> None:
         now = self._clock()

@@ -9,23 +9,21 @@ a sender that crashed resumes where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord, Severity
 from hubwatch.storage.coltypes import checked_utc
-from hubwatch.storage.engine import redact, write_transaction
-from hubwatch.storage.errors import DatabaseUnavailable, InvalidRecord, StorageError
+from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.idempotent import insert_ignoring
+from hubwatch.storage.transactions import Transactions
 from hubwatch.storage.tables import ADVISORIES, NOTIFY_OUTBOX, NOTIFY_SUBSCRIPTIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text, is_storable
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 __all__ = [
     "DIGESTS",
@@ -41,7 +39,6 @@ __all__ = [
     "unseen_advisories",
 ]
 
-T = TypeVar("T")
 DIGESTS = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
 TOP_CHANGES = 10  # changes a message lists in words (the most severe first); the count says the rest
 _STATES = ("pending", "sent", "dead", "skipped")
@@ -333,34 +330,12 @@ def _check_worker(worker_id: str, lease_s: float) -> None:
         raise InvalidRecord(f"lease must last more than 0 seconds, got {lease_s!r}")
 
 
-class NotifyStore:
+class NotifyStore(Transactions):
     """Subscriptions and the outbox of one database. Thread-safe: each call is one transaction."""
 
     def __init__(self, engine: Engine, clock: Clock | None = None) -> None:
         self.engine = engine
         self._clock = clock or system_clock
-
-    # -- plumbing (as Store's) ----------------------------------------------------------------
-    def _wrap(self, exc: SQLAlchemyError) -> StorageError:
-        url = redact(self.engine.url)
-        if isinstance(exc, OperationalError):
-            return DatabaseUnavailable(f"database at {url!r} failed: {str(exc.orig or exc).strip()}")
-        return StorageError(f"database at {url!r}: {exc}")
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        try:
-            with self.engine.connect() as conn, conn.begin():
-                yield conn
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
-
-    def _write(self, fn: Callable[[Connection], T]) -> T:
-        try:
-            with write_transaction(self.engine) as conn:
-                return fn(conn)
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
 
     # -- subscriptions ------------------------------------------------------------------------
     def add(self, spec: SubscriptionSpec) -> Subscription:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 from hubwatch.storage import advisories as adv
 from hubwatch.storage import (
@@ -25,9 +24,9 @@ from hubwatch.storage import index
 from hubwatch.storage import stats as agg
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
-from hubwatch.storage.engine import create_engine, redact, write_transaction
-from hubwatch.storage.errors import DatabaseUnavailable, StorageError
+from hubwatch.storage.engine import create_engine
 from hubwatch.storage.migrate import upgrade_engine
+from hubwatch.storage.transactions import Transactions
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import (
     AdvisoryRecord,
@@ -40,15 +39,12 @@ from hubwatch.domain.records import (
 )
 from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
-from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.engine import Engine
 
 __all__ = ["Store"]
 
-T = TypeVar("T")
 
-
-class Store:
+class Store(Transactions):
     """hubwatch's database. Thread-safe: each call runs in its own connection and transaction."""
 
     def __init__(self, engine: Engine, clock: Clock | None = None) -> None:
@@ -74,32 +70,6 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def url(self) -> str:
-        """The database URL, password hidden."""
-        return redact(self.engine.url)
-
-    # -- plumbing ---------------------------------------------------------------------------
-    def _wrap(self, exc: SQLAlchemyError) -> StorageError:
-        if isinstance(exc, OperationalError):
-            return DatabaseUnavailable(f"database at {self.url!r} failed: {str(exc.orig or exc).strip()}")
-        return StorageError(f"database at {self.url!r}: {exc}")
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        try:
-            with self.engine.connect() as conn, conn.begin():
-                yield conn
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
-
-    def _write(self, fn: Callable[[Connection], T]) -> T:
-        try:
-            with write_transaction(self.engine) as conn:
-                return fn(conn)
-        except SQLAlchemyError as exc:
-            raise self._wrap(exc) from exc
 
     # -- repos ------------------------------------------------------------------------------
     def watch(self, repo: RepoId) -> bool:
