@@ -1,21 +1,16 @@
-"""Aggregate reads for pages over many repos: counts and the latest change of many repos at once,
-a fixed number of queries however many repos are tracked."""
+"""Aggregate reads for pages over many repos: counts by poll state, revisions and advisories, in a
+fixed number of queries however many repos are tracked (the latest change of many repos is storage.index)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import sqlalchemy as sa
-from hubwatch.storage.history import advisory_ids_of, changes_of, revision_record
-from hubwatch.domain.records import RepoId
-from hubwatch.storage.repos import repos_match
-from hubwatch.storage.tables import ADVISORIES, CHANGES, REPOS, REVISIONS
-from hubwatch.storage.values import FeedItem
+from hubwatch.storage.tables import ADVISORIES, REPOS, REVISIONS
 from sqlalchemy.engine import Connection
 
-__all__ = ["StoreStats", "latest_changes", "store_stats", "watched_count"]
+__all__ = ["StoreStats", "store_stats", "watched_count"]
 
 
 @dataclass(frozen=True)
@@ -49,42 +44,3 @@ def store_stats(conn: Connection) -> StoreStats:
 
 def watched_count(conn: Connection) -> int:
     return int(conn.execute(sa.select(sa.func.count()).select_from(REPOS).where(REPOS.c.watched.is_(True))).scalar_one())
-
-
-def latest_changes(conn: Connection, repos: Sequence[RepoId]) -> dict[RepoId, FeedItem]:
-    """For each repo, its newest revision (by commit date, then arrival) that has a change —
-    what `recent_changes(1, repo=…)` gives one repo, for all of `repos` in three queries."""
-    if not repos:
-        return {}
-    wanted = repos_match(repos)
-    has_change = sa.exists().where(CHANGES.c.revision_id == REVISIONS.c.id)
-    ranked = (
-        sa.select(
-            REVISIONS.c.id.label("rid"),
-            sa.func.row_number()
-            .over(partition_by=REVISIONS.c.repo_id, order_by=(REVISIONS.c.date.desc(), REVISIONS.c.id.desc()))
-            .label("rank"),
-        )
-        .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
-        .where(wanted, has_change)
-        .subquery()
-    )
-    rows = conn.execute(
-        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
-        .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
-        .join(ranked, ranked.c.rid == REVISIONS.c.id)
-        .where(ranked.c.rank == 1)
-    ).all()
-    ids = [r.id for r in rows]
-    changes = changes_of(conn, ids)
-    advisories = advisory_ids_of(conn, ids)
-    return {
-        RepoId(r.org, r.name): FeedItem(
-            repo=RepoId(r.org, r.name),
-            revision=revision_record(r),
-            changes=changes.get(r.id, []),
-            advisory_ids=advisories.get(r.id, []),
-            origin=RepoId.parse(r.first_id) if r.first_id else None,
-        )
-        for r in rows
-    }
