@@ -61,8 +61,10 @@ def _log_cycle(outcomes: list[PollOutcome]) -> None:
     if not outcomes:
         return
     new = sum(len(o.shas) for o in outcomes if isinstance(o, NewRevisions))
-    failed = sum(isinstance(o, Failed) for o in outcomes)
-    log.info("poll cycle: %d repos polled, %d new revisions, %d failed", len(outcomes), new, failed)
+    deferred = sum(isinstance(o, Failed) and o.deferred for o in outcomes)
+    failed = sum(isinstance(o, Failed) and not o.deferred for o in outcomes)
+    log.info("poll cycle: %d repos polled, %d new revisions, %d failed, %d deferred by the rate limit",
+             len(outcomes), new, failed, deferred)
 
 
 def default_worker_id() -> str:

@@ -3,6 +3,7 @@ an unchanged cycle costs one listing request, not one request per repo."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -181,3 +182,18 @@ def test_scheduler_survives_a_failing_cycle() -> None:
         assert again.wait(10)
     finally:
         scheduler.stop()
+
+
+def test_the_cycle_line_tells_rate_limit_deferrals_from_failures(caplog: pytest.LogCaptureFixture) -> None:
+    """A repo the rate limit put off is not a failure in the cycle's log line either."""
+    from hubwatch.domain.records import PollState
+    from hubwatch.tracker.poller import Failed
+    from hubwatch.tracker.scheduler import _log_cycle
+
+    a, b, c = RepoId("o", "a"), RepoId("o", "b"), RepoId("o", "c")
+    outcomes = [NewRevisions(a, ("1" * 40, "2" * 40)),
+                Failed(b, "o/b: 429", PollState.ERROR, "wait", deferred=True),
+                Failed(c, "o/c: broken", PollState.ERROR, "look")]
+    with caplog.at_level(logging.INFO, logger="hubwatch.tracker.scheduler"):
+        _log_cycle(outcomes)
+    assert "3 repos polled, 2 new revisions, 1 failed, 1 deferred by the rate limit" in caplog.text
