@@ -8,6 +8,7 @@ slightly conservative for cards sized in GiB. Peak throughput and prices are use
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
@@ -17,6 +18,9 @@ __all__ = ["BATCH_CAP", "DEFAULT_CARDS", "BatchFit", "Card", "card_by_name", "ca
            "max_batch_of", "parse_cards"]
 
 BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at least this"
+# Relative error allowed for a batch solved from the lines before the real figures are asked (see
+# `BatchFit.largest_many`): some million times the rounding of a sum of a few doubles.
+_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -28,8 +32,8 @@ class Card:
     bf16_tflops: float
     usd_per_hour: float
 
-    @property
-    def memory_bytes(self) -> float:
+    @cached_property
+    def memory_bytes(self) -> float:  # the card is frozen: computed once
         return self.memory_gb * 1e9
 
     @property
@@ -118,27 +122,49 @@ class BatchFit:
         self.one_required = max(total for _, total in one) * model.headroom + model.framework_overhead_bytes
         # Each growing moment as (its total at batch 0, its growth per sequence).
         self.lines = tuple((t1 - k, k) for name, t1 in one if (k := two[name] - t1) > 0)
+        self.spread_lines = tuple((base, k, abs(base) + k) for base, k in self.lines)  # with |base| + k for the slack
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
-        """`largest` for each card memory in `sizes` (bytes)."""
+        """`largest` for each card memory in `sizes` (bytes).
+
+        The solution from the lines is taken as it is when it is certain: each line's solution b
+        is known to within `_SLACK × (|limit| + |base| + k) × (|b| + 2) / k` batches (a bound far above
+        the rounding of the lines, made from two totals, and of the real figure at any batch up to b),
+        so when no whole batch lies within that of the smallest solution, its floor is the answer
+        the real figures give. Otherwise (and when no moment grows) the real figures decide.
+        """
         model = self.model
         required = model.required_at  # fits(model.at(batch), card) is required_at(batch) <= memory
         overhead, headroom = model.framework_overhead_bytes, model.headroom
+        one_required, lines, ceiling = self.one_required, self.spread_lines, float(cap)
         out = []
         for memory_bytes in sizes:
-            if self.one_required > memory_bytes:
+            if one_required > memory_bytes:
                 out.append(0)
                 continue
             limit = (memory_bytes - overhead) / headroom
-            best = float(cap)
-            for base, k in self.lines:
-                best = min(best, (limit - base) / k)
-            batch = max(1, min(cap, int(best)))
-            while batch > 1 and required(batch) > memory_bytes:
-                batch -= 1
-            while batch < cap and required(batch + 1) <= memory_bytes:
-                batch += 1
-            out.append(batch)
+            size = abs(limit)
+            best = low = high = ceiling
+            for base, k, spread in lines:
+                solved = (limit - base) / k
+                slack = _SLACK * (size + spread) * (abs(solved) + 2.0) / k
+                if solved < best:
+                    best = solved
+                if solved - slack < low:
+                    low = solved - slack
+                if solved + slack < high:
+                    high = solved + slack
+            if lines and low >= ceiling:
+                out.append(cap)
+            elif lines and low >= 1.0 and int(low) == int(high):
+                out.append(int(low))
+            else:
+                batch = max(1, min(cap, int(best)))
+                while batch > 1 and required(batch) > memory_bytes:
+                    batch -= 1
+                while batch < cap and required(batch + 1) <= memory_bytes:
+                    batch += 1
+                out.append(batch)
         return tuple(out)
 
     def largest(self, memory_bytes: float, cap: int = BATCH_CAP) -> int:

@@ -18,7 +18,8 @@ from hubwatch.estimator.memory_activations import training_stacks
 from hubwatch.estimator.memory_settings import MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["PRICE_TABLE_DATE", "CostEstimate", "RunShape", "forward_flops_per_token", "training_cost"]
+__all__ = ["PRICE_TABLE_DATE", "CostEstimate", "RunShape", "forward_flops_per_token", "run_flops", "run_hours",
+           "training_cost"]
 
 # The date the default card prices (cards.DEFAULT_CARDS) were set; they are indicative, not quotes.
 PRICE_TABLE_DATE = "2026-11-01"
@@ -93,12 +94,27 @@ def training_cost(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpoint
         raise MemorySettingsError("method", "cost is estimated for training runs (full, lora, qlora), not serve")
     if card.bf16_tflops <= 0:
         raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
+    tokens, flops = run_flops(spec, method, seq_len=seq_len, grad_checkpointing=grad_checkpointing, run=run,
+                              flops_per_token=flops_per_token)
+    hours, usd = run_hours(flops, card, cards, run)
+    return CostEstimate(method, card.name, cards, tokens, flops, hours, usd, card.usd_per_hour or None,
+                        run.utilisation)
+
+
+def run_flops(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpointing: bool, run: RunShape,
+              flops_per_token: float | None = None) -> tuple[float, float]:
+    """(tokens, FLOPs) of one training run of `method`, the same on every card (see the module doc)."""
+    if method == "serve":
+        raise MemorySettingsError("method", "cost is estimated for training runs (full, lora, qlora), not serve")
     passes = (3.0 if method == "full" else 2.0) + (1.0 if grad_checkpointing else 0.0)
     tokens = run.epochs * run.samples * seq_len
     per_token = forward_flops_per_token(spec, seq_len) if flops_per_token is None else flops_per_token
-    flops = passes * per_token * tokens
+    return tokens, passes * per_token * tokens
+
+
+def run_hours(flops: float, card: Card, cards: int, run: RunShape) -> tuple[float, float | None]:
+    """(hours, USD or None without a price) of `flops` on `cards` × `card` (a card with a known peak)."""
     seconds = flops / (cards * card.bf16_tflops * 1e12 * run.utilisation)
     hours = seconds / 3600
     price = card.usd_per_hour or None
-    usd = hours * cards * price if price is not None else None
-    return CostEstimate(method, card.name, cards, tokens, flops, hours, usd, price, run.utilisation)
+    return hours, (hours * cards * price if price is not None else None)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed
-from hubwatch.estimator.cost import PRICE_TABLE_DATE, CostEstimate, RunShape, forward_flops_per_token, training_cost
+from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, run_flops, run_hours
 from hubwatch.estimator.estimate import Estimate, Memory
 from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
@@ -81,9 +81,10 @@ def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str
     return out
 
 
-def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str],
-               ones: dict[str, MemoryEstimate]) -> tuple[CardFit, ...]:
-    """Largest batch and cards needed at batch 1 (`ones`: each method's estimate there) per card.
+def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], ones: dict[str, MemoryEstimate]
+               ) -> tuple[tuple[CardFit, ...], dict[str, dict[float, int | None]]]:
+    """Largest batch and cards needed at batch 1 (`ones`: each method's estimate there) per card, and
+    the cards needed per card memory of each method that runs (for the cost, at batch 1).
 
     Both depend on the card only through its memory, so cards of one size share them; a method whose
     batch 1 fits (largest batch ≥ 1, the same comparison as `cards_needed`'s) needs one card.
@@ -92,21 +93,22 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str],
     for card in cards:
         first.setdefault(card.memory_bytes, card)
     sizes = tuple(first)
-    columns: list[tuple[str, tuple[int, ...] | None, tuple[int | None, ...]]] = []
+    columns: list[tuple[str, tuple[int, ...] | None]] = []
+    needed: dict[str, dict[float, int | None]] = {}
     for method, _ in CARD_METHODS:
         model = models[method]
         if isinstance(model, str):
-            columns.append((method, None, ()))
+            columns.append((method, None))
             continue
         batches = BatchFit(model).largest_many(sizes)
         one = ones[method]
-        needed = tuple(1 if batch else cards_needed(one, first[size]) for batch, size in zip(batches, sizes))
-        columns.append((method, batches, needed))
+        columns.append((method, batches))
+        needed[method] = {size: 1 if batch else cards_needed(one, first[size]) for batch, size in zip(batches, sizes)}
     rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
     for i, size in enumerate(sizes):
-        rows[size] = (tuple((m, None if b is None else b[i]) for m, b, _ in columns),
-                      tuple((m, n[i]) for m, b, n in columns if b is not None))
-    return tuple(CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards)
+        rows[size] = (tuple((m, None if b is None else b[i]) for m, b in columns),
+                      tuple((m, needed[m][size]) for m, b in columns if b is not None))
+    return tuple(CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards), needed
 
 
 def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, cards: tuple[Card, ...] = DEFAULT_CARDS,
@@ -139,11 +141,14 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
     )
     methods = tuple(MethodError(m, e) if isinstance(e, str) else MethodMemory.of(e) for m, e in estimates.items())
     selected = estimates[settings.method]
+    fits, needed = _card_fits(cards, models, ones)
+    # At batch 1 the selected method's estimate is the one the card fits used: its cards needed are known.
+    known = dict(needed.get(settings.method, {})) if settings.batch == 1 else {}
     return Estimate(
         ESTIMATOR_VERSION,
         memory=Memory(_resolved(settings, seq_len), peaks, methods),
-        cards=_card_fits(cards, models, ones),
-        cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card),
+        cards=fits,
+        cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card, known),
         assumptions=ASSUMPTIONS,
     )
 
@@ -170,31 +175,33 @@ def _resolved(settings: MemorySettings, seq_len: int) -> MemorySettings:
 
 
 def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards: tuple[Card, ...],
-          run: RunShape, cost_card: Card | None) -> Cost | None:
+          run: RunShape, cost_card: Card | None, needed: dict[float, int | None]) -> Cost | None:
+    """The cheapest run of `est`'s method (the fewest hours among equal prices) on `cost_card`, else on
+    any of `cards` with a known peak; `needed` holds the cards `est` needs per card memory where known."""
     if est.method == "serve":
         return None
     options = [cost_card] if cost_card is not None else [c for c in cards if c.bf16_tflops > 0]
-    best: tuple[tuple[bool, float, float], CostEstimate] | None = None
-    per_token = forward_flops_per_token(spec, est.seq_len)  # the same on every card
-    checkpointing = settings.effective_checkpointing
-    needed: dict[float, int | None] = {}  # cards of one memory size need as many
+    # Tokens and FLOPs are the same on every card; cards of one memory size need as many.
+    tokens, flops = run_flops(spec, est.method, seq_len=est.seq_len,
+                              grad_checkpointing=settings.effective_checkpointing, run=run)
+    best: tuple[tuple[bool, float, float], Card, int, float | None] | None = None
     for card in options:
-        if card.memory_bytes not in needed:
-            needed[card.memory_bytes] = cards_needed(est, card)
-        n = needed[card.memory_bytes]
+        size = card.memory_bytes
+        n = needed[size] if size in needed else needed.setdefault(size, cards_needed(est, card))
         if n is None:
             continue
-        c = training_cost(spec, est.method, seq_len=est.seq_len, grad_checkpointing=checkpointing,
-                          card=card, cards=n, run=run, flops_per_token=per_token)
-        usd = None if c.usd is None else round(c.usd, 2)
-        rank = (usd is None, usd or 0.0, round(c.hours, 3))  # as the Cost reports them
+        if card.bf16_tflops <= 0:  # only a `cost_card` can lack one
+            raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
+        hours, usd = run_hours(flops, card, n, run)
+        rounded = None if usd is None else round(usd, 2)
+        rank = (rounded is None, rounded or 0.0, round(hours, 3))  # as the Cost reports them
         if best is None or rank < best[0]:
-            best = (rank, c)
+            best = (rank, card, n, rounded)
     if best is None:
         return None
-    (_, _, hours), c = best
-    return Cost(c.method, c.card, c.cards, c.tokens, c.flops, hours, None if c.usd is None else round(c.usd, 2),
-                c.usd_per_card_hour, PRICE_TABLE_DATE, c.utilisation, run.epochs, run.samples)
+    (_, _, hours), card, n, usd = best
+    return Cost(est.method, card.name, n, tokens, flops, hours, usd, card.usd_per_hour or None, PRICE_TABLE_DATE,
+                run.utilisation, run.epochs, run.samples)
 
 
 def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, Any],
