@@ -128,8 +128,13 @@ def process_revision(
     store: Store,
     settings: Settings,
     extra_changes: Sequence[ChangeRecord] = (),
+    snapshot: Snapshot | None = None,
 ) -> ProcessedRevision:
-    """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures."""
+    """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures.
+
+    `snapshot`: the revision's snapshot when the caller fetched it already (the poller fetches
+    the next revision while this one is processed); else it is fetched here.
+    """
     from hubwatch.advisories.advise import plan_advisories
     from hubwatch.diff import diff_snapshots
 
@@ -137,7 +142,8 @@ def process_revision(
     # is the starting state: described at info (each record says the severity it would have had
     # as a change), recorded, not advised.
     initial = not baseline.snapshot.files
-    snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
+    if snapshot is None:
+        snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
     changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
     estimate = estimate_snapshot(snapshot, previous=None if initial else (baseline.snapshot, baseline.estimate))
     moved = estimate_change(baseline.estimate, estimate)

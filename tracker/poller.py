@@ -6,14 +6,17 @@ or `Failed` (with the state recorded in the store: gated, not found, error).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import PollState, RepoId
+from hubwatch.domain.records import PollState, RepoId, RevisionRecord
+from hubwatch.domain.snapshot import Snapshot
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabled, RepoNotFound, TokenRejected
 from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
 from hubwatch.tracker.hubstate import StoreWindow, clear_token_problem, record_token_problem
@@ -145,17 +148,22 @@ def poll_repo(
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
         baseline = load_baseline(store, repo, baseline_sha)
-        for index, revision in enumerate(new, start=1):
-            if stop is not None and stop():
-                break
-            say(repo, f"{index}/{len(new)} {revision.sha[:12]} {revision.title[:50]}")
-            result = process_revision(
-                repo, revision, baseline, hub=hub, store=store, settings=settings,
-                extra_changes=extra if index == 1 else (),
-            )
-            if result.saved:
-                saved.append(revision.sha)
-            baseline = result.baseline
+        with _Ahead(hub, repo) as ahead:
+            for index, revision in enumerate(new, start=1):
+                if stop is not None and stop():
+                    break
+                say(repo, f"{index}/{len(new)} {revision.sha[:12]} {revision.title[:50]}")
+                # This revision's snapshot (fetched while the one before was processed), and the
+                # next one's fetch started before this one is diffed, estimated and stored.
+                snapshot = ahead.take(revision, baseline.snapshot)
+                ahead.start(new[index] if index < len(new) else None, snapshot)
+                result = process_revision(
+                    repo, revision, baseline, hub=hub, store=store, settings=settings,
+                    extra_changes=extra if index == 1 else (), snapshot=snapshot,
+                )
+                if result.saved:
+                    saved.append(revision.sha)
+                baseline = result.baseline
         store.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         if saved:
@@ -177,6 +185,46 @@ def poll_repo(
         return Failed(repo, reason, state, exc.fix, tuple(saved))
     finally:
         end_poll_deadline(deadline)
+
+
+class _Ahead:
+    """The next revision's snapshot fetched in one background thread while the current revision
+    is processed: hub latency overlaps the diff, the estimate and the store's write instead of
+    adding to them. Only hub reads run there (the store is written by the poll's thread alone);
+    the poll's deadline holds there too (the fetch runs in a copy of the poll's context). A fetch
+    that fails raises when its revision's turn comes, so the revisions before it are stored first."""
+
+    def __init__(self, hub: HubClient, repo: RepoId) -> None:
+        self._hub = hub
+        self._repo = repo
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: tuple[str, Future[Snapshot]] | None = None
+
+    def __enter__(self) -> _Ahead:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._pool is not None:
+            # A fetch still running when the poll ends early (a failure, a shutdown) is waited
+            # for, bounded by its request timeout and the deadline, and its answer dropped.
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def start(self, revision: RevisionRecord | None, previous: Snapshot) -> None:
+        """Begin fetching `revision`'s snapshot (files unchanged since `previous` are reused)."""
+        if revision is None:
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hubwatch-ahead")
+        run = contextvars.copy_context().run
+        future = self._pool.submit(run, self._hub.snapshot, self._repo, revision.sha, previous=previous)
+        self._pending = (revision.sha, future)
+
+    def take(self, revision: RevisionRecord, previous: Snapshot) -> Snapshot:
+        """`revision`'s snapshot: the one fetched ahead, else fetched now."""
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[0] == revision.sha:
+            return pending[1].result()
+        return self._hub.snapshot(self._repo, revision.sha, previous=previous)
 
 
 def _republish_renamed(store: Store, repo: RepoId, settings: Settings, now: Clock) -> None:
