@@ -115,13 +115,18 @@ def max_batch_of(model: MemoryModel, card: Card, cap: int = BATCH_CAP) -> int:
 class BatchFit:
     """`max_batch_of` for one model on many cards: the figures at batches 1 and 2 made once."""
 
-    def __init__(self, model: MemoryModel) -> None:
+    def __init__(self, model: MemoryModel, one: MemoryEstimate | None = None) -> None:
+        """`one`, when given, is `model.at(1)` already made (its moments are `model.totals(1)`)."""
         self.model = model
-        one = model.totals(1)
+        if one is None:
+            totals = model.totals(1)
+            one_required = max(total for _, total in totals) * model.headroom + model.framework_overhead_bytes
+        else:
+            totals, one_required = one.moments, one.required_bytes  # the same floats
         two = dict(model.totals(2))
-        self.one_required = max(total for _, total in one) * model.headroom + model.framework_overhead_bytes
+        self.one_required = one_required
         # Each growing moment as (its total at batch 0, its growth per sequence).
-        self.lines = tuple((t1 - k, k) for name, t1 in one if (k := two[name] - t1) > 0)
+        self.lines = tuple((t1 - k, k) for name, t1 in totals if (k := two[name] - t1) > 0)
         self.spread_lines = tuple((base, k, abs(base) + k) for base, k in self.lines)  # with |base| + k for the slack
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:

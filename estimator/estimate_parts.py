@@ -127,8 +127,10 @@ class MethodMemory:
 
     @classmethod
     def of(cls, est: MemoryEstimate) -> MethodMemory:
+        """`est` in decimal GB, rounded as `_gb` rounds (written out in the comprehensions: one call a figure less)."""
         return cls(est.method, est.seq_len, est.batch, _gb(est.peak_bytes), _gb(est.required_bytes),
-                   tuple((n, _gb(v)) for n, v in est.terms), est.moment, tuple((n, _gb(v)) for n, v in est.moments),
+                   tuple([(n, round(v / 1e9, 3)) for n, v in est.terms]), est.moment,
+                   tuple([(n, round(v / 1e9, 3)) for n, v in est.moments]),
                    est.trainable_params, _gb(est.framework_overhead_bytes), est.headroom, _gb(est.host_bytes))
 
     def term(self, name: str) -> float:

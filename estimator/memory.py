@@ -62,8 +62,13 @@ class MemoryEstimate:
         """What a card must hold: peak × headroom + the framework's own (unallocated) memory."""
         return self.peak_bytes * self.headroom + self.framework_overhead_bytes
 
+    @cached_property
+    def _by_name(self) -> dict[str, float]:
+        return dict(self.terms)
+
     def term(self, name: str) -> float:
-        return dict(self.terms).get(name, 0.0)
+        """The bytes of one term (0 for a term this method does not have)."""
+        return self._by_name.get(name, 0.0)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -237,27 +242,29 @@ class _TrainModel:
         transient = self.transient_per_token * tokens
         logits_peak = self.logits_peak_per_token * tokens
         logits_kept = self.logits_kept_per_token * tokens
-        base_terms = (("weights", self.weights), ("optimizer_states", self.states))
+        weights, states, workspace = self.weights, self.states, self.workspace
         zero = 0.0
-        moments = {
-            "loss": base_terms + (("autocast_weight_copies", self.casts), ("gradients", self.earlier_grads),
-                                  ("activations", kept), ("previous_step_inputs", retained), ("logits", logits_peak),
-                                  ("workspace", self.workspace)),
-            "head backward": base_terms + (("autocast_weight_copies", self.head_casts),
-                                           ("gradients", self.backward_grads), ("activations", kept + transient),
-                                           ("previous_step_inputs", zero), ("logits", logits_kept),
-                                           ("workspace", self.workspace)),
-            "optimizer step": base_terms + (("autocast_weight_copies", zero), ("gradients", self.grads),
-                                            ("activations", zero), ("previous_step_inputs", zero), ("logits", zero),
-                                            ("workspace", self.step_tmp)),
-        }
-        totals = {name: sum(v for _, v in terms) for name, terms in moments.items()}
-        moment = max(totals, key=lambda n: totals[n])
-        terms = tuple(moments[moment]) + (("kv_cache", 0.0),)
-        return MemoryEstimate(self.method, self.seq_len, batch, terms, moment, tuple(totals.items()),
-                              self.trainable_params, self.framework_overhead_bytes, self.headroom,
+        # Each moment's terms, named as in _TRAIN_TERMS.
+        loss = (weights, states, self.casts, self.earlier_grads, kept, retained, logits_peak, workspace)
+        head = (weights, states, self.head_casts, self.backward_grads, kept + transient, zero, logits_kept, workspace)
+        step = (weights, states, zero, self.grads, zero, zero, zero, self.step_tmp)
+        totals = (sum(loss), sum(head), sum(step))
+        peak = 0  # the first of the largest totals, as max() picks it
+        if totals[1] > totals[peak]:
+            peak = 1
+        if totals[2] > totals[peak]:
+            peak = 2
+        terms = tuple(zip(_TRAIN_TERMS, (loss, head, step)[peak])) + (("kv_cache", 0.0),)
+        return MemoryEstimate(self.method, self.seq_len, batch, terms, _TRAIN_MOMENTS[peak],
+                              tuple(zip(_TRAIN_MOMENTS, totals)), self.trainable_params,
+                              self.framework_overhead_bytes, self.headroom,
                               self.host_fixed + self.host_per_token * tokens)
 
+
+# A training step's peak moments and the terms of each (`_TrainModel.at`), in report order.
+_TRAIN_MOMENTS = ("loss", "head backward", "optimizer step")
+_TRAIN_TERMS = ("weights", "optimizer_states", "autocast_weight_copies", "gradients", "activations",
+                "previous_step_inputs", "logits", "workspace")
 
 MemoryModel = _TrainModel | _ServeModel
 

@@ -100,8 +100,8 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
         if isinstance(model, str):
             columns.append((method, None))
             continue
-        batches = BatchFit(model).largest_many(sizes)
         one = ones[method]
+        batches = BatchFit(model, one).largest_many(sizes)
         columns.append((method, batches))
         needed[method] = {size: 1 if batch else cards_needed(one, first[size]) for batch, size in zip(batches, sizes)}
     rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
@@ -119,10 +119,14 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
     With `strict`, a selected method the model cannot run (a LoRA target it lacks) raises
     MemorySettingsError; otherwise that method is reported as a `MethodError`.
     """
+    return _report(spec, settings or _DEFAULT_SETTINGS, cards, run or _DEFAULT_RUN, cost_card, strict, None)
+
+
+def _report(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...], run: RunShape, cost_card: Card | None,
+            strict: bool, analysis: Analysis | None) -> Estimate:
+    """`memory_report`, with the analysis parts of `analysis` when given (`with_analysis` in one step)."""
     from hubwatch.estimator.api import ESTIMATOR_VERSION
 
-    settings = settings or _DEFAULT_SETTINGS
-    run = run or RunShape()
     models = _models(spec, settings, strict)
     estimates = {m: model if isinstance(model, str) else model.at(settings.batch) for m, model in models.items()}
     ones = {m: est for m, est in estimates.items() if not isinstance(est, str)} if settings.batch == 1 else \
@@ -150,10 +154,12 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
         cards=fits,
         cost=None if isinstance(selected, str) else _cost(spec, settings, selected, cards, run, cost_card, known),
         assumptions=ASSUMPTIONS,
+        **({} if analysis is None else _analysis_parts(analysis)),
     )
 
 
 _DEFAULT_SETTINGS = MemorySettings()
+_DEFAULT_RUN = RunShape()  # frozen: one for every report
 # Resolved settings by the identity of the (frozen) settings object: one backfill estimates every
 # revision with the same object. Keyed by identity, not equality, so that settings equal but not
 # alike (headroom 1 and 1.0) are each reported as given; the entry holds its object, so ids stay unique.
@@ -225,21 +231,25 @@ def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, An
             analyze(analysis_or_config, manifest=manifest)
         spec = analysis.spec
     # Per revision nothing may stop the record: a method the model cannot run is reported, not raised.
-    report = memory_report(spec, settings, cards=cards, strict=False)
-    return report if analysis is None else with_analysis(report, analysis)
+    return _report(spec, settings, cards, _DEFAULT_RUN, None, False, analysis)
 
 
 def with_analysis(report: Estimate, analysis: Analysis) -> Estimate:
     """`report` with the analysis parts: model, revision, family, parameters, findings, structure."""
     from dataclasses import replace
 
+    return replace(report, **_analysis_parts(analysis))
+
+
+def _analysis_parts(analysis: Analysis) -> dict[str, Any]:
+    """The Estimate fields an analysis fills in, by name."""
     p = analysis.params
     s = analysis.structure
-    return replace(
-        report, model=analysis.model, revision=analysis.revision, family=analysis.family,
-        custom_code=analysis.custom_code,
-        params=Params(p.derived, p.checkpoint, p.delta_pct, p.active, tuple(p.by_component.items()), p.explanation,
-                      p.support),
-        findings=analysis.findings, notes=analysis.notes,
-        structure=StructureSummary(s.layers, s.forward_pass_ok, tuple(s.failures)),
-    )
+    return {
+        "model": analysis.model, "revision": analysis.revision, "family": analysis.family,
+        "custom_code": analysis.custom_code,
+        "params": Params(p.derived, p.checkpoint, p.delta_pct, p.active, tuple(p.by_component.items()), p.explanation,
+                         p.support),
+        "findings": analysis.findings, "notes": analysis.notes,
+        "structure": StructureSummary(s.layers, s.forward_pass_ok, tuple(s.failures)),
+    }

@@ -185,9 +185,11 @@ def plan_lora(spec: ModelSpec, rank: int, targets: tuple[str, ...]) -> LoraPlan:
         for linear, role in zip(stack_linears, linear_roles):
             name = linear.name.rsplit(".", 1)[-1].lower()
             share, adapters = 0.0, 1
-            if all_linear or name in wanted_names or role in wanted_roles:
+            if all_linear:
+                share = 1.0  # every target matches: nothing to record
+            elif name in wanted_names or role in wanted_roles:
                 share = 1.0
-                matched.update({name, role})
+                matched.update((name, role))
             else:
                 # Parts of a fused matrix: one A (r×in) per part, B covering each part's share.
                 fused_parts = [r for r in wanted_roles if _FUSED.get(r) == role]
