@@ -229,12 +229,14 @@ def activation_model(spec: ModelSpec, *, compute_bytes: int, amp: bool, seq_len:
     """
     saved = ckpt = one = work = 0.0
     final = unit = 0.0
-    empty = LoraActivations(frozenset(), 0, 0, compute_bytes, False)
     for stack in training_stacks(spec):
         layers = max(1, stack.num_layers)
+        stack_lora = None if lora is None else lora.get(stack.name)
+        if lora is not None and stack_lora is None:  # a stack LoRA leaves alone
+            stack_lora = LoraActivations(frozenset(), 0, 0, compute_bytes, False)
         layer, working = _layer_bytes(
             stack, model_type=spec.model_type, compute=compute_bytes, amp=amp,
-            lora=None if lora is None else lora.get(stack.name, empty), seq_len=seq_len, eager=eager,
+            lora=stack_lora, seq_len=seq_len, eager=eager,
             norms_per_layer=_norms_per_layer(spec, stack), implementation=implementation,
             quantized_base=quantized_base,
         )

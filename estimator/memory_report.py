@@ -93,22 +93,29 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
     for card in cards:
         first.setdefault(card.memory_bytes, card)
     sizes = tuple(first)
-    columns: list[tuple[str, tuple[int, ...] | None]] = []
+    batches: list[tuple[str, tuple[int, ...] | None]] = []  # per method, the largest batch per size
     needed: dict[str, dict[float, int | None]] = {}
     for method, _ in CARD_METHODS:
         model = models[method]
         if isinstance(model, str):
-            columns.append((method, None))
+            batches.append((method, None))
             continue
         one = ones[method]
-        batches = BatchFit(model, one).largest_many(sizes)
-        columns.append((method, batches))
-        needed[method] = {size: 1 if batch else cards_needed(one, first[size]) for batch, size in zip(batches, sizes)}
+        largest = BatchFit(model, one).largest_many(sizes)
+        batches.append((method, largest))
+        needed[method] = {size: 1 if batch else cards_needed(one, first[size]) for batch, size in zip(largest, sizes)}
     rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
     for i, size in enumerate(sizes):
-        rows[size] = (tuple((m, None if b is None else b[i]) for m, b in columns),
-                      tuple((m, needed[m][size]) for m, b in columns if b is not None))
-    return tuple(CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards), needed
+        row: list[tuple[str, int | None]] = []
+        need: list[tuple[str, int | None]] = []
+        for method, column in batches:
+            if column is None:
+                row.append((method, None))
+            else:
+                row.append((method, column[i]))
+                need.append((method, needed[method][size]))
+        rows[size] = (tuple(row), tuple(need))
+    return tuple([CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards]), needed
 
 
 def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, cards: tuple[Card, ...] = DEFAULT_CARDS,
