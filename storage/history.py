@@ -13,7 +13,8 @@ from hubwatch.storage.lookup import resolve_sha
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos import find_repo
 from hubwatch.storage.summaries import repo_summary
-from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
+from hubwatch.storage.estimates import estimate_data, joined
+from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATE_BODIES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.values import EstimatePoint, HistoryEntry
 from sqlalchemy.engine import Connection
 
@@ -88,12 +89,14 @@ def _estimates_of(conn: Connection, revision_ids: list[int]) -> dict[int, tuple[
     out: dict[int, tuple[str, dict[str, Any]]] = {}
     if revision_ids:
         rows = conn.execute(
-            sa.select(ESTIMATES.c.revision_id, ESTIMATES.c.estimator_version, ESTIMATES.c.data)
+            sa.select(ESTIMATES.c.revision_id, ESTIMATES.c.estimator_version, ESTIMATE_BODIES.c.data,
+                      ESTIMATES.c.revision_json)
+            .select_from(joined())
             .where(ESTIMATES.c.revision_id.in_(revision_ids))
             .order_by(ESTIMATES.c.created_at, ESTIMATES.c.id)
         )
         for r in rows:
-            out[r.revision_id] = (r.estimator_version, r.data)
+            out[r.revision_id] = (r.estimator_version, estimate_data(r.data, r.revision_json))
     return out
 
 
@@ -143,8 +146,9 @@ def estimate_series(conn: Connection, repo: RepoId, points: int | None = None) -
     if repo_id is None:
         return []
     query = (
-        sa.select(REVISIONS.c.id, REVISIONS.c.position, REVISIONS.c.sha, REVISIONS.c.date, ESTIMATES.c.data)
-        .select_from(REVISIONS.outerjoin(ESTIMATES, ESTIMATES.c.revision_id == REVISIONS.c.id))
+        sa.select(REVISIONS.c.id, REVISIONS.c.position, REVISIONS.c.sha, REVISIONS.c.date, ESTIMATE_BODIES.c.data,
+                  ESTIMATES.c.revision_json)
+        .select_from(REVISIONS.outerjoin(joined(), ESTIMATES.c.revision_id == REVISIONS.c.id))
         .where(REVISIONS.c.repo_id == repo_id)
         # the newest estimate of a revision comes last (as _estimates_of picks it)
         .order_by(REVISIONS.c.position, REVISIONS.c.id, ESTIMATES.c.created_at, ESTIMATES.c.id)
@@ -157,7 +161,8 @@ def estimate_series(conn: Connection, repo: RepoId, points: int | None = None) -
             query = query.where(REVISIONS.c.position.in_(sample_positions(int(top), points)))
     series: dict[int, EstimatePoint] = {}
     for r in conn.execute(query):
-        series[r.id] = EstimatePoint(r.position, r.sha, r.date, r.data)
+        data = None if r.data is None else estimate_data(r.data, r.revision_json)
+        series[r.id] = EstimatePoint(r.position, r.sha, r.date, data)
     return list(series.values())
 
 

@@ -11,6 +11,7 @@ from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blobs, stored_shas
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.estimates import drop_unused_bodies, insert_estimate
 from hubwatch.storage.notify import enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
@@ -177,9 +178,7 @@ def _check_estimate(version: str, data: dict[str, Any]) -> None:
 
 def _insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
     _check_estimate(version, data)
-    conn.execute(
-        sa.insert(ESTIMATES).values(revision_id=revision_id, estimator_version=version, data=data, created_at=now)
-    )
+    insert_estimate(conn, revision_id, version, data, now)  # the body once, however many revisions share it
 
 
 def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: dict[str, Any], now: datetime) -> bool:
@@ -191,10 +190,11 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
     revision_id = find_revision(conn, repo, sha)
     if revision_id is None:
         return False
-    conn.execute(
-        sa.delete(ESTIMATES).where(ESTIMATES.c.revision_id == revision_id, ESTIMATES.c.estimator_version == version)
-    )
+    replaced = sa.and_(ESTIMATES.c.revision_id == revision_id, ESTIMATES.c.estimator_version == version)
+    old_bodies = set(conn.execute(sa.select(ESTIMATES.c.body_sha256).where(replaced)).scalars())
+    conn.execute(sa.delete(ESTIMATES).where(replaced))
     _insert_estimate(conn, revision_id, version, data, now)
+    drop_unused_bodies(conn, old_bodies)  # a body no other revision shares goes with its estimate
     repo_id = find_repo(conn, repo)
     assert repo_id is not None  # the revision is stored
     bump_versions(conn, [repo_id])  # what derives from the estimates (the charts) is stale

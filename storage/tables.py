@@ -15,6 +15,7 @@ __all__ = [
     "BLOBS",
     "CHANGES",
     "ESTIMATES",
+    "ESTIMATE_BODIES",
     "FILE_VERSIONS",
     "HISTORY_REWRITES",
     "NOTIFY_OUTBOX",
@@ -29,6 +30,7 @@ __all__ = [
     "AdvisoryRow",
     "BlobRow",
     "ChangeRow",
+    "EstimateBodyRow",
     "EstimateRow",
     "FileVersionRow",
     "HistoryRewriteRow",
@@ -155,8 +157,21 @@ class ChangeRow(SQLModel, table=True):
     direction: str = Field(default="hazard", sa_type=sa.String(8))
 
 
+class EstimateBodyRow(SQLModel, table=True):
+    """An estimate's JSON, stored once however many revisions have it (keyed by the sha256 of its
+    canonical JSON): most commits change no config, and their estimates are equal but for the
+    revision they name, which `estimates.revision_json` keeps (the body holds null there)."""
+
+    __tablename__ = "estimate_bodies"
+
+    sha256: str = Field(primary_key=True, sa_type=sa.String(64))
+    data: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    stored_at: datetime = Field(sa_type=UTCDateTime)
+
+
 class EstimateRow(SQLModel, table=True):
-    """The estimator's output for one revision and one estimator version."""
+    """The estimator's output for one revision and one estimator version: its body (shared) and
+    the JSON of the revision it names (`revision_json`: NULL when the estimate has no such key)."""
 
     __tablename__ = "estimates"
     __table_args__ = (sa.UniqueConstraint("revision_id", "estimator_version", name="uq_estimates_revision_version"),)
@@ -164,7 +179,10 @@ class EstimateRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     revision_id: int = Field(sa_column_args=[sa.ForeignKey("revisions.id", ondelete="CASCADE")], nullable=False)
     estimator_version: str = Field(sa_type=sa.String(64))
-    data: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
+    body_sha256: str = Field(
+        sa_type=sa.String(64), sa_column_args=[sa.ForeignKey("estimate_bodies.sha256")], nullable=False, index=True
+    )
+    revision_json: str | None = Field(default=None, sa_type=sa.Text, nullable=True)
     created_at: datetime = Field(sa_type=UTCDateTime)
 
 
@@ -352,6 +370,7 @@ BLOBS: sa.Table = BlobRow.__table__  # type: ignore[attr-defined]
 FILE_VERSIONS: sa.Table = FileVersionRow.__table__  # type: ignore[attr-defined]
 CHANGES: sa.Table = ChangeRow.__table__  # type: ignore[attr-defined]
 ESTIMATES: sa.Table = EstimateRow.__table__  # type: ignore[attr-defined]
+ESTIMATE_BODIES: sa.Table = EstimateBodyRow.__table__  # type: ignore[attr-defined]
 ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
 ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]

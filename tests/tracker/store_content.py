@@ -25,7 +25,9 @@ _QUERIES = {
              " JOIN revisions v ON v.id = f.revision_id",
     "changes": "SELECT v.sha, c.kind, c.severity, c.path, c.summary, c.detail, c.direction FROM changes c"
                " JOIN revisions v ON v.id = c.revision_id",
-    "estimates": "SELECT v.sha, e.estimator_version, e.data FROM estimates e JOIN revisions v ON v.id = e.revision_id",
+    # the body shared by equal estimates, and the revision each names (storage.estimates)
+    "estimates": "SELECT v.sha, e.estimator_version, b.data, e.revision_json FROM estimates e"
+                 " JOIN revisions v ON v.id = e.revision_id JOIN estimate_bodies b ON b.sha256 = e.body_sha256",
     "advisories": "SELECT a.id, v.sha, a.osv FROM advisories a JOIN revisions v ON v.id = a.revision_id",
     "advisory_events": "SELECT advisory_id, event, value, range_repo FROM advisory_events",
     "history_rewrites": "SELECT * FROM history_rewrites",
