@@ -136,7 +136,9 @@ class BatchFit:
         is known to within `_SLACK × (|limit| + |base| + k) × (|b| + 2) / k` batches (a bound far above
         the rounding of the lines, made from two totals, and of the real figure at any batch up to b),
         so when no whole batch lies within that of the smallest solution, its floor is the answer
-        the real figures give. Otherwise (and when no moment grows) the real figures decide.
+        the real figures give (a moment that does not grow from batch 1 to 2 has no per-token term,
+        so it fits at every batch once batch 1 fits). Otherwise, and when no moment grows, the real
+        figures decide.
         """
         model = self.model
         required = model.required_at  # fits(model.at(batch), card) is required_at(batch) <= memory

@@ -54,10 +54,6 @@ ASSUMPTIONS: tuple[str, ...] = (
 )
 
 
-def _gb(value: float) -> float:
-    return round(value / 1e9, 3)
-
-
 def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryModel | str]:
     """Each card method's memory with the batch left open, built once (or why the model cannot run it);
     LoRA and QLoRA share one adapter plan."""
@@ -139,18 +135,20 @@ def _report(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...], 
     ones = {m: est for m, est in estimates.items() if not isinstance(est, str)} if settings.batch == 1 else \
         {m: model.at(1) for m, model in models.items() if not isinstance(model, str)}
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
-    serve = estimates["serve"]
+    methods = tuple([MethodError(m, e) if isinstance(e, str) else MethodMemory.of(e) for m, e in estimates.items()])
+    # The headline figures are the methods' own, rounded to GB once.
+    by_method = {m.method: m for m in methods}
 
     def peak(method: str) -> float | None:
-        est = estimates[method]
-        return None if isinstance(est, str) else _gb(est.peak_bytes)
+        m = by_method[method]
+        return None if isinstance(m, MethodError) else m.peak_gb
 
+    serve = by_method["serve"]
     peaks = PeakMemory(
         full_finetune=peak("full"), lora=peak("lora"), qlora=peak("qlora"),
-        serve_weights=None if isinstance(serve, str) else _gb(serve.term("weights")),
-        kv_cache=None if isinstance(serve, str) else _gb(serve.term("kv_cache")),
+        serve_weights=None if isinstance(serve, MethodError) else serve.term("weights"),
+        kv_cache=None if isinstance(serve, MethodError) else serve.term("kv_cache"),
     )
-    methods = tuple(MethodError(m, e) if isinstance(e, str) else MethodMemory.of(e) for m, e in estimates.items())
     selected = estimates[settings.method]
     fits, needed = _card_fits(cards, models, ones)
     # At batch 1 the selected method's estimate is the one the card fits used: its cards needed are known.
