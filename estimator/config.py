@@ -99,33 +99,46 @@ class Cfg:
         self.data = data
         self.path = path
         self._model_type: builtins.str | None = None  # read once (the view is read-only); every read still counts
+        # The recording `reads` this view last wrote to and its set of keys for this path (one lookup per view).
+        self._reads: Reads | None = None
+        self._seen: set[builtins.str] = set()
 
     def key(self, name: builtins.str) -> builtins.str:
         return f"{self.path}.{name}" if self.path else name
 
     def _read(self, keys: tuple[builtins.str, ...]) -> None:
         reads = _READS.get()
-        if reads is not None:
+        if reads is None:
+            return
+        if reads is not self._reads:
             seen = reads.get(self.path)
             if seen is None:
                 seen = reads[self.path] = set()
-            seen.update(keys)
+            self._reads, self._seen = reads, seen
+        self._seen.update(keys)
 
     def has(self, *keys: builtins.str) -> builtins.bool:
         self._read(keys)
-        return any(self.data.get(k) is not None for k in keys)
+        data = self.data
+        for k in keys:
+            if data.get(k) is not None:
+                return True
+        return False
 
     def raw(self, *keys: builtins.str) -> Any:
         self._read(keys)
+        data = self.data
         for k in keys:
-            if self.data.get(k) is not None:
-                return self.data[k]
+            v = data.get(k)
+            if v is not None:
+                return v
         return None
 
     def first_key(self, *keys: builtins.str) -> builtins.str | None:
         self._read(keys)
+        data = self.data
         for k in keys:
-            if self.data.get(k) is not None:
+            if data.get(k) is not None:
                 return k
         return None
 
