@@ -123,11 +123,18 @@ class BatchFit:
             one_required = max(total for _, total in totals) * model.headroom + model.framework_overhead_bytes
         else:
             totals, one_required = one.moments, one.required_bytes  # the same floats
-        two = dict(model.totals(2))
         self.one_required = one_required
-        # Each growing moment as (its total at batch 0, its growth per sequence).
-        self.lines = tuple((t1 - k, k) for name, t1 in totals if (k := two[name] - t1) > 0)
-        self.spread_lines = tuple((base, k, abs(base) + k) for base, k in self.lines)  # with |base| + k for the slack
+        # Each growing moment as (its total at batch 0, its growth per sequence), and with |base| + k for
+        # the slack; the moments come in one order at every batch.
+        lines: list[tuple[float, float]] = []
+        spread: list[tuple[float, float, float]] = []
+        for (_, t1), (_, t2) in zip(totals, model.totals(2)):
+            k = t2 - t1
+            if k > 0:
+                lines.append((t1 - k, k))
+                spread.append((t1 - k, k, abs(t1 - k) + k))
+        self.lines = tuple(lines)
+        self.spread_lines = tuple(spread)
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
         """`largest` for each card memory in `sizes` (bytes).
