@@ -11,6 +11,7 @@ from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blobs, stored_shas
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.estimates import drop_unused_bodies, insert_estimate
 from hubwatch.storage.notify import enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
@@ -19,7 +20,6 @@ from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import check_change, check_files, check_json, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError
 
 __all__ = ["AlreadyStored", "revision_exists", "save_changes", "save_estimate", "save_revision"]
 
@@ -30,11 +30,6 @@ class AlreadyStored(Exception):
 
 def revision_exists(conn: Connection, repo: RepoId, sha: str) -> bool:
     return find_revision(conn, repo, sha) is not None
-
-
-def _stored(conn: Connection, repo_id: int, sha: str) -> bool:
-    found = conn.execute(sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha))
-    return found.first() is not None
 
 
 def _position(conn: Connection, repo_id: int, parent: str | None) -> int:
@@ -77,27 +72,26 @@ def save_revision(
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         repo_id = ensure_repo(conn, repo, now)
-    elif _stored(conn, repo_id, revision.sha):
-        raise AlreadyStored(revision.sha)
     position = _position(conn, repo_id, revision.parent)
-    try:
-        revision_id = conn.execute(
-            sa.insert(REVISIONS)
-            .values(
-                repo_id=repo_id,
-                sha=revision.sha,
-                parent_sha=revision.parent,
-                position=position,
-                date=checked_utc(revision.date, f"date of revision {revision.sha}"),
-                title=clean_text(revision.title),
-                message=clean_text(revision.message),
-                authors=[clean_text(a) for a in revision.authors],
-                stored_at=now,
-            )
-            .returning(REVISIONS.c.id)
-        ).scalar_one()
-    except IntegrityError as exc:  # a concurrent writer stored it first (UNIQUE(repo_id, sha))
-        raise AlreadyStored(revision.sha) from exc
+    # Stored already (by this worker before, or a concurrent one): no row comes back (UNIQUE(repo_id, sha)).
+    revision_id = conn.execute(
+        dialect_insert(conn, REVISIONS)
+        .values(
+            repo_id=repo_id,
+            sha=revision.sha,
+            parent_sha=revision.parent,
+            position=position,
+            date=checked_utc(revision.date, f"date of revision {revision.sha}"),
+            title=clean_text(revision.title),
+            message=clean_text(revision.message),
+            authors=[clean_text(a) for a in revision.authors],
+            stored_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["repo_id", "sha"])
+        .returning(REVISIONS.c.id)
+    ).scalar_one_or_none()
+    if revision_id is None:
+        raise AlreadyStored(revision.sha)
 
     _save_files(conn, revision_id, files, contents, now)
     save_changes(conn, revision_id, changes)

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
 from hubwatch.domain.snapshot import Snapshot
 
@@ -43,6 +43,7 @@ class ProcessedRevision:
     baseline: Baseline  # this revision as the baseline of the next one
     changes: tuple[ChangeRecord, ...]
     saved: bool  # False when another worker had stored it first
+    advisories: tuple[AdvisoryRecord, ...] = ()  # what was upserted with it (new, and earlier ones updated)
 
 
 def header_bytes(header: Mapping[str, Any]) -> bytes:
@@ -129,11 +130,15 @@ def process_revision(
     settings: Settings,
     extra_changes: Sequence[ChangeRecord] = (),
     snapshot: Snapshot | None = None,
+    prior: Sequence[AdvisoryRecord] | None = None,
+    id_repo: RepoId | None = None,
 ) -> ProcessedRevision:
     """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures.
 
     `snapshot`: the revision's snapshot when the caller fetched it already (the poller fetches
-    the next revision while this one is processed); else it is fetched here.
+    the next revision while this one is processed); else it is fetched here. `prior` and
+    `id_repo`: the repo's stored advisories and first id when the caller holds them (the poller
+    keeps them up to date over a poll's revisions); else they are read from the store.
     """
     from hubwatch.advisories.advise import plan_advisories
     from hubwatch.diff import diff_snapshots
@@ -153,8 +158,12 @@ def process_revision(
     # stored is compared with the old head): an update's range ("revisions before this one lack
     # it") would not be what was measured, so only the hazards this revision carries are advised.
     advised = changes if baseline.snapshot.sha == revision.parent else [c for c in changes if c.direction is Direction.HAZARD]
-    advisories = [] if initial else plan_advisories(repo, revision, advised, store.advisories(repo), settings,
-                                                  id_repo=store.first_id(repo))
+    if initial:
+        advisories = []
+    else:
+        known = store.advisories(repo) if prior is None else prior
+        advisories = plan_advisories(repo, revision, advised, known, settings,
+                                     id_repo=store.first_id(repo) if id_repo is None else id_repo)
     contents = _stored_contents(snapshot)
     saved = store.save_revision(
         repo,
@@ -166,4 +175,4 @@ def process_revision(
         advisories,
     )
     next_baseline = Baseline(snapshot, estimate)
-    return ProcessedRevision(revision, next_baseline, tuple(changes), saved)
+    return ProcessedRevision(revision, next_baseline, tuple(changes), saved, tuple(advisories))

@@ -15,12 +15,12 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import PollState, RepoId, RevisionRecord
+from hubwatch.domain.records import AdvisoryRecord, PollState, RepoId, RevisionRecord
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabled, RepoNotFound, TokenRejected
 from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
 from hubwatch.tracker.hubstate import StoreWindow, clear_token_problem, record_token_problem
-from hubwatch.tracker.pipeline import history_rewrite_change, load_baseline, process_revision
+from hubwatch.tracker.pipeline import ProcessedRevision, history_rewrite_change, load_baseline, process_revision
 
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
@@ -148,6 +148,7 @@ def poll_repo(
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
         baseline = load_baseline(store, repo, baseline_sha)
+        advisories = _KnownAdvisories(store, repo)
         with _Ahead(hub, repo) as ahead:
             for index, revision in enumerate(new, start=1):
                 if stop is not None and stop():
@@ -160,7 +161,9 @@ def poll_repo(
                 result = process_revision(
                     repo, revision, baseline, hub=hub, store=store, settings=settings,
                     extra_changes=extra if index == 1 else (), snapshot=snapshot,
+                    prior=advisories.records(), id_repo=advisories.first_id,
                 )
+                advisories.saved(result)
                 if result.saved:
                     saved.append(revision.sha)
                 baseline = result.baseline
@@ -185,6 +188,33 @@ def poll_repo(
         return Failed(repo, reason, state, exc.fix, tuple(saved))
     finally:
         end_poll_deadline(deadline)
+
+
+class _KnownAdvisories:
+    """The repo's stored advisories and first id over one poll's revisions: read from the store
+    once, then kept as the store keeps them (each revision's upsert applied: a record is replaced
+    unless the stored one is newer), instead of reading and decoding every record again for each
+    revision. When a revision turns out stored by another worker, they are read again."""
+
+    def __init__(self, store: Store, repo: RepoId) -> None:
+        self._store = store
+        self._repo = repo
+        self._records: dict[str, AdvisoryRecord] | None = None
+        self.first_id = store.first_id(repo)
+
+    def records(self) -> list[AdvisoryRecord]:
+        if self._records is None:
+            self._records = {a.id: a for a in self._store.advisories(self._repo)}
+        return list(self._records.values())
+
+    def saved(self, result: ProcessedRevision) -> None:
+        if not result.saved:
+            self._records = None  # what the other worker stored is read next time
+        elif self._records is not None:
+            for record in result.advisories:
+                stored = self._records.get(record.id)
+                if stored is None or stored.modified <= record.modified:
+                    self._records[record.id] = record
 
 
 class _Ahead:
