@@ -58,8 +58,11 @@ def _change_match(f: IndexFilter) -> sa.ColumnElement[bool]:
     return condition
 
 
-def filtered_repos(conn: Connection, f: IndexFilter, offset: int = 0, limit: int | None = None) -> list[RepoState]:
-    """Watched repos matching `f`, ordered by org/name, `limit` of them from `offset` (one query)."""
+def filtered_repos(
+    conn: Connection, f: IndexFilter, offset: int = 0, limit: int | None = None, after: RepoId | None = None
+) -> list[RepoState]:
+    """Watched repos matching `f`, ordered by org/name, `limit` of them after the keyset cursor
+    `after` (or from `offset`): one query."""
     if len(f.q) > _MAX_QUERY:
         raise InvalidRecord(f"a name search is at most {_MAX_QUERY} characters, got {len(f.q)}")
     condition: sa.ColumnElement[bool] = sa.true()
@@ -68,7 +71,7 @@ def filtered_repos(conn: Connection, f: IndexFilter, offset: int = 0, limit: int
     if f.on_changes:
         matching = sa.select(REVISIONS.c.id).join(CHANGES, _change_match(f)).where(REVISIONS.c.repo_id == REPOS.c.id)
         condition = sa.and_(condition, matching.exists())
-    return repo_states(conn, org=f.org, offset=offset, limit=limit, where=condition)
+    return repo_states(conn, org=f.org, offset=offset, limit=limit, where=condition, after=after)
 
 
 def latest_matching(conn: Connection, repos: Sequence[RepoId], f: IndexFilter) -> dict[RepoId, FeedItem]:

@@ -158,20 +158,28 @@ def repo_states(
     offset: int = 0,
     limit: int | None = None,
     where: sa.ColumnElement[bool] | None = None,
+    after: RepoId | None = None,
 ) -> list[RepoState]:
     """Repos ordered by org/name with their revision counts; optionally one repo or one org's, or
-    those meeting `where` (a condition on `repos`: the index's filters), `limit` of them from
-    `offset` (a page of the watch list, however long it is)."""
+    those meeting `where` (a condition on `repos`: the index's filters), `limit` of them after the
+    keyset cursor `after` (the last org/name of the page before: read through the (org, name)
+    index, however deep in the watch list) or from `offset`."""
     if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
         raise InvalidRecord(f"offset and limit must be 0 … 2**63-1, got offset={offset}, limit={limit}")
     query = sa.select(REPOS).order_by(REPOS.c.org, REPOS.c.name)  # revision_count: kept at write time
     query = query.where(in_scope(repo, org))
+    if after is not None:
+        query = query.where(
+            sa.or_(REPOS.c.org > after.org, sa.and_(REPOS.c.org == after.org, REPOS.c.name > after.name))
+        )
     if where is not None:
         query = query.where(where)
     if watched_only:
         query = query.where(REPOS.c.watched.is_(True))
-    if offset or limit is not None:
-        query = query.offset(offset).limit(limit)
+    if limit is not None:
+        query = query.limit(limit)
+    if offset:
+        query = query.offset(offset)
     return [_state(r) for r in conn.execute(query)]
 
 

@@ -78,16 +78,21 @@ class Store(Transactions):
     def unwatch(self, repo: RepoId) -> bool:
         return self._write(lambda c: repos.set_watched(c, repo, False, self._clock()))
 
-    def watched(self, *, org: str | None = None, offset: int = 0, limit: int | None = None) -> list[RepoState]:
-        """Watched repos ordered by org/name: all, or one org's, or `limit` of them from `offset`."""
+    def watched(
+        self, *, org: str | None = None, offset: int = 0, limit: int | None = None, after: RepoId | None = None
+    ) -> list[RepoState]:
+        """Watched repos ordered by org/name: all, or one org's, or `limit` of them after the
+        keyset cursor `after` (the last repo of the page before) or from `offset`."""
         with self._read() as c:
-            return repos.repo_states(c, org=org, offset=offset, limit=limit)
+            return repos.repo_states(c, org=org, offset=offset, limit=limit, after=after)
 
-    def watched_matching(self, f: IndexFilter, *, offset: int = 0, limit: int | None = None) -> list[RepoState]:
+    def watched_matching(
+        self, f: IndexFilter, *, offset: int = 0, limit: int | None = None, after: RepoId | None = None
+    ) -> list[RepoState]:
         """Watched repos matching the index's filter (name, org, change kind, severity, date), by
         org/name, `limit` of them from `offset`: one query."""
         with self._read() as c:
-            return index.filtered_repos(c, f, offset, limit)
+            return index.filtered_repos(c, f, offset, limit, after)
 
     def latest_matching(self, repos_: Sequence[RepoId], f: IndexFilter) -> dict[RepoId, FeedItem]:
         """Each repo's newest revision with a change matching `f` (its kinds, severity, date), with

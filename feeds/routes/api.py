@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -11,6 +12,7 @@ from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, require_known
+from hubwatch.feeds.routes.listing import parse_after
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
 
@@ -25,11 +27,20 @@ HISTORY_PAGE = 1000
 
 
 @router.get("/models")
-def models(ctx: Ctx, page: PageQuery = 0) -> dict[str, Any]:
-    """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is one."""
+def models(
+    ctx: Ctx,
+    page: PageQuery = 0,
+    after: Annotated[str | None, Query(max_length=200, description="org/name: the page after this repo")] = None,
+) -> dict[str, Any]:
+    """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is
+    one (a keyset cursor, `?after=org/name`: read through the index at any depth; `?page=` still answers)."""
     if page < 0:
         raise bad_request(f"page must be ≥ 0, got {page}")
-    states = ctx.store.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
+    cursor = parse_after(after)
+    if cursor is not None:
+        states = ctx.store.watched(after=cursor, limit=MODELS_PAGE + 1)
+    else:
+        states = ctx.store.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
     rows = []
     for state in states[:MODELS_PAGE]:
         rows.append(
@@ -45,7 +56,7 @@ def models(ctx: Ctx, page: PageQuery = 0) -> dict[str, Any]:
         )
     out: dict[str, Any] = {"models": rows}
     if len(states) > MODELS_PAGE:
-        out["next"] = f"{ctx.base_url}/api/v1/models?page={page + 1}"
+        out["next"] = f"{ctx.base_url}/api/v1/models?{urlencode({'after': str(states[MODELS_PAGE - 1].repo)})}"
     return out
 
 

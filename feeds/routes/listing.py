@@ -9,14 +9,14 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 
 from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
-from hubwatch.domain.records import Kind, Severity
+from hubwatch.domain.records import Kind, RepoId, Severity
 from hubwatch.domain.times import as_utc
 from hubwatch.feeds.context import AppContext, org_from_path
 from hubwatch.feeds.errors import bad_request
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity
 from hubwatch.storage.index import IndexFilter
 
-__all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_since"]
+__all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_after", "parse_since"]
 
 PAGE_SIZE = 100
 MAX_Q = 200
@@ -55,7 +55,17 @@ def index_filter(
     )
 
 
-def _query_string(f: IndexFilter, page: int, with_org: bool) -> str:
+def parse_after(value: str | None) -> RepoId | None:
+    """`?after=org/name` (the keyset cursor a "Next page" link carries) → RepoId; a 400 naming the fault."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return RepoId.parse(value.strip())
+    except ValueError as exc:
+        raise bad_request(f"after {value[:200]!r} is not org/name: use the \"Next page\" link's value") from exc
+
+
+def _query_string(f: IndexFilter, after: RepoId | None, with_org: bool) -> str:
     from urllib.parse import urlencode
 
     pairs: list[tuple[str, str]] = [("q", f.q)] if f.q else []
@@ -66,15 +76,24 @@ def _query_string(f: IndexFilter, page: int, with_org: bool) -> str:
         pairs.append(("severity", f.min_severity.value))
     if f.since is not None:
         pairs.append(("since", f.since.date().isoformat() if f.since.time() == datetime.min.time() else f.since.isoformat()))
-    if page:
-        pairs.append(("page", str(page)))
+    if after is not None:
+        pairs.append(("after", str(after)))
     return urlencode(pairs)
 
 
-def listing(request: Request, ctx: AppContext, page: int, f: IndexFilter, org_page: bool = False) -> Response:
+def listing(
+    request: Request, ctx: AppContext, page: int, f: IndexFilter, org_page: bool = False, after: RepoId | None = None
+) -> Response:
     """One page of the (filtered) watch list with each repo's newest matching revision — the most
-    important change first, every other hazard at medium or above shown too: four queries."""
-    states = ctx.store.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
+    important change first, every other hazard at medium or above shown too: four queries.
+
+    Pages are keyset pages: `after` (org/name, the last repo of the page before) is read through
+    the (org, name) index at any depth; `page` (an offset, from links of earlier versions) still
+    answers, and its "Next page" link is a keyset one."""
+    if after is not None:
+        states = ctx.store.watched_matching(f, after=after, limit=PAGE_SIZE + 1)
+    else:
+        states = ctx.store.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
     shown = states[:PAGE_SIZE]
     latest = ctx.store.latest_matching([s.repo for s in shown], f)
     rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
@@ -82,8 +101,10 @@ def listing(request: Request, ctx: AppContext, page: int, f: IndexFilter, org_pa
     context: dict[str, Any] = {
         "rows": rows,
         "page": page,
+        "paged": page > 0 or after is not None,
+        "first_query": _query_string(f, None, not org_page),
         "more": len(states) > PAGE_SIZE,
-        "next_query": _query_string(f, page + 1, not org_page),
+        "next_query": _query_string(f, shown[-1].repo if shown else None, not org_page),
         "org": f.org if org_page else None,
         "filter": f,
         "filtered": filtered,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
@@ -21,7 +21,7 @@ from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.compare import revision_rows
-from hubwatch.feeds.routes.listing import index_filter, listing
+from hubwatch.feeds.routes.listing import index_filter, listing, parse_after
 from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
@@ -44,6 +44,7 @@ __all__ = [
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 IndexQuery = Annotated[IndexFilter, Depends(index_filter)]
+AfterQuery = Annotated[str | None, Query(max_length=200, description="org/name: the page after this repo")]
 PAGE_SIZE = 100
 MODEL_PAGE_SIZE = 50  # revisions a model page lists (one line each; the revision page has the rest)
 CHART_POINTS = 60  # revisions the model page's charts plot at most, spread over the whole history
@@ -90,20 +91,24 @@ def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
 
 
 @router.get("/")
-def index(request: Request, ctx: Ctx, f: IndexQuery, page: PageQuery = 0) -> Response:
-    """Watched models: `?q=` part of the name, `?org=`, `?kind=`, `?severity=` (lowest), `?since=`."""
-    return listing(request, ctx, page, f)
+def index(request: Request, ctx: Ctx, f: IndexQuery, page: PageQuery = 0, after: AfterQuery = None) -> Response:
+    """Watched models: `?q=` part of the name, `?org=`, `?kind=`, `?severity=` (lowest), `?since=`;
+    `?after=org/name` for the next page."""
+    return listing(request, ctx, page, f, after=parse_after(after))
 
 
 @router.get("/orgs/{org}")
-def org_page(request: Request, org: str, ctx: Ctx, f: IndexQuery, page: PageQuery = 0) -> Response:
+def org_page(
+    request: Request, org: str, ctx: Ctx, f: IndexQuery, page: PageQuery = 0, after: AfterQuery = None
+) -> Response:
     """The watched models of one organisation (user) on the hub, with its feed (and the same filters)."""
     org = org_from_path(org)
     first = ctx.store.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
-    if page == 0 and not first:
+    cursor = parse_after(after)
+    if page == 0 and cursor is None and not first:
         raise not_found(f"no watched model of {org!r} in this hubwatch")
     spelled = first[0].repo.org if first else org  # shown as the store spells it
-    return listing(request, ctx, page, replace(f, org=spelled), org_page=True)
+    return listing(request, ctx, page, replace(f, org=spelled), org_page=True, after=cursor)
 
 
 @router.get("/models/{org}/{name}.md")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import feedparser
 from fastapi.testclient import TestClient
@@ -82,3 +84,38 @@ def test_index_pages_the_watch_list(client: TestClient, feeds_store: Store) -> N
     assert 'href="/models/bulk/m099"' not in second and "Next page" not in second
     models = client.get("/api/v1/models").json()
     assert len(models["models"]) == 123 and "next" not in models
+
+
+def test_next_page_links_are_keyset_cursors_that_walk_the_whole_list(
+    client: TestClient, feeds_store: Store, count_selects: Any
+) -> None:
+    import re
+    from html import unescape
+
+    for i in range(250):
+        feeds_store.watch(RepoId("bulk", f"m{i:03d}"))
+    seen: list[str] = []
+    url: str | None = "/"
+    while url is not None:
+        html = client.get(url).text
+        seen += [m for m in re.findall(r'<a href="/models/([^"]+)"', html) if m.startswith("bulk/")]
+        link = re.search(r'<a rel="next" href="\?([^"]+)"', html)
+        url = f"/?{unescape(link.group(1))}" if link else None
+        if url is not None:
+            assert "after=" in url and "page=" not in url  # a keyset cursor, no offset
+    assert seen == [f"bulk/m{i:03d}" for i in range(250)]  # every repo once, in order
+    assert 'rel="first"' in client.get("/?after=bulk/m099").text
+    # the API pages the same way: `next` carries the last repo of the page
+    with count_selects(feeds_store) as statements:
+        page = client.get("/api/v1/models?after=bulk/m100").json()
+    assert page["models"][0]["repo"] == "bulk/m101"
+    # the page is read from the cursor on (org, name), not counted off from the start (SQLite's
+    # dialect writes "LIMIT ? OFFSET ?" for every LIMIT; the offset bound there is 0)
+    assert any("repos.org >" in s for s in statements)
+
+
+def test_a_bad_after_cursor_is_a_400_naming_it(client: TestClient) -> None:
+    for url in ("/?after=no-slash", "/api/v1/models?after=a/b/c"):
+        answer = client.get(url)
+        assert answer.status_code == 400
+        assert "after" in answer.text and "org/name" in answer.text
