@@ -104,6 +104,13 @@ class Settings(BaseSettings):
     claim_batch: int = Field(
         default=4, ge=1, le=100, description="Repos one worker claims at a time (small, so several workers share a cycle's work)."
     )
+    poll_concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Repos of a claimed batch one worker polls at the same time (threads): the hub's latency of "
+        "one repo overlaps another's work; 1 polls them one after another.",
+    )
     shutdown_grace_s: float = Field(
         default=20.0,
         ge=0,

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 import time
@@ -166,8 +167,7 @@ class HubGuard:
         install()  # on the library's current session (a new client factory makes a new one)
         try:
             with limits(Limits(self._timeout, deadline, self.gate)):
-                result: T = self.breaker.call(self._retrying, fn, deadline)
-                return result
+                return self._through_breaker(fn, deadline)
         except pybreaker.CircuitBreakerError as exc:
             raise HubUnavailable(
                 f"not called: the hub failed {self.breaker.fail_max} times in a row; the next try is a probe"
@@ -179,6 +179,35 @@ class HubGuard:
             with self._lock:
                 self._rejected, self._rejected_as = exc, rejected_as
             raise
+
+    def _through_breaker(self, fn: Callable[[], T], deadline: float | None) -> T:
+        """`fn` (with its retries) counted by the breaker. pybreaker holds its lock for the whole of
+        a call, which would let one hub request through at a time however many threads ask (a
+        snapshot's parallel downloads, the next revision fetched ahead, repos polled together).
+        While the circuit is closed the request runs outside that lock and only its outcome is
+        handed to the breaker; an open circuit refuses at once and a half-open one lets its one
+        probe through under the lock, as pybreaker does."""
+        if self.breaker.current_state != pybreaker.STATE_CLOSED:
+            probed: T = self.breaker.call(self._retrying, fn, deadline)
+            return probed
+        try:
+            result = self._retrying(fn, deadline)
+        except BaseException as exc:
+            failure = exc
+
+            def again() -> T:
+                raise failure
+
+            # Counted as pybreaker counts it (maybe opening the circuit), which raises it again; when
+            # another thread's failures opened the circuit meanwhile, this failure is raised as it is.
+            with contextlib.suppress(pybreaker.CircuitBreakerError):
+                self.breaker.call(again)
+            raise
+        try:
+            self.breaker.call(lambda: result)  # a success: the failure count starts again
+        except pybreaker.CircuitBreakerError:
+            pass  # another thread's failures opened the circuit meanwhile; this request did succeed
+        return result
 
     def _retrying(self, fn: Callable[[], T], deadline: float | None) -> T:
         class _NoTimeLeft(tenacity.stop.stop_base):

@@ -11,6 +11,7 @@ which nothing moved costs the listing alone; without the listing, each repo is p
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import logging
 import os
@@ -148,20 +149,46 @@ class PollCycle:
                 seen.update(claimed)
                 failures = {s.repo: s.failures for s in self._store.watched_among(claimed)}
                 with self.heartbeat.holding(claimed):
-                    for index, repo in enumerate(claimed):
-                        if self._stopping.is_set():
-                            self._store.unlease(claimed[index:], self.worker_id)
-                            break
-                        outcome = self._poll_one(repo, failures.get(repo, 0), listing_ok=meter.listing != "failed")
-                        outcomes.append(outcome)
-                        if isinstance(outcome, Failed) and outcome.token_rejected:
-                            self._store.unlease(claimed[index + 1:], self.worker_id)
-                            break
+                    polled, halt = self._poll_batch(claimed, failures, listing_ok=meter.listing != "failed")
+                    outcomes.extend(polled)
+                    if halt:
+                        break
             _log_cycle(outcomes)
             self._record(meter, outcomes)
             return outcomes
         finally:
             self._lock.release()
+
+    def _poll_batch(
+        self, claimed: list[RepoId], failures: dict[RepoId, int], *, listing_ok: bool
+    ) -> tuple[list[PollOutcome], bool]:
+        """Poll the claimed repos, `poll_concurrency` at a time (threads, each in a copy of this
+        context); their outcomes in claim order, and whether the cycle must stop (the token was
+        rejected). A repo not started when the cycle stops (a shutdown, a rejected token) is
+        unleased for whichever worker comes next."""
+        outcomes: dict[RepoId, PollOutcome] = {}
+        halt = threading.Event()
+
+        def one(repo: RepoId) -> None:
+            if self._stopping.is_set() or halt.is_set():
+                return
+            outcome = self._poll_one(repo, failures.get(repo, 0), listing_ok=listing_ok)
+            outcomes[repo] = outcome
+            if isinstance(outcome, Failed) and outcome.token_rejected:
+                halt.set()  # every later request would be refused the same way
+
+        width = min(self._settings.poll_concurrency, len(claimed))
+        if width <= 1:
+            for repo in claimed:
+                one(repo)
+        else:
+            with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hubwatch-poll") as pool:
+                for future in [pool.submit(contextvars.copy_context().run, one, repo) for repo in claimed]:
+                    future.result()  # a bug in one poll is raised here, as it would be one at a time
+        left = [r for r in claimed if r not in outcomes]
+        if left:
+            self._store.unlease(left, self.worker_id)
+        return [outcomes[r] for r in claimed if r in outcomes], halt.is_set()
 
     def poll_now(self, repo: RepoId) -> PollOutcome | None:
         """Poll one watched repo at once (a webhook said it changed), under its lease like any poll.

@@ -30,6 +30,10 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
             return
         modes.count(self.state)
+        with modes.in_flight(self.state):
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         verdict = self.state.faults.next_request(scope["path"])
         if verdict.delay_s:
             await asyncio.sleep(verdict.delay_s)

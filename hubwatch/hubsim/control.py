@@ -10,6 +10,7 @@ import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from hubwatch.hubsim import modes
 from hubwatch.hubsim.faults import FaultConfig, FaultError
 from hubwatch.hubsim.state import Advance, SimError, SimState, parse_at
 
@@ -126,5 +127,8 @@ async def faults(request: Request) -> Response:
 
 
 async def sim_state(request: Request) -> Response:
-    """`GET /_sim/state`: per repo the versions shown and the head; the live faults."""
-    return JSONResponse(_state(request).snapshot())
+    """`GET /_sim/state`: per repo the versions shown and the head; the live faults; the hub
+    requests (`seen`, `in_flight` now, `max_in_flight` since the last `?reset=in_flight`)."""
+    state = _state(request)
+    reset = request.query_params.get("reset") == "in_flight"
+    return JSONResponse({**state.snapshot(), "requests": modes.concurrency(state, reset=reset)})

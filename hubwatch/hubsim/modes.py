@@ -12,6 +12,8 @@ import fnmatch
 import random
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import unquote
 
 from starlette.responses import Response
@@ -21,7 +23,10 @@ from hubwatch.hubsim.faults import FaultConfig
 from hubwatch.hubsim.responses import error_response
 from hubwatch.hubsim.state import SimState
 
-__all__ = ["BAD_TOKEN", "DISABLED", "RateWindow", "count", "deleted", "repo_of", "requests_seen", "serve"]
+__all__ = [
+    "BAD_TOKEN", "DISABLED", "RateWindow", "concurrency", "count", "deleted", "in_flight", "repo_of", "requests_seen",
+    "serve",
+]
 
 BAD_TOKEN = "Invalid credentials in Authorization header"
 DISABLED = "Access to this resource is disabled."
@@ -63,6 +68,8 @@ class _Tally:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.count = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
 
 
 def count(state: SimState) -> None:
@@ -70,6 +77,31 @@ def count(state: SimState) -> None:
     tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
     with tally.lock:
         tally.count += 1
+
+
+@contextmanager
+def in_flight(state: SimState) -> Iterator[None]:
+    """Around one hub request's handling: how many are being answered at once, and the most so far
+    (`/_sim/state`'s `requests`): whether a client sends its requests together or one by one."""
+    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    with tally.lock:
+        tally.in_flight += 1
+        tally.max_in_flight = max(tally.max_in_flight, tally.in_flight)
+    try:
+        yield
+    finally:
+        with tally.lock:
+            tally.in_flight -= 1
+
+
+def concurrency(state: SimState, *, reset: bool = False) -> dict[str, int]:
+    """`{"seen", "in_flight", "max_in_flight"}` of the hub requests; `reset` starts the maximum again."""
+    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    with tally.lock:
+        out = {"seen": tally.count, "in_flight": tally.in_flight, "max_in_flight": tally.max_in_flight}
+        if reset:
+            tally.max_in_flight = tally.in_flight
+    return out
 
 
 def requests_seen(state: SimState) -> int:

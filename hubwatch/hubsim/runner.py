@@ -15,6 +15,7 @@ from typing import Self
 import uvicorn
 import uvicorn.config
 
+from hubwatch.hubsim import modes
 from hubwatch.hubsim.app import create_app
 from hubwatch.hubsim.control import WebhookSender
 from hubwatch.hubsim.faults import FaultConfig
@@ -163,6 +164,11 @@ class HubSim:
     def head(self, repo_id: str) -> str:
         """The sha `main` points at now."""
         return self.state.head(repo_id).sha
+
+    def requests(self, *, reset: bool = False) -> dict[str, int]:
+        """The hub requests answered: `seen`, `in_flight` now and `max_in_flight` (the most answered
+        at once since the start or the last `reset=True`), as `GET /_sim/state` reports them."""
+        return modes.concurrency(self.state, reset=reset)
 
     def reset(self, at: str | int | None = None) -> None:
         """Back to versions ≤ `at` (default: the start setting); faults back to the start ones."""

@@ -60,8 +60,10 @@ def test_a_trickling_body_is_cut_off_at_the_hub_timeout(hubsim_factory: Any, roo
 
 
 def test_the_poll_deadline_bounds_all_requests_of_one_poll(hubsim_factory: Any, root: Path, store: Any) -> None:
-    sim, settings = setup(hubsim_factory, root, store, LLAMA, hub_timeout_s=30, poll_deadline_s=2)
-    sim.set_faults(latency_ms=400)  # each request is fine alone; a whole backfill is not
+    # Each request is fine alone; a whole backfill is not: head, commits and the tree listing come
+    # one after another (the files of a snapshot together), 3 × 0.6 s past the 1.5 s deadline.
+    sim, settings = setup(hubsim_factory, root, store, LLAMA, hub_timeout_s=30, poll_deadline_s=1.5)
+    sim.set_faults(latency_ms=600)
     began = time.monotonic()
     (outcome,) = poll_repos([LLAMA], hub=HubClient.from_settings(settings), store=store, settings=settings)
     assert time.monotonic() - began < 6

@@ -37,7 +37,10 @@ def test_a_spent_window_seen_by_one_worker_stops_the_other(hubsim_factory: Any, 
     sim = hubsim_factory(root=root, at="v1")
     for repo in (LLAMA, TINY):
         store.watch(repo)
-    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, poll_interval_s=60)
+    # One repo at a time, so that the count is exact: with `poll_concurrency` N, up to N − 1 head
+    # requests already on their way when the window's last answer arrives reach the hub too (429s,
+    # deferrals).
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, poll_interval_s=60, poll_concurrency=1)
     sim.set_faults(ratelimit_quota=2, ratelimit_window_s=3)
     first = PollCycle(hub=HubClient.from_settings(settings), store=store, settings=settings, worker_id="w1")
     second = PollCycle(hub=HubClient.from_settings(settings), store=store, settings=settings, worker_id="w2")
