@@ -94,6 +94,24 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     pin = int(pin)
     at_rev = REVISIONS.alias("at_rev")
     on_repo = sa.and_(at_rev.c.repo_id == repo_id, at_rev.c.sha == ADVISORY_EVENTS.c.value)
+    # A range can hold the pin only from an `introduced` at or before it that no `fixed` of the same
+    # range closes between the two (strictly after the introduction, at or before the pin): the
+    # database drops the rest, so that what is read and decided here does not grow with the
+    # history. The exact decision (`affects_at`) is still made below on every remaining range.
+    fixed = ADVISORY_EVENTS.alias("fixed")
+    fixed_rev = REVISIONS.alias("fixed_rev")
+    closed = (
+        sa.select(fixed.c.id)
+        .select_from(fixed.join(fixed_rev, sa.and_(fixed_rev.c.repo_id == repo_id, fixed_rev.c.sha == fixed.c.value)))
+        .where(
+            fixed.c.advisory_id == ADVISORY_EVENTS.c.advisory_id,
+            fixed.c.range_index == ADVISORY_EVENTS.c.range_index,
+            fixed.c.event == "fixed",
+            fixed_rev.c.position <= pin,
+            fixed_rev.c.position > sa.func.coalesce(at_rev.c.position, -1),
+        )
+        .exists()
+    )
     candidates = (
         sa.select(ADVISORY_EVENTS.c.advisory_id)
         .select_from(
@@ -106,6 +124,7 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
             ADVISORIES.c.withdrawn.is_(None),
             ADVISORY_EVENTS.c.event == "introduced",
             sa.or_(ADVISORY_EVENTS.c.value == "0", at_rev.c.position <= pin),
+            ~closed,
         )
         .distinct()
     )

@@ -140,3 +140,31 @@ def test_query_work_does_not_grow_with_depth(
             assert len(decoded) <= 3
             figures.append(len(selects))
     assert figures[:2] == figures[2:], figures
+
+
+def test_ranges_closed_before_the_pin_are_not_read(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The events the matcher reads and decides on are those of the ranges still open at the pin
+    (5 here, each fixed 5 revisions after it was introduced), at any depth: ranges a `fixed` closed
+    before the pin stay in the database."""
+    import hubwatch.storage.osvmatch as osvmatch
+
+    read: list[int] = []
+    original = osvmatch._ranges
+
+    def counting(rows: Any) -> Any:
+        rows = list(rows)
+        read.append(len(rows))
+        return original(rows)
+
+    monkeypatch.setattr(osvmatch, "_ranges", counting)
+    for depth in (12, 150):
+        repo = RepoId("closed", f"c{depth}")
+        shas = _linear_repo(store, repo, depth)
+        with store.engine.connect() as conn:
+            repo_id = find_repo(conn, repo)
+            assert repo_id is not None
+            read.clear()
+            hits = affecting_ids(conn, repo_id, shas[depth // 2])
+            assert hits == ids_by_lineage(conn, repo_id, shas[depth // 2])
+        assert len(hits) == 5
+        assert read == [10]  # the five open ranges' introduced and fixed events, nothing older
