@@ -235,9 +235,11 @@ class _Ahead:
 
     def __exit__(self, *_exc: object) -> None:
         if self._pool is not None:
-            # A fetch still running when the poll ends early (a failure, a shutdown) is waited
-            # for, bounded by its request timeout and the deadline, and its answer dropped.
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # A fetch still running when the poll ends early (a failure, a shutdown) is not waited
+            # for: the poll returns at its revision boundary (a shutdown's grace is not spent on a
+            # revision that will not be stored), and the fetch's answer, bounded by its request
+            # timeout and the deadline, is dropped. It never touches the store.
+            self._pool.shutdown(wait=False, cancel_futures=True)
 
     def start(self, revision: RevisionRecord | None, previous: Snapshot) -> None:
         """Begin fetching `revision`'s snapshot (files unchanged since `previous` are reused)."""
