@@ -66,3 +66,24 @@ def advisory(
     if withdrawn is not None:
         osv["withdrawn"] = withdrawn.strftime("%Y-%m-%dT%H:%M:%SZ")
     return AdvisoryRecord(adv_id, repo, sha(raised_at), osv, modified, withdrawn)
+
+
+
+def _alembic(engine: Any, step: str, target: str) -> None:
+    from alembic import command
+    from hubwatch.storage.migrate import alembic_config
+
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        getattr(command, step)(cfg, target)
+
+
+def downgrade_to(engine: Any, revision: str) -> None:
+    """Take the store on `engine` back to migration `revision` (one transaction)."""
+    _alembic(engine, "downgrade", revision)
+
+
+def upgrade_to_head(engine: Any) -> None:
+    """Run the store's migrations on `engine` up to the newest (one transaction)."""
+    _alembic(engine, "upgrade", "head")

@@ -10,7 +10,7 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.domain.records import RepoId
 from hubwatch.storage import Store
-from storage_helpers import rev, sha
+from storage_helpers import downgrade_to, rev, sha, upgrade_to_head
 
 REPO = RepoId("org", "model")
 
@@ -76,25 +76,17 @@ def test_replacing_an_estimate_drops_a_body_no_other_revision_uses(database_url:
 
 
 def test_0012_splits_stored_estimates_and_downgrades_back(database_url: str) -> None:
-    from alembic import command
-    from hubwatch.storage.migrate import alembic_config
-
     written = [_estimate("r0"), _estimate("r1"), {"params": {"derived": 3}}, _estimate("r3", params=5)]
     with Store.open(database_url) as store:
         store.watch(REPO)
         _save_chain(store, written)
         engine = store.engine
-        cfg = alembic_config()
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0011_poll_cycle_requests")
+        downgrade_to(engine, "0011_poll_cycle_requests")
         with engine.connect() as conn:
             rows = conn.execute(sa.text("SELECT data FROM estimates ORDER BY id")).scalars().all()
             assert [r if isinstance(r, dict) else json.loads(r) for r in rows] == written
             assert not sa.inspect(conn).has_table("estimate_bodies")
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        upgrade_to_head(engine)
         assert _count(store, "estimate_bodies") == 3  # r0 and r1 share theirs
         assert [e.estimate for e in store.history(REPO)] == written
         assert {c["name"] for c in sa.inspect(engine).get_columns("estimates")} >= {"body_sha256", "revision_json"}

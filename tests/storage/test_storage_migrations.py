@@ -153,12 +153,10 @@ def test_public_interface() -> None:
 
 def test_direction_names_migrate_both_ways_and_ids_stay(database_url: str) -> None:
     """0003: stored 'risk'/'fix' become 'hazard'/'update' (rows and OSV JSON); ids are untouched."""
-    from alembic import command
     from hubwatch.domain.records import RepoId
-    from hubwatch.storage.migrate import alembic_config
     from hubwatch.diff.changes import HAZARD, UPDATE, make_change
     from hubwatch.domain.records import Kind, Severity
-    from storage_helpers import advisory, rev
+    from storage_helpers import advisory, downgrade_to, rev, upgrade_to_head
 
     def change(direction: object) -> object:
         return make_change(Kind.CONTEXT, Severity.MEDIUM, file="config.json", key=f"k{direction}", old=1, new=2,
@@ -186,16 +184,11 @@ def test_direction_names_migrate_both_ways_and_ids_stay(database_url: str) -> No
             value = osv_text if isinstance(osv_text, dict) else json.loads(osv_text)
             return [r[0] for r in rows], [str(d.get("direction")) for d in details], value
 
-        cfg = alembic_config()
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0002_history_rewrites")
+        downgrade_to(engine, "0002_history_rewrites")
         directions, detail_directions, old_osv = stored()
         assert directions == ["fix", "risk"] and detail_directions == ["fix", "risk"]
         assert old_osv["database_specific"]["direction"] == "fix"  # type: ignore[index]
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        upgrade_to_head(engine)
         directions, detail_directions, new_osv = stored()
         assert directions == ["update", "hazard"] and detail_directions == ["update", "hazard"]
         ds = new_osv["database_specific"]  # type: ignore[index]

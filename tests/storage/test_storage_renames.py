@@ -6,12 +6,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 import sqlalchemy as sa
-from alembic import command
 
 from hubwatch.domain.records import RepoId
 from hubwatch.storage import Store
-from hubwatch.storage.migrate import alembic_config
-from storage_helpers import T0, advisory, change, rev
+from storage_helpers import T0, advisory, change, downgrade_to, rev, upgrade_to_head
 
 OLD = RepoId("Org", "Model")
 NEW = RepoId("new-org", "Model-v2")
@@ -87,10 +85,7 @@ def test_migration_merges_duplicate_spellings(database_url: str) -> None:
     the one with history, watched; the key is unique from then on."""
     with Store.open(database_url) as store:
         engine = store.engine
-        cfg = alembic_config()
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0005_liveness")
+        downgrade_to(engine, "0005_liveness")
         with engine.begin() as conn:
             insert = sa.text(
                 "INSERT INTO repos (org, name, watched, state, failures, created_at) "
@@ -115,9 +110,7 @@ def test_migration_merges_duplicate_spellings(database_url: str) -> None:
                         "VALUES (:repo, :at, :at, 'ok', 0)"),
                 {"repo": lone, "at": T0},
             )
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "head")
+        upgrade_to_head(engine)
         with engine.connect() as conn:
             rows = conn.execute(sa.text("SELECT id, org, name, key, first_id, watched FROM repos ORDER BY key")).all()
         assert [(r.id, r.org, r.name, r.key, r.first_id, bool(r.watched)) for r in rows] == [
