@@ -11,8 +11,7 @@ from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.feeds.routes.common import PageQuery, parse_cursor, require_known
-from hubwatch.feeds.routes.listing import parse_after
+from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
 
@@ -30,7 +29,7 @@ HISTORY_PAGE = 1000
 def models(
     ctx: Ctx,
     page: PageQuery = 0,
-    after: Annotated[str | None, Query(max_length=200, description="org/name: the page after this repo")] = None,
+    after: AfterQuery = None,
 ) -> dict[str, Any]:
     """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is
     one (a keyset cursor, `?after=org/name`: read through the index at any depth; `?page=` still answers)."""

@@ -12,12 +12,24 @@ from hubwatch.domain.records import Kind, RepoId, Severity
 if TYPE_CHECKING:
     from hubwatch.storage import RepoState, Store
 
-__all__ = ["MAX_PAGE", "PageQuery", "parse_cursor", "parse_kinds", "parse_severity", "repo_state", "require_known"]
+__all__ = [
+    "AfterQuery",
+    "MAX_PAGE",
+    "PageQuery",
+    "parse_after",
+    "parse_cursor",
+    "parse_kinds",
+    "parse_severity",
+    "repo_state",
+    "require_known",
+]
 
 # The highest `?page=` any listing answers: its offset stays far inside a 64-bit integer (SQLite
 # raises OverflowError past one, PostgreSQL "bigint out of range"); beyond it is a 400, not a 500.
 MAX_PAGE = 1_000_000
 PageQuery = Annotated[int, Query(ge=0, le=MAX_PAGE, description=f"0-based page index, at most {MAX_PAGE}")]
+# The watch list's keyset cursor: the last org/name of the page before (see parse_after).
+AfterQuery = Annotated[str | None, Query(max_length=200, description="org/name: the page after this repo")]
 
 
 def parse_cursor(before: str | None) -> tuple[int, int] | None:
@@ -28,6 +40,16 @@ def parse_cursor(before: str | None) -> tuple[int, int] | None:
     if not (dot and position.isdigit() and revision_id.isdigit()) or len(before) > 40:
         raise bad_request("before must be POSITION.ID, as the page's \"older →\" link gives it")
     return int(position), int(revision_id)
+
+
+def parse_after(value: str | None) -> RepoId | None:
+    """`?after=org/name` (the keyset cursor a "Next page" link carries) → RepoId; a 400 naming the fault."""
+    if value is None or not value.strip():
+        return None
+    try:
+        return RepoId.parse(value.strip())
+    except ValueError as exc:
+        raise bad_request(f"after {value[:200]!r} is not org/name: use the \"Next page\" link's value") from exc
 
 
 def parse_kinds(values: list[str]) -> list[Kind] | None:

@@ -16,7 +16,7 @@ from hubwatch.feeds.errors import bad_request
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity
 from hubwatch.storage.index import IndexFilter
 
-__all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_after", "parse_since"]
+__all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_since"]
 
 PAGE_SIZE = 100
 MAX_Q = 200
@@ -53,16 +53,6 @@ def index_filter(
         min_severity=parse_severity(severity or None, "severity"),
         since=parse_since(since.strip() or None),
     )
-
-
-def parse_after(value: str | None) -> RepoId | None:
-    """`?after=org/name` (the keyset cursor a "Next page" link carries) → RepoId; a 400 naming the fault."""
-    if value is None or not value.strip():
-        return None
-    try:
-        return RepoId.parse(value.strip())
-    except ValueError as exc:
-        raise bad_request(f"after {value[:200]!r} is not org/name: use the \"Next page\" link's value") from exc
 
 
 def _query_string(f: IndexFilter, after: RepoId | None, with_org: bool) -> str:

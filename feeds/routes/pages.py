@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
@@ -21,8 +21,8 @@ from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.compare import revision_rows
-from hubwatch.feeds.routes.listing import index_filter, listing, parse_after
-from hubwatch.feeds.routes.common import PageQuery, parse_cursor, repo_state, require_known
+from hubwatch.feeds.routes.listing import index_filter, listing
+from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, repo_state, require_known
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
@@ -44,7 +44,6 @@ __all__ = [
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 IndexQuery = Annotated[IndexFilter, Depends(index_filter)]
-AfterQuery = Annotated[str | None, Query(max_length=200, description="org/name: the page after this repo")]
 PAGE_SIZE = 100
 MODEL_PAGE_SIZE = 50  # revisions a model page lists (one line each; the revision page has the rest)
 CHART_POINTS = 60  # revisions the model page's charts plot at most, spread over the whole history

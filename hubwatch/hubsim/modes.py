@@ -72,9 +72,14 @@ class _Tally:
         self.max_in_flight = 0
 
 
+def _tally(state: SimState) -> _Tally:
+    found: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    return found
+
+
 def count(state: SimState) -> None:
     """Count one hub request (every one but the `/_sim` control routes)."""
-    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    tally = _tally(state)
     with tally.lock:
         tally.count += 1
 
@@ -83,7 +88,7 @@ def count(state: SimState) -> None:
 def in_flight(state: SimState) -> Iterator[None]:
     """Around one hub request's handling: how many are being answered at once, and the most so far
     (`/_sim/state`'s `requests`): whether a client sends its requests together or one by one."""
-    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    tally = _tally(state)
     with tally.lock:
         tally.in_flight += 1
         tally.max_in_flight = max(tally.max_in_flight, tally.in_flight)
@@ -96,7 +101,7 @@ def in_flight(state: SimState) -> Iterator[None]:
 
 def concurrency(state: SimState, *, reset: bool = False) -> dict[str, int]:
     """`{"seen", "in_flight", "max_in_flight"}` of the hub requests; `reset` starts the maximum again."""
-    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    tally = _tally(state)
     with tally.lock:
         out = {"seen": tally.count, "in_flight": tally.in_flight, "max_in_flight": tally.max_in_flight}
         if reset:
@@ -106,7 +111,7 @@ def concurrency(state: SimState, *, reset: bool = False) -> dict[str, int]:
 
 def requests_seen(state: SimState) -> int:
     """How many hub requests (the `/_sim` control routes excepted) the emulator has received."""
-    tally: _Tally = state.__dict__.setdefault("_tally", _Tally())
+    tally = _tally(state)
     with tally.lock:
         return tally.count
 
