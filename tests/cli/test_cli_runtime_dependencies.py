@@ -37,7 +37,7 @@ def pinned() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     out: dict[str, str] = {}
     for spec in project["dependencies"]:
-        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?==([^;\s]+)", spec.strip())
+        match = re.fullmatch(r"([A-Za-z0-9_.-]+)(\[[^\]]*\])?==([^;\s]+)(\s*;.+)?", spec.strip())
         assert match, f"runtime dependency {spec!r} is not pinned with =="
         out[re.sub(r"[-_.]+", "-", match[1]).lower()] = match[3]
     return out
@@ -65,3 +65,22 @@ def test_the_scan_sees_lazy_imports() -> None:
     imports = top_level_imports()
     assert "tracker/hub_errors.py" in imports["httpx2"]  # imported inside a function
     assert "yaml" in imports and "sqlalchemy" in imports
+
+
+def test_the_web_server_runs_on_the_c_event_loop_and_http_parser() -> None:
+    """uvicorn takes uvloop and httptools when they are installed (both pinned runtime dependencies):
+    the event loop that moves every answer and answers /healthz spends a fraction of the CPU h11 and
+    asyncio's own loop do."""
+    import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    assert {"uvloop", "httptools"} <= pinned().keys()
+    assert AutoHTTPProtocol is HttpToolsProtocol
+    factory = uvicorn.Config(app=lambda scope, receive, send: None).get_loop_factory()
+    assert factory is not None
+    loop = factory()
+    try:
+        assert type(loop).__module__.split(".")[0] == "uvloop"
+    finally:
+        loop.close()
