@@ -130,7 +130,10 @@ def create_app(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # Order matters where paths overlap: `/models/{org}/{name}.md` before `/models/{org}/{name}`.
     install_redirects(app)
-    for module in (ops, osv, api, badges, admin, feeds, plan, compare, family, pages):
+    # Operations name no repo, and take no dependency: FastAPI runs a plain-function dependency in the
+    # thread pool, and `/healthz` must answer while deep requests hold every thread of it.
+    app.include_router(ops.router)
+    for module in (osv, api, badges, admin, feeds, plan, compare, family, pages):
         # An alias or another spelling of a repo id in the path answers 308 to the canonical URL.
         app.include_router(module.router, dependencies=[Depends(canonical_redirect)])
     return app

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import uvicorn
 from fastapi.routing import APIRoute
 
@@ -44,9 +45,11 @@ def test_no_route_is_a_coroutine() -> None:
                 assert dep.call in (json_body, form_body), (route.path, dep.call)
 
 
-def test_healthz_answers_while_slow_queries_run(tmp_path: Path) -> None:
-    """Through uvicorn over loopback: eight requests each stuck in the store for a second hold
-    threads, and `/healthz` still answers well inside that second."""
+@pytest.mark.parametrize("threads", [12, 2])
+def test_healthz_answers_while_slow_queries_run(tmp_path: Path, threads: int) -> None:
+    """Through uvicorn over loopback: eight requests each stuck in the store hold threads (with 2,
+    every thread of the pool), and `/healthz` still answers at once: it takes no thread of the pool,
+    not even for a router's dependency."""
     release = threading.Event()
 
     class SlowStore(Store):
@@ -55,7 +58,7 @@ def test_healthz_answers_while_slow_queries_run(tmp_path: Path) -> None:
             return []
 
     with SlowStore.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
-        app = create_app(Settings(database_url="sqlite://", web_threads=12), store)
+        app = create_app(Settings(database_url="sqlite://", web_threads=threads), store)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
