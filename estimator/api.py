@@ -9,6 +9,7 @@ from typing import Any
 from hubwatch.estimator.blocks import Build
 from hubwatch.estimator.config import Cfg, ConfigError, reading
 from hubwatch.estimator.families import build
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.spec import ModelSpec
@@ -23,6 +24,7 @@ ESTIMATOR_VERSION = "1.2.0"
 MAX_SEQ = 100_000_000
 
 
+@quick_init
 @dataclass(frozen=True)
 class ParamsReport:
     derived: int
@@ -39,6 +41,7 @@ class ParamsReport:
                 "support": self.support.to_json()}
 
 
+@quick_init
 @dataclass(frozen=True)
 class Analysis:
     model: str

@@ -8,8 +8,7 @@ slightly conservative for cards sized in GiB. Peak throughput and prices are use
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
-
+from hubwatch.estimator.frozen import once, quick_init
 from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
@@ -23,6 +22,7 @@ BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at 
 _SLACK = 1e-9
 
 
+@quick_init
 @dataclass(frozen=True)
 class Card:
     """One accelerator: nominal memory, dense bf16 peak (fp16 for T4), indicative on-demand price."""
@@ -32,7 +32,7 @@ class Card:
     bf16_tflops: float
     usd_per_hour: float
 
-    @cached_property
+    @once
     def memory_bytes(self) -> float:  # the card is frozen: computed once
         return self.memory_gb * 1e9
 

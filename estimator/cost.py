@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hubwatch.estimator.cards import Card
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.memory_activations import training_stacks
 from hubwatch.estimator.memory_settings import MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
@@ -42,6 +43,7 @@ class RunShape:
             raise MemorySettingsError("utilisation", f"expected 0 < utilisation ≤ 1, got {self.utilisation}")
 
 
+@quick_init
 @dataclass(frozen=True)
 class CostEstimate:
     method: str
@@ -73,6 +75,22 @@ def forward_flops_per_token(spec: ModelSpec, seq_len: int) -> float:
     """FLOPs of one token's forward pass at context `seq_len` (see the module doc)."""
     head = spec.lm_head_params or (spec.vocab_size * spec.text_stack.hidden_size if spec.tie_word_embeddings else 0)
     matrices = max(0, spec.active_params - spec.embedding_params - spec.lm_head_params) + head
+    # Per layer heads · context · (d_qk + d_v), a whole number: summed exactly and converted once, which is
+    # the float the layer-by-layer sum gives while every partial sum is below 2^53 (else it is summed so).
+    exact = 0
+    for stack in training_stacks(spec):
+        att = stack.attention
+        kinds = att.layer_types[: stack.num_layers] if att.layer_types else ("full",) * stack.num_layers
+        sliding, none = kinds.count("sliding"), kinds.count("none")
+        window = min(seq_len, att.sliding_window or seq_len)
+        width = att.head_dim + (att.v_head_dim or att.head_dim)
+        full_part, sliding_part = att.num_heads * seq_len * width, att.num_heads * window * width
+        if full_part < 0 or sliding_part < 0:
+            exact = -1
+            break
+        exact += (len(kinds) - sliding - none) * full_part + sliding * sliding_part
+    if 0 <= exact < 2 ** 53:
+        return 2.0 * matrices + float(exact)
     attention = 0.0
     for stack in training_stacks(spec):
         att = stack.attention

@@ -17,6 +17,7 @@ from hubwatch.estimator.estimate_parts import (
     CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary, finding_from_json,
     json_str,
 )
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.support import Support
@@ -24,6 +25,7 @@ from hubwatch.estimator.support import Support
 __all__ = ["Estimate", "Memory"]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Memory:
     """Memory per method at `settings` (whose seq_len is the resolved one): headline peaks and each
@@ -67,6 +69,7 @@ class Memory:
         return cls(settings, PeakMemory.from_json(data.get("memory_gb")), methods)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Estimate:
     """One revision's estimate: parameters, findings and structure (when made from an analysis),

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory import MemoryEstimate
+from hubwatch.estimator.rounding import gb
 from hubwatch.estimator.support import Support
 
 __all__ = ["CARD_METHODS", "CardFit", "Cost", "MethodError", "MethodMemory", "Params", "PeakMemory",
@@ -38,10 +40,6 @@ def json_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _gb(value: float) -> float:
-    return round(value / 1e9, 3)
-
-
 def _figures(data: Any) -> tuple[tuple[str, float], ...]:
     if not isinstance(data, Mapping):
         return ()
@@ -58,6 +56,7 @@ def finding_from_json(data: Any) -> Finding | None:
     return Finding(rule, level, message, fix or "")
 
 
+@quick_init
 @dataclass(frozen=True)
 class Params:
     """Parameters: derived from the config, counted in the checkpoint, active per token, by component."""
@@ -87,6 +86,7 @@ class Params:
                    Support.from_json(data.get("support")))
 
 
+@quick_init
 @dataclass(frozen=True)
 class StructureSummary:
     """What the stored estimate keeps of the structure: layer count and whether a forward pass works."""
@@ -108,6 +108,7 @@ class StructureSummary:
                    tuple(f for f in failures if isinstance(f, str)) if isinstance(failures, list) else ())
 
 
+@quick_init
 @dataclass(frozen=True)
 class MethodMemory:
     """One method's memory at the estimate's settings, in decimal GB: peak, fit figure and terms."""
@@ -127,11 +128,10 @@ class MethodMemory:
 
     @classmethod
     def of(cls, est: MemoryEstimate) -> MethodMemory:
-        """`est` in decimal GB, rounded as `_gb` rounds (written out in the comprehensions: one call a figure less)."""
-        return cls(est.method, est.seq_len, est.batch, _gb(est.peak_bytes), _gb(est.required_bytes),
-                   tuple([(n, round(v / 1e9, 3)) for n, v in est.terms]), est.moment,
-                   tuple([(n, round(v / 1e9, 3)) for n, v in est.moments]),
-                   est.trainable_params, _gb(est.framework_overhead_bytes), est.headroom, _gb(est.host_bytes))
+        """`est` in decimal GB, each figure rounded to three decimals (`rounding.gb`)."""
+        return cls(est.method, est.seq_len, est.batch, gb(est.peak_bytes), gb(est.required_bytes),
+                   tuple([(n, gb(v)) for n, v in est.terms]), est.moment, tuple([(n, gb(v)) for n, v in est.moments]),
+                   est.trainable_params, gb(est.framework_overhead_bytes), est.headroom, gb(est.host_bytes))
 
     def term(self, name: str) -> float:
         return dict(self.terms).get(name, 0.0)
@@ -162,6 +162,7 @@ class MethodMemory:
                    json_float(data.get("host_gb")) or 0.0)
 
 
+@quick_init
 @dataclass(frozen=True)
 class MethodError:
     """A method the model cannot run at the settings (e.g. LoRA targets it lacks), and why."""
@@ -170,6 +171,7 @@ class MethodError:
     error: str
 
 
+@quick_init
 @dataclass(frozen=True)
 class PeakMemory:
     """The headline figures in decimal GB: peak per training method, serving weights and KV cache."""
@@ -195,6 +197,7 @@ class PeakMemory:
         return cls(*(json_float(data.get(k)) for k in cls.KEYS))
 
 
+@quick_init
 @dataclass(frozen=True)
 class CardFit:
     """One card: the largest batch per method (0: batch 1 does not fit; None: the method cannot run)
@@ -232,6 +235,7 @@ class CardFit:
         return cls(data["name"], json_float(data.get("memory_gb")), batches, cards_needed)
 
 
+@quick_init
 @dataclass(frozen=True)
 class Cost:
     """The roofline cost of one training run of the selected method on the cheapest card that fits."""

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.frozen import quick_init
 
 __all__ = ["Finding", "LintContext", "RULES", "lint", "merge_special_tokens"]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Finding:
     rule: str
@@ -22,6 +24,7 @@ class Finding:
         return {"rule": self.rule, "level": self.level, "message": self.message, "fix": self.fix}
 
 
+@quick_init
 @dataclass(frozen=True)
 class LintContext:
     cfg: Cfg  # the config of the text model (nested text_config for composites)

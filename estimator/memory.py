@@ -19,8 +19,7 @@ every term with its public source.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
-
+from hubwatch.estimator.frozen import once, quick_init
 from hubwatch.estimator.memory_activations import (
     LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
 )
@@ -37,6 +36,7 @@ __all__ = ["MemoryEstimate", "MemoryModel", "estimate_memory", "memory_model"]
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 
 
+@quick_init
 @dataclass(frozen=True)
 class MemoryEstimate:
     """One method's memory: terms alive at the peak (bytes), the peak moment, and the fit figure."""
@@ -53,7 +53,7 @@ class MemoryEstimate:
     # Bytes that may live in host memory: paged optimizer states, offloaded activations (not in the peak).
     host_bytes: float = 0.0
 
-    @cached_property
+    @once
     def peak_bytes(self) -> float:  # the terms are frozen: summed once
         return sum(v for _, v in self.terms)
 
@@ -62,7 +62,7 @@ class MemoryEstimate:
         """What a card must hold: peak × headroom + the framework's own (unallocated) memory."""
         return self.peak_bytes * self.headroom + self.framework_overhead_bytes
 
-    @cached_property
+    @once
     def _by_name(self) -> dict[str, float]:
         return dict(self.terms)
 
@@ -137,6 +137,7 @@ def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> _ServeMod
                        weights, kv, per_token, spec.vocab_size)
 
 
+@quick_init
 @dataclass(frozen=True)
 class _ServeModel:
     """Serving memory with the batch left open (`at(batch)`)."""
@@ -175,6 +176,7 @@ class _ServeModel:
                               self.framework_overhead_bytes, self.headroom)
 
 
+@quick_init
 @dataclass(frozen=True)
 class _TrainModel:
     """A training method's memory with the batch left open: what does not depend on the batch, and
@@ -218,7 +220,7 @@ class _TrainModel:
             ("optimizer step", sum((self.weights, self.states, zero, self.grads, zero, zero, zero, self.step_tmp))),
         )
 
-    @cached_property
+    @once
     def _step_total(self) -> float:  # the optimizer step's total does not depend on the batch
         zero = 0.0
         return sum((self.weights, self.states, zero, self.grads, zero, zero, zero, self.step_tmp))

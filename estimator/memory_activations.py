@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.memory_roles import per_stack, stack_roles
 from hubwatch.estimator.spec import ModelSpec, StackSpec
 
@@ -60,6 +61,7 @@ LAYERNORM_MODEL_TYPES = frozenset({
 PY_GELU_MODEL_TYPES = frozenset({"gpt2", "phi", "gptj", "gpt_neo", "codegen", "imagegpt"})
 
 
+@quick_init
 @dataclass(frozen=True)
 class ActivationModel:
     """Bytes per token: kept by all layers, kept with checkpointing, one layer recomputed, transient."""
@@ -107,6 +109,7 @@ def _norm_input_copies(stack: StackSpec) -> float:
     return copies or 3.0
 
 
+@quick_init
 @dataclass(frozen=True)
 class LoraActivations:
     """What LoRA adds per token, over a whole stack: rank outputs, adapted inputs, adapter dtype."""

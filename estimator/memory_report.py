@@ -20,6 +20,7 @@ from hubwatch.estimator.estimate_parts import (
 from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.rounding import rounded
 from hubwatch.estimator.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -204,10 +205,10 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         if card.bf16_tflops <= 0:  # only a `cost_card` can lack one
             raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
         hours, usd = run_hours(flops, card, n, run)
-        rounded = None if usd is None else round(usd, 2)
-        rank = (rounded is None, rounded or 0.0, round(hours, 3))  # as the Cost reports them
+        usd_rounded = None if usd is None else rounded(usd, 2)
+        rank = (usd_rounded is None, usd_rounded or 0.0, rounded(hours, 3))  # as the Cost reports them
         if best is None or rank < best[0]:
-            best = (rank, card, n, rounded)
+            best = (rank, card, n, usd_rounded)
     if best is None:
         return None
     (_, _, hours), card, n, usd = best

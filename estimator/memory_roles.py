@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.memory_settings import MemorySettingsError
 from hubwatch.estimator.spec import LinearSpec, ModelSpec, StackSpec
 
@@ -110,6 +111,7 @@ def stack_roles(stack: StackSpec) -> tuple[str, ...]:
     return tuple(linear_role(linear, stack) for linear in stack.linears)
 
 
+@quick_init
 @dataclass(frozen=True)
 class StackLora:
     """LoRA on one stack: adapted roles, trainable parameters, rank-sized outputs per token."""
@@ -122,6 +124,7 @@ class StackLora:
     adapted_inputs_fused_qkv: int = 0  # the same with q, k and v adapters sharing one input (LitGPT)
 
 
+@quick_init
 @dataclass(frozen=True)
 class LoraPlan:
     rank: int

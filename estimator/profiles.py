@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.frozen import quick_init
 
 __all__ = ["DecoderProfile", "PROFILES", "profile_for"]
 
 LLAMA_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
+@quick_init
 @dataclass(frozen=True)
 class DecoderProfile:
     norm: str = "rms"  # rms | ln | ln_nobias | none

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hubwatch.estimator.frozen import quick_init
+
 __all__ = ["AttentionSpec", "LinearSpec", "ModelSpec", "StackSpec"]
 
 
+@quick_init
 @dataclass(frozen=True)
 class LinearSpec:
     """One kind of linear layer inside a repeated block, e.g. `q_proj` of every decoder layer.
@@ -33,6 +36,7 @@ class LinearSpec:
         return self.count * (self.in_features * self.out_features + (self.out_features if self.bias else 0))
 
 
+@quick_init
 @dataclass(frozen=True)
 class AttentionSpec:
     """What the KV cache and attention activations depend on, for one stack."""
@@ -51,6 +55,7 @@ class AttentionSpec:
     cross_attention: bool = False  # decoder layers attend to an encoder's output
 
 
+@quick_init
 @dataclass(frozen=True)
 class StackSpec:
     """A stack of repeated blocks (a decoder, an encoder, a vision tower)."""
@@ -67,6 +72,7 @@ class StackSpec:
     params: int = 0  # all parameters of this stack (layers, its norms, its own embeddings)
 
 
+@quick_init
 @dataclass(frozen=True)
 class ModelSpec:
     """A model as the memory and cost estimators see it."""

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, overload
 
+from hubwatch.estimator.frozen import quick_init
+
 __all__ = ["MAX_LAYER_NODES", "LayerRun", "Node", "NodeList", "Structure"]
 
 # Per stack, layers listed one by one up to this many; the rest become one summary node.
@@ -26,6 +28,7 @@ class Node(NamedTuple):
         return {"name": self.name, "type": self.type, "output_shape": list(self.output_shape)}
 
 
+@quick_init
 @dataclass(frozen=True)
 class LayerRun:
     """Per-layer nodes of one stack, kept compact until someone reads them: for each listed layer its
@@ -89,6 +92,7 @@ class NodeList(Sequence[Node]):
         return f"NodeList({len(self)} nodes)"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Structure:
     """The layer graph at one input shape and whether a forward pass can run at all."""

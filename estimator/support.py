@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from hubwatch.estimator.frozen import quick_init
+
 __all__ = ["APPROXIMATE", "MODELLED", "UNSUPPORTED", "Support", "assess", "unread_structural_keys"]
 
 MODELLED, APPROXIMATE, UNSUPPORTED = "modelled", "approximate", "unsupported"
@@ -53,6 +55,7 @@ _SETTINGS = {"rope_scaling", "rope_parameters", "quantization_config", "id2label
              "task_specific_params", "generation_config", "attn_config", "ffn_config", "layer_types_config"}
 
 
+@quick_init
 @dataclass(frozen=True)
 class Support:
     """How far the parameter count is modelled (see the module docstring for the levels)."""
