@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from hubwatch.estimator.config import Cfg
@@ -111,16 +110,17 @@ class Build:
 
     def divides(self, part: int, whole: int, part_name: str, whole_name: str, where: str = "") -> bool:
         """The forward-pass check that `part` divides `whole` (heads into the width, KV heads into heads, …)."""
-        return self.check(part > 0 and whole % part == 0,
-                          f"{where + ': ' if where else ''}{part_name} ({part}) does not divide {whole_name} ({whole})")
+        if part > 0 and whole % part == 0:
+            return True  # (the failure is worded only when there is one)
+        return self.check(False, f"{where + ': ' if where else ''}{part_name} ({part}) does not divide {whole_name} ({whole})")
 
     def stack(self, name: str, prefix: str, layers: list[Layer], *, hidden: int, intermediate: int,
               attention: AttentionSpec, shape: tuple[int, ...], gated: bool = False,
               num_experts: int = 0, experts_per_token: int = 0, extra_params: int = 0) -> StackSpec:
         """Adds a stack of layers (in order; identical kinds share one Layer object)."""
-        counts = Counter(map(id, layers))
-        unique = {id(layer): layer for layer in layers}
-        groups = {key: (unique[key], n) for key, n in counts.items()}
+        # Each distinct Layer object (by identity, in order of first use) with how many layers it is.
+        ids = list(map(id, layers))
+        groups = {key: (layers[ids.index(key)], ids.count(key)) for key in dict.fromkeys(ids)}
         merged: dict[tuple[str, int, int, bool], list[int]] = {}
         total = extra_params
         for layer, n in groups.values():

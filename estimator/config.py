@@ -135,6 +135,10 @@ class Cfg:
         return None
 
     def first_key(self, *keys: builtins.str) -> builtins.str | None:
+        return self._first(keys)
+
+    def _first(self, keys: tuple[builtins.str, ...]) -> builtins.str | None:
+        """`first_key` with the keys as one tuple (the typed readers pass theirs on as they came)."""
         self._read(keys)
         data = self.data
         for k in keys:
@@ -145,7 +149,11 @@ class Cfg:
     def int(self, *keys: builtins.str, default: builtins.int | None = None, minimum: builtins.int = 0,
             limit: builtins.int = DEFAULT_LIMIT) -> builtins.int | None:
         """The first present key as a whole number in [minimum, limit]; `default` when none is set."""
-        k = self.first_key(*keys)
+        return self._int(keys, default, minimum, limit)
+
+    def _int(self, keys: tuple[builtins.str, ...], default: builtins.int | None, minimum: builtins.int,
+             limit: builtins.int) -> builtins.int | None:
+        k = self._first(keys)
         if k is None:
             return default
         v = self.data[k]
@@ -165,7 +173,7 @@ class Cfg:
 
     def concept(self, name: builtins.str, default: builtins.int | None = None,
                 minimum: builtins.int = 0) -> builtins.int | None:
-        return self.int(*ALIASES[name], default=default, minimum=minimum, limit=LIMITS.get(name, DEFAULT_LIMIT))
+        return self._int(ALIASES[name], default, minimum, LIMITS.get(name, DEFAULT_LIMIT))
 
     def need(self, name: builtins.str, minimum: builtins.int = 1) -> builtins.int:
         """A concept that must be present (hidden size, layers, …)."""
@@ -177,7 +185,7 @@ class Cfg:
         return v
 
     def float(self, *keys: builtins.str, default: builtins.float | None = None) -> builtins.float | None:
-        k = self.first_key(*keys)
+        k = self._first(keys)
         if k is None:
             return default
         v = self.data[k]
@@ -186,7 +194,7 @@ class Cfg:
         return float(v)
 
     def bool(self, *keys: builtins.str, default: builtins.bool = False) -> builtins.bool:
-        k = self.first_key(*keys)
+        k = self._first(keys)
         if k is None:
             return default
         v = self.data[k]
@@ -197,7 +205,7 @@ class Cfg:
         raise ConfigError(self.key(k), f"expected true or false, got {v!r:.40}")
 
     def str(self, *keys: builtins.str, default: builtins.str = "") -> builtins.str:
-        k = self.first_key(*keys)
+        k = self._first(keys)
         if k is None:
             return default
         v = self.data[k]

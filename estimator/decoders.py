@@ -221,8 +221,9 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         b.embed(f"{prefix}.embed_tokens_per_layer", rows, n_layers * per_layer, shape)
         b.add("embeddings", h * n_layers * per_layer + per_layer)
         embed_total += rows * n_layers * per_layer + h * n_layers * per_layer + per_layer
+    jetmoe = cfg.model_type == "jetmoe"  # mixture of attention heads and of MLP experts, in every layer
     for i in range(n_layers):
-        if cfg.model_type == "jetmoe":  # mixture of attention heads and of MLP experts, in every layer
+        if jetmoe:
             layers.append(cache.setdefault(("jetmoe", True), jetmoe_layer(cfg, h, nkv, hd, norms)))
             continue
         mixer = types[i] if i < len(types) else "full"

@@ -77,8 +77,7 @@ class ActivationModel:
 
 def training_stacks(spec: ModelSpec) -> tuple[StackSpec, ...]:
     """The stacks text tokens pass through (vision/audio towers are left out: text-only batches)."""
-    text = tuple(s for s in spec.stacks if s.name not in ("vision", "audio"))
-    return text or spec.stacks[:1]
+    return spec.training_stacks
 
 
 @per_stack

@@ -70,10 +70,10 @@ def weight_bytes(spec: ModelSpec, dtype: str) -> float:
 def _layer_kinds(att: AttentionSpec, num_layers: int) -> tuple[int, int]:
     """(full-attention layers, sliding-window layers)."""
     if att.layer_types:
-        kinds = list(att.layer_types[:num_layers])
-        kinds += [kinds[-1] if kinds else "full"] * (num_layers - len(kinds))
-        full = sum(1 for k in kinds if k not in ("sliding", "none"))
-        sliding = sum(1 for k in kinds if k == "sliding")
+        kinds = att.layer_types[:num_layers]
+        kinds += (kinds[-1] if kinds else "full",) * (num_layers - len(kinds))
+        sliding = kinds.count("sliding")
+        full = len(kinds) - sliding - kinds.count("none")
         if att.sliding_window is None:
             return full + sliding, 0
         return full, sliding

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, analyze
 from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed
 from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, run_flops, run_hours
 from hubwatch.estimator.estimate import Estimate, Memory
@@ -24,7 +25,6 @@ from hubwatch.estimator.rounding import rounded
 from hubwatch.estimator.spec import ModelSpec
 
 if TYPE_CHECKING:
-    from hubwatch.estimator.api import Analysis
     from hubwatch.estimator.manifest import Manifest
 
 __all__ = ["ASSUMPTIONS", "estimate_revision", "memory_delta_summary", "memory_report", "with_analysis"]
@@ -129,8 +129,6 @@ def memory_report(spec: ModelSpec, settings: MemorySettings | None = None, *, ca
 def _report(spec: ModelSpec, settings: MemorySettings, cards: tuple[Card, ...], run: RunShape, cost_card: Card | None,
             strict: bool, analysis: Analysis | None) -> Estimate:
     """`memory_report`, with the analysis parts of `analysis` when given (`with_analysis` in one step)."""
-    from hubwatch.estimator.api import ESTIMATOR_VERSION
-
     models = _models(spec, settings, strict)
     estimates = {m: model if isinstance(model, str) else model.at(settings.batch) for m, model in models.items()}
     ones = {m: est for m, est in estimates.items() if not isinstance(est, str)} if settings.batch == 1 else \
@@ -226,8 +224,6 @@ def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, An
     `hubwatch.estimator.analyze`, with the weight `manifest` when given). A method the model cannot
     run (e.g. LoRA targets it lacks) is reported as an error inside the result, not raised.
     """
-    from hubwatch.estimator.api import Analysis, analyze
-
     settings = settings or _DEFAULT_SETTINGS
     if isinstance(analysis_or_config, ModelSpec):
         analysis = None

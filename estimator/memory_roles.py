@@ -87,18 +87,16 @@ _T = TypeVar("_T")
 
 def per_stack(fn: Callable[[StackSpec], _T]) -> Callable[[StackSpec], _T]:
     """`fn` of a (frozen) stack computed once per stack object: one estimate asks the same figures of a
-    stack for every method. Keyed by identity; each entry holds its stack, so an id is never reused
-    while its entry lives. At most 256 entries."""
-    cache: dict[int, tuple[StackSpec, _T]] = {}
+    stack for every method. The value is kept in the stack's own `__dict__` (beside its fields, which
+    equality, hashing and `repr` read; never a field), so it lives and goes with the stack."""
+    key = f"_per_stack_{fn.__name__}"
 
     def cached(stack: StackSpec) -> _T:
-        hit = cache.get(id(stack))
-        if hit is not None and hit[0] is stack:
-            return hit[1]
-        value = fn(stack)
-        if len(cache) >= 256:
-            cache.clear()
-        cache[id(stack)] = (stack, value)
+        kept = stack.__dict__
+        if key in kept:
+            value: _T = kept[key]
+            return value
+        value = kept[key] = fn(stack)
         return value
 
     cached.__doc__ = fn.__doc__

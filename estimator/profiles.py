@@ -6,7 +6,7 @@ not listed here gets a profile inferred from which keys the config has (see `inf
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.frozen import quick_init
@@ -185,4 +185,5 @@ def apply_keys(cfg: Cfg, p: DecoderProfile) -> DecoderProfile:
         changes["layer_norms"] = 1 if cfg.bool("use_parallel_residual") else 2
     if cfg.has("tie_word_embeddings", "tie_embedding", "tie_word_embedding"):
         changes["tie"] = cfg.bool("tie_word_embeddings", "tie_embedding", "tie_word_embedding")
-    return replace(p, **changes) if changes else p  # type: ignore[arg-type]
+    # The profile's fields (its __dict__ holds nothing else) with the changes: `replace` without its per-field walk.
+    return DecoderProfile(**(vars(p) | changes)) if changes else p

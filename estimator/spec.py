@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import once, quick_init
 
 __all__ = ["AttentionSpec", "LinearSpec", "ModelSpec", "StackSpec"]
 
@@ -89,6 +89,12 @@ class ModelSpec:
     tie_word_embeddings: bool
     torch_dtype: str | None = None
     by_component: dict[str, int] = field(default_factory=dict)
+
+    @once
+    def training_stacks(self) -> tuple[StackSpec, ...]:
+        """The stacks text tokens pass through (vision/audio towers are left out: text-only batches)."""
+        text = tuple(s for s in self.stacks if s.name not in ("vision", "audio"))
+        return text or self.stacks[:1]
 
     @property
     def text_stack(self) -> StackSpec:
