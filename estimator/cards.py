@@ -8,6 +8,7 @@ slightly conservative for cards sized in GiB. Peak throughput and prices are use
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from hubwatch.estimator.frozen import once, quick_init
 from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
@@ -199,9 +200,26 @@ def cards_needed(estimate: MemoryEstimate, card: Card, max_cards: int = 1024) ->
     per_card = card.memory_bytes - estimate.framework_overhead_bytes - logits * estimate.headroom
     if per_card <= 0:
         return None
+    # The first count that fits: fitting is monotone in the count (each card's share only falls), so a
+    # bisection over the counts tried finds the one the scan in order finds.
+    steps = _split_steps(max_cards)
+    headroom = estimate.headroom
+    low, high = 0, len(steps)
+    while low < high:
+        mid = (low + high) // 2
+        if (splittable / steps[mid]) * headroom <= per_card:
+            high = mid
+        else:
+            low = mid + 1
+    return steps[low] if low < len(steps) else None
+
+
+@lru_cache(maxsize=16)
+def _split_steps(max_cards: int) -> tuple[int, ...]:
+    """The card counts a split is tried at, in order: 2 to 16 one by one, then a quarter more each time."""
+    out: list[int] = []
     n = 2
     while n <= max_cards:
-        if (splittable / n) * estimate.headroom <= per_card:
-            return n
+        out.append(n)
         n += 1 if n < 16 else n // 4
-    return None
+    return tuple(out)

@@ -18,10 +18,10 @@ every term with its public source.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from hubwatch.estimator.frozen import once, quick_init
 from hubwatch.estimator.memory_activations import (
-    LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
+    ActivationModel, LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
 )
 from hubwatch.estimator.memory_kv import (
     NF4_BYTES_PER_PARAM, NF4_NO_DQ_BYTES_PER_PARAM, block_linear_params, kv_cache_bytes_per_sequence, largest_linear,
@@ -31,7 +31,7 @@ from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["MemoryEstimate", "MemoryModel", "estimate_memory", "memory_model"]
+__all__ = ["MemoryEstimate", "MemoryModel", "SharedFigures", "estimate_memory", "memory_model"]
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 
@@ -85,6 +85,33 @@ class MemoryEstimate:
             "headroom": self.headroom,
             "host_gb": _gb(self.host_bytes),
         }
+
+
+@dataclass
+class SharedFigures:
+    """What the methods of one estimate ask alike of its spec under one settings object, worked out by
+    the first method that needs it: made for one report (`memory_report`) and dropped with it.
+
+    LoRA and QLoRA share the adapters' activations (and, unless QLoRA keeps its 4-bit inputs, the whole
+    activation model); full fine-tuning and QLoRA share the block linears' parameter count.
+    """
+
+    block_linear: int | None = None
+    largest_linear: int | None = None
+    lora_acts: dict[str, LoraActivations] | None = None
+    # Activation models by (full fine-tune?, compute bytes, amp, quantized base): the rest is the settings'.
+    activations: dict[tuple[bool, int, bool, bool], ActivationModel] = field(default_factory=dict)
+    logits: dict[int, tuple[float, float]] = field(default_factory=dict)  # by compute bytes
+
+    def block_linear_params(self, spec: ModelSpec) -> int:
+        if self.block_linear is None:
+            self.block_linear = block_linear_params(spec)
+        return self.block_linear
+
+    def largest(self, spec: ModelSpec) -> int:
+        if self.largest_linear is None:
+            self.largest_linear = largest_linear(spec)
+        return self.largest_linear
 
 
 def _gb(value: float) -> float:
@@ -278,16 +305,19 @@ def estimate_memory(spec: ModelSpec, settings: MemorySettings | None = None, met
 
 
 def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method: str | None = None, *,
-                 lora_plan: LoraPlan | None = None) -> MemoryModel:
+                 lora_plan: LoraPlan | None = None, shared: SharedFigures | None = None) -> MemoryModel:
     """The memory of `method` for `spec` under `settings` with the batch left open: `.at(batch)` is
     `estimate_memory(spec, settings.with_(batch=batch), method)`, the same figures to the last bit.
 
     Every term is either independent of the batch or bytes per token × batch × seq_len, so a run's
     figures at many batches (the largest batch per card) cost one build and cheap `at` calls.
     `lora_plan`, when given, is `plan_lora(spec, settings.lora_rank, settings.lora_targets)` made
-    once for LoRA and QLoRA.
+    once for LoRA and QLoRA; `shared`, when given, holds what the methods of one report at these
+    settings share (see `SharedFigures`).
     """
     settings = settings or MemorySettings()
+    if shared is None:
+        shared = SharedFigures()
     method = method or settings.method
     seq_len = settings.resolved_seq_len(spec.max_position_embeddings)
     if method == "serve":
@@ -303,7 +333,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         compute = 4 if settings.precision == "fp32" else 2
         trainable = total
         weights = float(param_bytes * total)
-        casts = 2.0 * (block_linear_params(spec) + head_matrix) if amp else 0.0
+        casts = 2.0 * (shared.block_linear_params(spec) + head_matrix) if amp else 0.0
         grads = float(param_bytes * total)
         head_grad = float(param_bytes * head_matrix)
         lora_acts = None
@@ -315,7 +345,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         compute = 2
         trainable = plan.trainable_params
         if method == "qlora":
-            linear = block_linear_params(spec)
+            linear = shared.block_linear_params(spec)
             # LitGPT quantises every nn.Linear, the head included (Fabric's BitsandbytesPrecision); the
             # embedding stays bf16. PEFT leaves the head in bf16.
             quantized_head = head if litgpt else 0
@@ -323,7 +353,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
             base = nf4 * (linear + quantized_head) + 2.0 * (total - linear - quantized_head)
             # One matrix dequantised at a time; LitGPT quantises from fp16, so it dequantises to fp16
             # and then casts to bf16 (two copies alive).
-            workspace = 2.0 * max(largest_linear(spec), quantized_head) * (2 if litgpt else 1)
+            workspace = 2.0 * max(shared.largest(spec), quantized_head) * (2 if litgpt else 1)
             if settings.nf4_keeps_inputs and litgpt:
                 # bitsandbytes <= 0.42 keeps each 4-bit matmul's input on `ctx.tensors`, freed only with
                 # the graph; LitGPT's loop (`litgpt/finetune/lora.py` fit) holds the previous micro-batch's
@@ -340,15 +370,18 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         # amp-bf16: fp32 adapters under bf16 autocast; fp32: fp32 adapters, no autocast; bf16: all bf16.
         act_bytes = 4 if settings.precision == "fp32" else 2
         own_copy = settings.precision != "bf16"
-        lora_acts = {s.stack: LoraActivations(s.roles, s.rank_outputs_per_token,
-                                              s.adapted_inputs_fused_qkv if litgpt else s.adapted_inputs_per_token,
-                                              act_bytes, own_copy, settings.lora_dropout > 0) for s in plan.stacks}
+        lora_acts = shared.lora_acts  # the same for LoRA and QLoRA: one plan, one settings object
+        if lora_acts is None:
+            lora_acts = shared.lora_acts = {
+                s.stack: LoraActivations(s.roles, s.rank_outputs_per_token,
+                                         s.adapted_inputs_fused_qkv if litgpt else s.adapted_inputs_per_token,
+                                         act_bytes, own_copy, settings.lora_dropout > 0) for s in plan.stacks}
     states, step_tmp = _optimizer_bytes(settings, trainable, param_bytes)
     if settings.optimizer_in_backward and method == "full":
         # torchtune `optimizer_in_bwd` (`training.register_optim_in_bwd_hooks`): each parameter steps in
         # its post-accumulate-grad hook and its gradient is freed, so at most one tensor's gradient is
         # alive; there is no separate optimizer-step moment holding every gradient. LoRA recipes lack it.
-        grads = head_grad = float(param_bytes * max(largest_linear(spec), head_matrix, spec.embedding_params))
+        grads = head_grad = float(param_bytes * max(shared.largest(spec), head_matrix, spec.embedding_params))
         step_tmp = 0.0
     accumulating = settings.grad_accumulation > 1
     # Gradients of earlier micro-batches, alive through the next forward and backward.
@@ -370,10 +403,13 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         # Under FSDP's `no_sync` (how Fabric/accelerate skip the reduce-scatter between accumulation
         # steps) each card accumulates the full, unsharded gradients (torch FSDP `no_sync` docs), so
         # `earlier_grads` keeps its unsharded size.
-    act = activation_model(spec, compute_bytes=compute, amp=amp, seq_len=seq_len,
-                           eager=settings.attention == "eager", lora=lora_acts,
-                           implementation=settings.effective_implementation,
-                           quantized_base=method == "qlora" and settings.nf4_keeps_inputs)
+    quantized_base = method == "qlora" and settings.nf4_keeps_inputs
+    key = (lora_acts is None, compute, amp, quantized_base)
+    act = shared.activations.get(key)
+    if act is None:
+        act = shared.activations[key] = activation_model(
+            spec, compute_bytes=compute, amp=amp, seq_len=seq_len, eager=settings.attention == "eager", lora=lora_acts,
+            implementation=settings.effective_implementation, quantized_base=quantized_base)
     if settings.effective_checkpointing:
         kept_per_token = act.checkpointed_per_token
         resident_per_token = act.checkpointed_resident_per_token
@@ -395,7 +431,10 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         # allocator, so not in max_memory_allocated); the driver evicts them to host memory when the
         # card is full, so they need not fit on it.
         host_fixed, states = states, 0.0
-    logits_peak, logits_kept = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.effective_loss)
+    logits = shared.logits.get(compute)
+    if logits is None:
+        logits = shared.logits[compute] = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.effective_loss)
+    logits_peak, logits_kept = logits
     # Accumulating: the head's gradient is added in place to the one already there.
     backward_grads = max(head_grad, earlier_grads) if method == "full" else max(grads, earlier_grads)
     return _TrainModel(method, seq_len, trainable, settings.framework_overhead_gb * 1e9, settings.headroom,

@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 _NORM_INPUT_ROLES = ("q", "k", "v", "qkv", "kv", "gate", "up", "gate_up", "router")
+_NORM_INPUT_ROLE_SET = frozenset(_NORM_INPUT_ROLES)
 # Families whose transformers code uses nn.LayerNorm (keeps its input, not an fp32 upcast).
 LAYERNORM_MODEL_TYPES = frozenset({
     "gpt2", "phi", "falcon", "RefinedWebModel", "RefinedWeb", "gpt_neox", "gptj", "gpt_neo", "codegen", "opt",
@@ -103,7 +104,7 @@ def _norm_input_copies(stack: StackSpec) -> float:
     layers = max(1, stack.num_layers)
     copies = 0.0
     for linear, role in zip(stack.linears, stack_roles(stack)):
-        if linear.in_features == stack.hidden_size and role in set(_NORM_INPUT_ROLES):
+        if linear.in_features == stack.hidden_size and role in _NORM_INPUT_ROLE_SET:
             copies += (linear.active_count if linear.active_count is not None else linear.count) / layers
     return copies or 3.0
 

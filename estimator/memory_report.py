@@ -18,7 +18,7 @@ from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
     CARD_METHODS, CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary,
 )
-from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
+from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, SharedFigures, memory_model
 from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.rounding import rounded
@@ -57,9 +57,10 @@ ASSUMPTIONS: tuple[str, ...] = (
 
 def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str, MemoryModel | str]:
     """Each card method's memory with the batch left open, built once (or why the model cannot run it);
-    LoRA and QLoRA share one adapter plan."""
+    LoRA and QLoRA share one adapter plan, and the methods what they ask alike of the spec (`SharedFigures`)."""
     out: dict[str, MemoryModel | str] = {}
     plan: LoraPlan | MemorySettingsError | None = None
+    shared = SharedFigures()
     for method, _ in CARD_METHODS:
         try:
             if method in ("lora", "qlora"):
@@ -70,7 +71,8 @@ def _models(spec: ModelSpec, settings: MemorySettings, strict: bool) -> dict[str
                         plan = exc
                 if isinstance(plan, MemorySettingsError):
                     raise plan
-            out[method] = memory_model(spec, settings, method, lora_plan=plan if isinstance(plan, LoraPlan) else None)
+            out[method] = memory_model(spec, settings, method, lora_plan=plan if isinstance(plan, LoraPlan) else None,
+                                       shared=shared)
         except MemorySettingsError as exc:
             if strict and method == settings.method:
                 raise

@@ -36,4 +36,6 @@ def gb(value: float) -> float:
         k = round(y)
         if -0.499 < y - k < 0.499:
             return k / 1000.0
+    elif y == 0.0:  # a zero (of either sign) rounds to itself
+        return x
     return round(x, 3)

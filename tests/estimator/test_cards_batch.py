@@ -13,7 +13,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 from test_memory_properties import specs
 
-from hubwatch.estimator.cards import BATCH_CAP, DEFAULT_CARDS, Card, fits, max_batch, max_batch_of
+from hubwatch.estimator.cards import BATCH_CAP, DEFAULT_CARDS, Card, cards_needed, fits, max_batch, max_batch_of
 from hubwatch.estimator.memory import estimate_memory, memory_model
 from hubwatch.estimator.memory_report import memory_report
 from hubwatch.estimator.memory_settings import MemorySettings
@@ -114,3 +114,28 @@ def test_report_batches_equal_the_search_for_every_card(dims: dict[str, Any], s:
         for method, batch in fit.batches:
             if batch is not None:
                 assert batch == old_max_batch(spec, s, method, card)
+
+
+def scanned_cards_needed(estimate: Any, card: Card, max_cards: int = 1024) -> int | None:
+    """`cards.cards_needed` as it was: every count tried in order."""
+    if fits(estimate, card):
+        return 1
+    logits = estimate.term("logits")
+    splittable = estimate.peak_bytes - logits
+    per_card = card.memory_bytes - estimate.framework_overhead_bytes - logits * estimate.headroom
+    if per_card <= 0:
+        return None
+    n = 2
+    while n <= max_cards:
+        if (splittable / n) * estimate.headroom <= per_card:
+            return n
+        n += 1 if n < 16 else n // 4
+    return None
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(specs(), wide_settings, st.sampled_from(METHODS), cards, st.sampled_from([1024, 1, 2, 16, 17, 100]))
+def test_cards_needed_equals_the_scan(dims: dict[str, Any], s: MemorySettings, method: str, card: Card,
+                                      max_cards: int) -> None:
+    estimate = estimate_memory(llama_like(**dims), s, method)
+    assert cards_needed(estimate, card, max_cards) == scanned_cards_needed(estimate, card, max_cards)
