@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.storage.idempotent import dialect_insert
+from hubwatch.storage.idempotent import insert_of
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha
@@ -32,6 +33,24 @@ __all__ = [
     "repos_holding",
     "upsert_advisories",
 ]
+
+
+def _upsert(dialect: str) -> sa.Insert:
+    stmt = insert_of(dialect, ADVISORIES)
+    return stmt.on_conflict_do_update(
+        index_elements=["id"],
+        set_={"osv": stmt.excluded.osv, "modified": stmt.excluded.modified, "withdrawn": stmt.excluded.withdrawn},
+        where=ADVISORIES.c.modified <= stmt.excluded.modified,
+    ).returning(ADVISORIES.c.id)
+
+
+# Built once (storage.prepared). The upsert runs as one executemany, which SQLAlchemy sends as one
+# multi-row INSERT … RETURNING ("insertmanyvalues"), as the statement built per call was.
+_UPSERT = Prepared(_upsert)
+_DELETE_EVENTS = Prepared(
+    lambda _d: sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id.in_(sa.bindparam("ids", expanding=True)))
+)
+_INSERT_EVENTS = Prepared(lambda _d: sa.insert(ADVISORY_EVENTS))
 
 
 def _published(record: AdvisoryRecord) -> datetime:
@@ -95,18 +114,12 @@ def upsert_advisories(
                 else None,
             }
         )
-    stmt = dialect_insert(conn, ADVISORIES).values(values)
-    upsert = stmt.on_conflict_do_update(
-        index_elements=["id"],
-        set_={"osv": stmt.excluded.osv, "modified": stmt.excluded.modified, "withdrawn": stmt.excluded.withdrawn},
-        where=ADVISORIES.c.modified <= stmt.excluded.modified,
-    ).returning(ADVISORIES.c.id)
     # Rows back only for the records written: a stored record that is newer is kept (OSV: the
     # later `modified` wins), with its events.
-    written = set(conn.execute(upsert).scalars())
+    written = set(conn.execute(_UPSERT(conn), values).scalars())
     if not written:
         return
-    conn.execute(sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id.in_(sorted(written))))
+    conn.execute(_DELETE_EVENTS(conn), {"ids": sorted(written)})
     rows = [
         {
             "advisory_id": record.id,
@@ -121,7 +134,7 @@ def upsert_advisories(
         for e in git_events(record.osv)
     ]
     if rows:
-        conn.execute(sa.insert(ADVISORY_EVENTS), rows)
+        conn.execute(_INSERT_EVENTS(conn), rows)
     bump_versions(conn, {placed[i][0] for i in written} - set(bumped))
 
 

@@ -8,14 +8,17 @@ from collections.abc import Iterable
 from datetime import datetime
 
 import sqlalchemy as sa
-from hubwatch.storage.idempotent import dialect_insert
+from hubwatch.storage.idempotent import dialect_insert, insert_of
 from hubwatch.storage.errors import StorageError
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.tables import BLOBS
 from sqlalchemy.engine import Connection
 
 __all__ = ["content_sha256", "get_blob", "get_blobs", "put_blob", "put_blobs", "stored_shas"]
 
 _LEVEL = 6
+_STORED = Prepared(lambda _d: sa.select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(sa.bindparam("shas", expanding=True))))
+_INSERT = Prepared(lambda d: insert_of(d, BLOBS).on_conflict_do_nothing(index_elements=["sha256"]))
 
 
 def content_sha256(data: bytes) -> str:
@@ -47,7 +50,7 @@ def stored_shas(conn: Connection, shas: Iterable[str]) -> set[str]:
     wanted = sorted(set(shas))
     if not wanted:
         return set()
-    return set(conn.execute(sa.select(BLOBS.c.sha256).where(BLOBS.c.sha256.in_(wanted))).scalars())
+    return set(conn.execute(_STORED(conn), {"shas": wanted}).scalars())
 
 
 def put_blobs(conn: Connection, datas: Iterable[bytes], now: datetime) -> list[str]:
@@ -63,7 +66,7 @@ def put_blobs(conn: Connection, datas: Iterable[bytes], now: datetime) -> list[s
     if new:
         rows = [{"sha256": d, "size": len(raw), "compression": "zlib", "data": zlib.compress(raw, _LEVEL),
                  "stored_at": now} for d, raw in new.items()]
-        conn.execute(dialect_insert(conn, BLOBS).on_conflict_do_nothing(index_elements=["sha256"]), rows)
+        conn.execute(_INSERT(conn), rows)
     return digests
 
 

@@ -15,13 +15,16 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.storage.idempotent import dialect_insert
+from hubwatch.storage.idempotent import insert_of
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.tables import ESTIMATE_BODIES, ESTIMATES
 from sqlalchemy.engine import Connection
 
 __all__ = ["body_of", "drop_unused_bodies", "estimate_data", "insert_estimate", "joined"]
 
 _NAMED = "revision"  # the one key of an estimate that names its revision
+_INSERT_BODY = Prepared(lambda d: insert_of(d, ESTIMATE_BODIES).on_conflict_do_nothing(index_elements=["sha256"]))
+_INSERT_ROW = Prepared(lambda _d: sa.insert(ESTIMATES))
 
 
 def body_of(data: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
@@ -45,16 +48,11 @@ def estimate_data(body: dict[str, Any], revision_json: str | None) -> dict[str, 
 def insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
     """One estimate row for `revision_id`; its body is stored unless an equal one already is."""
     digest, body, named = body_of(data)
+    conn.execute(_INSERT_BODY(conn), {"sha256": digest, "data": body, "stored_at": now})
     conn.execute(
-        dialect_insert(conn, ESTIMATE_BODIES)
-        .values(sha256=digest, data=body, stored_at=now)
-        .on_conflict_do_nothing(index_elements=["sha256"])
-    )
-    conn.execute(
-        sa.insert(ESTIMATES).values(
-            revision_id=revision_id, estimator_version=version, body_sha256=digest, revision_json=named,
-            created_at=now,
-        )
+        _INSERT_ROW(conn),
+        {"revision_id": revision_id, "estimator_version": version, "body_sha256": digest, "revision_json": named,
+         "created_at": now},
     )
 
 

@@ -12,13 +12,18 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-__all__ = ["dialect_insert", "insert_ignoring"]
+__all__ = ["dialect_insert", "insert_ignoring", "insert_of"]
 
 
 def dialect_insert(conn: Connection, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
     """The INSERT construct of `conn`'s dialect, which has ON CONFLICT (the store opens only SQLite
     and PostgreSQL: storage/engine.py refuses any other URL)."""
-    if conn.dialect.name == "sqlite":
+    return insert_of(conn.dialect.name, table)
+
+
+def insert_of(dialect: str, table: sa.Table) -> postgresql.Insert | sqlite.Insert:
+    """`dialect_insert` by the dialect's name (for statements built once: storage.prepared)."""
+    if dialect == "sqlite":
         return sqlite.insert(table)
     return postgresql.insert(table)
 

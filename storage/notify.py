@@ -19,7 +19,8 @@ from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord, Severity
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.idempotent import insert_ignoring
+from hubwatch.storage.idempotent import insert_ignoring, insert_of
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.transactions import Transactions
 from hubwatch.storage.tables import ADVISORIES, NOTIFY_OUTBOX, NOTIFY_SUBSCRIPTIONS, REPOS, REVISIONS
 from hubwatch.storage.validate import clean_text, is_storable
@@ -215,6 +216,12 @@ def _payload(
     }
 
 
+# Built once (storage.prepared): what every stored revision runs here.
+_SUBSCRIPTIONS = Prepared(lambda _d: sa.select(NOTIFY_SUBSCRIPTIONS))
+_REPO_NAME = Prepared(lambda _d: sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == sa.bindparam("repo_id")))
+_INSERT_OUTBOX = Prepared(lambda d: insert_of(d, NOTIFY_OUTBOX).on_conflict_do_nothing(index_elements=["key"]))
+
+
 def enqueue_revision(
     conn: Connection,
     repo_id: int,
@@ -225,10 +232,10 @@ def enqueue_revision(
 ) -> int:
     """Write the messages the stored revision causes, in the caller's (the revision's) transaction;
     how many were new. One row per (subscription, revision): a replay inserts nothing."""
-    subs = [_subscription(r) for r in conn.execute(sa.select(NOTIFY_SUBSCRIPTIONS)).all()]
+    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
     if not subs:
         return 0
-    org, name = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
+    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
     repo = RepoId(str(org), str(name))
     rows = []
     for sub in subs:
@@ -252,7 +259,7 @@ def enqueue_revision(
         )
     if not rows:
         return 0
-    result = conn.execute(insert_ignoring(conn, NOTIFY_OUTBOX, ["key"]), rows)
+    result = conn.execute(_INSERT_OUTBOX(conn), rows)
     return max(int(result.rowcount), 0)
 
 
@@ -278,10 +285,10 @@ def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[Advis
     stored (announced with its revision) never reaches here. How many rows were new."""
     if not advisories:
         return 0
-    subs = [_subscription(r) for r in conn.execute(sa.select(NOTIFY_SUBSCRIPTIONS)).all()]
+    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
     if not subs:
         return 0
-    org, name = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
+    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
     repo = RepoId(str(org), str(name))
     revisions = {
         str(r.sha): r

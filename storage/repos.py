@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.coltypes import checked_utc
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import PollState, RepoId
 from hubwatch.storage.tables import POLL_RUNS, REPO_ALIASES, REPOS, REVISIONS
@@ -70,14 +71,17 @@ def in_scope(repo: RepoId | None = None, org: str | None = None) -> sa.ColumnEle
     return condition
 
 
+# Built once (storage.prepared): the lookup almost every write starts with.
+_BY_KEY = Prepared(lambda _d: sa.select(REPOS.c.id).where(REPOS.c.key == sa.bindparam("key")))
+_BY_ALIAS = Prepared(lambda _d: sa.select(REPO_ALIASES.c.repo_id).where(REPO_ALIASES.c.key == sa.bindparam("key")))
+
+
 def find_repo(conn: Connection, repo: RepoId) -> int | None:
     """The row id of `repo` (any spelling, or an id it had before a rename), or None."""
-    key = _check_repo(repo).key
-    found = conn.execute(sa.select(REPOS.c.id).where(REPOS.c.key == key)).scalar_one_or_none()
+    key = {"key": _check_repo(repo).key}
+    found = conn.execute(_BY_KEY(conn), key).scalar_one_or_none()
     if found is None:
-        found = conn.execute(
-            sa.select(REPO_ALIASES.c.repo_id).where(REPO_ALIASES.c.key == key)
-        ).scalar_one_or_none()
+        found = conn.execute(_BY_ALIAS(conn), key).scalar_one_or_none()
     return found
 
 

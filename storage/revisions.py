@@ -11,7 +11,8 @@ from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.blobs import put_blobs, stored_shas
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.idempotent import dialect_insert
+from hubwatch.storage.idempotent import insert_of
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.estimates import drop_unused_bodies, insert_estimate
 from hubwatch.storage.notify import enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
@@ -40,16 +41,64 @@ def _position(conn: Connection, repo_id: int, parent: str | None) -> int:
     after it: after a history rewrite the new branch then takes the place of the abandoned
     one (both keep their rows; history() orders by position, then arrival).
     """
-    if parent is not None:
-        parent_pos = conn.execute(
-            sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == parent)
-        ).scalar_one_or_none()
-        if parent_pos is not None:
-            return int(parent_pos) + 1
-    count = conn.execute(
-        sa.select(sa.func.count()).select_from(REVISIONS).where(REVISIONS.c.repo_id == repo_id)
-    ).scalar_one()
-    return int(count)
+    row = conn.execute(_SLOT(conn), {"repo_id": repo_id, "parent": parent}).one()
+    return _placed(row[0], row[1])
+
+
+def _placed(parent_pos: int | None, count: int) -> int:
+    return int(parent_pos) + 1 if parent_pos is not None else int(count)
+
+
+def _slot_of(repo_id: sa.ColumnElement[int]) -> tuple[sa.ScalarSelect[Any], sa.ScalarSelect[Any]]:
+    # The parent's position (NULL when it is not stored, or there is none) and the revision count.
+    parent = (
+        sa.select(REVISIONS.c.position)
+        .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sa.bindparam("parent", type_=sa.String))
+        .scalar_subquery()
+    )
+    count = sa.select(sa.func.count()).select_from(REVISIONS).where(REVISIONS.c.repo_id == repo_id).scalar_subquery()
+    return parent, count
+
+
+def _slot(_dialect: str) -> sa.Select[Any]:
+    return sa.select(*_slot_of(sa.bindparam("repo_id", type_=sa.Integer)))
+
+
+def _repo_slot(_dialect: str) -> sa.Select[Any]:
+    # The repo's row id (by its key, as find_repo looks first) with its slot, in one statement.
+    return sa.select(REPOS.c.id, *_slot_of(REPOS.c.id)).where(REPOS.c.key == sa.bindparam("key"))
+
+
+def _head(_dialect: str) -> sa.Update:
+    # The summary columns in the same statement (storage.summaries): one more revision, a new version.
+    repo_id = sa.bindparam("head_repo", type_=sa.Integer)  # not a column's name: that would be a SET
+    newest = (
+        sa.select(REVISIONS.c.sha)
+        .where(REVISIONS.c.repo_id == repo_id)
+        .order_by(REVISIONS.c.id.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return (
+        sa.update(REPOS)
+        .where(REPOS.c.id == repo_id)
+        .values(
+            head_sha=newest,
+            revision_count=REPOS.c.revision_count + 1,
+            history_version=REPOS.c.history_version + 1,
+        )
+    )
+
+
+# Built once (storage.prepared): what a stored revision executes, parameters aside.
+_SLOT = Prepared(_slot)
+_REPO_SLOT = Prepared(_repo_slot)
+_INSERT_REVISION = Prepared(
+    lambda d: insert_of(d, REVISIONS).on_conflict_do_nothing(index_elements=["repo_id", "sha"]).returning(REVISIONS.c.id)
+)
+_INSERT_FILES = Prepared(lambda _d: sa.insert(FILE_VERSIONS))
+_INSERT_CHANGES = Prepared(lambda _d: sa.insert(CHANGES))
+_UPDATE_HEAD = Prepared(_head)
 
 
 def save_revision(
@@ -69,26 +118,29 @@ def save_revision(
     """
     check_revision(revision)
     check_files(files, contents)
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        repo_id = ensure_repo(conn, repo, now)
-    position = _position(conn, repo_id, revision.parent)
+    found: Sequence[Any] | None = None
+    if isinstance(repo, RepoId):  # (find_repo below refuses anything else)
+        found = conn.execute(_REPO_SLOT(conn), {"key": repo.key, "parent": revision.parent}).first()
+    if found is not None:
+        repo_id, position = int(found[0]), _placed(found[1], found[2])
+    else:  # stored under an id it had before a rename (an alias), or not at all
+        known = find_repo(conn, repo)
+        repo_id = ensure_repo(conn, repo, now) if known is None else known
+        position = _position(conn, repo_id, revision.parent)
     # Stored already (by this worker before, or a concurrent one): no row comes back (UNIQUE(repo_id, sha)).
     revision_id = conn.execute(
-        dialect_insert(conn, REVISIONS)
-        .values(
-            repo_id=repo_id,
-            sha=revision.sha,
-            parent_sha=revision.parent,
-            position=position,
-            date=checked_utc(revision.date, f"date of revision {revision.sha}"),
-            title=clean_text(revision.title),
-            message=clean_text(revision.message),
-            authors=[clean_text(a) for a in revision.authors],
-            stored_at=now,
-        )
-        .on_conflict_do_nothing(index_elements=["repo_id", "sha"])
-        .returning(REVISIONS.c.id)
+        _INSERT_REVISION(conn),
+        {
+            "repo_id": repo_id,
+            "sha": revision.sha,
+            "parent_sha": revision.parent,
+            "position": position,
+            "date": checked_utc(revision.date, f"date of revision {revision.sha}"),
+            "title": clean_text(revision.title),
+            "message": clean_text(revision.message),
+            "authors": [clean_text(a) for a in revision.authors],
+            "stored_at": now,
+        },
     ).scalar_one_or_none()
     if revision_id is None:
         raise AlreadyStored(revision.sha)
@@ -139,7 +191,7 @@ def _save_files(
             }
         )
     if rows:
-        conn.execute(sa.insert(FILE_VERSIONS), rows)
+        conn.execute(_INSERT_FILES(conn), rows)
 
 
 def save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRecord]) -> None:
@@ -159,7 +211,7 @@ def save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRec
             }
         )
     if rows:
-        conn.execute(sa.insert(CHANGES), rows)
+        conn.execute(_INSERT_CHANGES(conn), rows)
 
 
 def _check_estimate(version: str, data: dict[str, Any]) -> None:
@@ -196,20 +248,4 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
 
 
 def _update_head(conn: Connection, repo_id: int) -> None:
-    newest = (
-        sa.select(REVISIONS.c.sha)
-        .where(REVISIONS.c.repo_id == repo_id)
-        .order_by(REVISIONS.c.id.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    # The summary columns in the same statement (storage.summaries): one more revision, a new version.
-    conn.execute(
-        sa.update(REPOS)
-        .where(REPOS.c.id == repo_id)
-        .values(
-            head_sha=newest,
-            revision_count=REPOS.c.revision_count + 1,
-            history_version=REPOS.c.history_version + 1,
-        )
-    )
+    conn.execute(_UPDATE_HEAD(conn), {"head_repo": repo_id})
