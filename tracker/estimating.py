@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from hubwatch.estimator import Estimate
 
-__all__ = ["estimate_change", "estimate_snapshot", "snapshot_manifest"]
+__all__ = ["estimate_change", "estimate_snapshot", "estimate_with_inputs", "snapshot_manifest"]
 
 log = logging.getLogger(__name__)
 
@@ -33,33 +33,49 @@ def estimate_snapshot(
     tokenizer and generation configs) and the parent's estimate is of this estimator version, it is
     reused for this revision (most commits change no config) instead of estimating again.
     """
+    return estimate_with_inputs(snapshot, previous)[0]
+
+
+def estimate_with_inputs(
+    snapshot: Snapshot,
+    previous: tuple[Snapshot, Estimate | None] | None = None,
+    previous_inputs: EstimatorInputs | None = None,
+) -> tuple[Estimate | None, EstimatorInputs | None]:
+    """`estimate_snapshot`, and the estimator inputs read from `snapshot` (None: no config).
+
+    `previous_inputs`: what this returned as the inputs of `previous`'s snapshot, when the caller
+    kept them (the pipeline does, from one revision to the next); else they are read again.
+    """
     from hubwatch.estimator import ESTIMATOR_VERSION, ConfigError, Estimate, analyze, estimate_revision
 
     inputs = estimator_inputs(snapshot)
     if inputs is None:
-        return None
+        return None, None
     if previous is not None:
-        reused = _reused(inputs, snapshot.sha, *previous)
+        reused = _reused(inputs, snapshot.sha, *previous, before=previous_inputs)
         if reused is not None:
-            return reused
+            return reused, inputs
     try:
         analysis = analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,
                            generation_config=inputs.generation_config, revision=snapshot.sha)
-        return estimate_revision(analysis)
+        return estimate_revision(analysis), inputs
     except ConfigError as exc:
-        return Estimate.failed(ESTIMATOR_VERSION, str(exc), exc.key)
+        return Estimate.failed(ESTIMATOR_VERSION, str(exc), exc.key), inputs
     except Exception as exc:  # an estimator bug must not stop the revision from being tracked
         log.exception("estimator failed on %s", snapshot.sha)
-        return Estimate.failed(ESTIMATOR_VERSION, f"estimator failed: {exc!r}")
+        return Estimate.failed(ESTIMATOR_VERSION, f"estimator failed: {exc!r}"), inputs
 
 
-def _reused(inputs: EstimatorInputs, sha: str, parent: Snapshot, estimate: Estimate | None) -> Estimate | None:
+def _reused(
+    inputs: EstimatorInputs, sha: str, parent: Snapshot, estimate: Estimate | None, *, before: EstimatorInputs | None
+) -> Estimate | None:
     """The parent's estimate as this revision's, when the estimator's inputs did not change."""
     from hubwatch.estimator import ESTIMATOR_VERSION
 
     if estimate is None or estimate.estimator_version != ESTIMATOR_VERSION:
         return None
-    before = estimator_inputs(parent)
+    if before is None:
+        before = estimator_inputs(parent)
     if before is None or replace(before, revision=None) != replace(inputs, revision=None):
         return None
     # the one field that names the revision (None in a failed estimate, as estimating again gives)

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
-from hubwatch.tracker.estimating import estimate_change, estimate_snapshot
+from hubwatch.tracker.estimating import estimate_change, estimate_with_inputs
 from hubwatch.domain.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from hubwatch.estimator import Estimate
+    from hubwatch.estimator.inputs import EstimatorInputs
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
     from hubwatch.tracker.hub import HubClient
@@ -35,6 +36,9 @@ class Baseline:
 
     snapshot: Snapshot
     estimate: Estimate | None
+    # The estimator's inputs as read from `snapshot` when the pipeline read them (the next
+    # revision compares its own with them); None: read them again when needed.
+    inputs: EstimatorInputs | None = None
 
 
 @dataclass(frozen=True)
@@ -150,7 +154,9 @@ def process_revision(
     if snapshot is None:
         snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
     changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
-    estimate = estimate_snapshot(snapshot, previous=None if initial else (baseline.snapshot, baseline.estimate))
+    estimate, inputs = estimate_with_inputs(
+        snapshot, None if initial else (baseline.snapshot, baseline.estimate), baseline.inputs
+    )
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
@@ -174,5 +180,5 @@ def process_revision(
         None if estimate is None else (estimate.estimator_version or "", estimate.to_json()),
         advisories,
     )
-    next_baseline = Baseline(snapshot, estimate)
+    next_baseline = Baseline(snapshot, estimate, inputs)
     return ProcessedRevision(revision, next_baseline, tuple(changes), saved, tuple(advisories))
