@@ -13,7 +13,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hubwatch import __version__
-from hubwatch.feeds.coalesce import CoalesceReads
+from hubwatch.feeds.coalesce import CoalesceReads, Tally
 from hubwatch.feeds.context import AppContext
 from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.redirects import canonical_redirect, install_redirects
@@ -124,7 +124,8 @@ def create_app(
     )
     app.state.hubwatch = AppContext(settings, store, on_webhook, make_templates(settings.public_url), clock)
     install_error_handlers(app)
-    app.add_middleware(CoalesceReads)  # innermost of ours: identical reads in flight share one answer
+    app.state.coalesced = Tally()  # counted on /metrics
+    app.add_middleware(CoalesceReads, tally=app.state.coalesced)  # innermost of ours: identical reads in flight share one answer
     app.add_middleware(SecurityHeaders)
     app.add_middleware(HeadAsGet)  # outermost: every layer inside sees the GET it answers
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

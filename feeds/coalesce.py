@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["CoalesceReads"]
+__all__ = ["CoalesceReads", "Tally"]
 
 # Headers that no route reads: two requests differing only in these get the same answer.
 _IGNORED = frozenset({
@@ -35,6 +35,15 @@ _IGNORED_PREFIXES = (b"sec-fetch-", b"sec-ch-")
 _PRIVATE = frozenset({b"authorization", b"cookie", b"proxy-authorization"})
 
 Key = tuple[object, ...]
+
+
+@dataclass
+class Tally:
+    """What this process's coalescing did (`/metrics`): answers run for a request that others could
+    join, and answers copied from such a run."""
+
+    led: int = 0
+    shared: int = 0
 
 
 @dataclass
@@ -55,12 +64,12 @@ def _copy(message: Message) -> Message:
 class CoalesceReads:
     """ASGI middleware: identical anonymous `GET`s in flight at once share one run of the app."""
 
-    def __init__(self, app: ASGIApp, max_body: int = 8 * 1024 * 1024) -> None:
+    def __init__(self, app: ASGIApp, max_body: int = 8 * 1024 * 1024, tally: Tally | None = None) -> None:
         self.app = app
         self.max_body = max_body
+        self.tally = tally if tally is not None else Tally()
         self._flights: dict[Key, _Flight] = {}
         self._generation = 0
-        self.shared = 0  # answers given from another request's run (for tests and /metrics)
 
     def _key(self, scope: Scope) -> Key | None:
         path: str = scope["path"]
@@ -96,7 +105,7 @@ class CoalesceReads:
             flight.joined += 1
             await flight.done.wait()
             if flight.messages is not None:
-                self.shared += 1
+                self.tally.shared += 1
                 for message in flight.messages:
                     await send(_copy(message))  # the layers outside may edit a start message's headers
                 return
@@ -106,6 +115,7 @@ class CoalesceReads:
 
     async def _lead(self, key: Key, scope: Scope, receive: Receive, send: Send) -> None:
         flight = self._flights[key] = _Flight()
+        self.tally.led += 1
         recorded: list[Message] | None = []
         size = 0
 

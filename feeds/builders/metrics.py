@@ -21,6 +21,9 @@ class MetricsSnapshot:
     last_cycle_lag_max_s: float | None = None
     last_cycle_lag_mean_s: float | None = None
     notifications: Mapping[str, int] = field(default_factory=dict)  # outbox rows by state (hubwatch notify)
+    # This web process's request coalescing (feeds/coalesce.py): runs others could join, answers copied.
+    reads_led: int = 0
+    reads_shared: int = 0
 
 
 def _metric(
@@ -48,6 +51,12 @@ def prometheus_text(snapshot: MetricsSnapshot) -> str:
     if snapshot.notifications:
         _metric(lines, "hubwatch_notifications", "Notification messages by state (failed: pending, retrying).",
                 [(f'{{state="{k}"}}', float(v)) for k, v in sorted(snapshot.notifications.items())])
+    _metric(lines, "hubwatch_web_reads_run_total",
+            "GET answers this web process computed while identical requests could join them.",
+            [("", float(snapshot.reads_led))], "counter")
+    _metric(lines, "hubwatch_web_reads_shared_total",
+            "GET answers this web process copied from an identical request's run in flight (coalescing).",
+            [("", float(snapshot.reads_shared))], "counter")
     return "\n".join(lines) + "\n"
 
 

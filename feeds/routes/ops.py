@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 
 from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
 from hubwatch.feeds.builders.metrics import MetricsSnapshot, prometheus_text
+from hubwatch.feeds.coalesce import Tally
 from hubwatch.feeds.context import AppContext, get_ctx
 from hubwatch.feeds.errors import error_body
 from hubwatch.feeds.text import as_utc
@@ -115,6 +116,13 @@ async def healthz(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+def _coalescing(request: Request) -> dict[str, int]:
+    tally = getattr(request.app.state, "coalesced", None)
+    if not isinstance(tally, Tally):
+        return {}
+    return {"reads_led": tally.led, "reads_shared": tally.shared}
+
+
 def _notification_counts(ctx: Ctx) -> dict[str, int]:
     from hubwatch.storage.notify import NotifyStore
 
@@ -123,7 +131,7 @@ def _notification_counts(ctx: Ctx) -> dict[str, int]:
 
 
 @router.get("/metrics")
-def metrics(ctx: Ctx) -> PlainTextResponse:
+def metrics(request: Request, ctx: Ctx) -> PlainTextResponse:
     stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
     last = stats.last_polled_at
     cycles = ctx.store.cycle_totals()  # SQL sums over poll_cycles, and the newest row
@@ -139,5 +147,6 @@ def metrics(ctx: Ctx) -> PlainTextResponse:
         last_cycle_lag_max_s=cycles.lag[0] if cycles.lag else None,
         last_cycle_lag_mean_s=cycles.lag[1] if cycles.lag else None,
         notifications=_notification_counts(ctx),
+        **_coalescing(request),
     )
     return PlainTextResponse(prometheus_text(snapshot), media_type="text/plain; version=0.0.4; charset=utf-8")

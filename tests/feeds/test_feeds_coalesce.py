@@ -68,7 +68,7 @@ def test_identical_gets_share_one_run() -> None:
     mw = CoalesceReads(toy)
     answers = asyncio.run(_together(toy, [_get("/models/a/b?x=1") for _ in range(8)], mw))
     assert toy.runs == 1
-    assert mw.shared == 7
+    assert (mw.tally.led, mw.tally.shared) == (1, 7)
     assert {a.status_code for a in answers} == {200}
     assert {a.content for a in answers} == {b"run 1 b'x=1'"}
 
@@ -190,10 +190,14 @@ def test_model_page_rendered_once_for_eight_requests(tmp_path: Path) -> None:
                 for _ in range(50):
                     await asyncio.sleep(0)  # the seven others reach the flight
                 release.set()
-                return list(await asyncio.gather(*tasks))
+                answers = list(await asyncio.gather(*tasks))
+                metrics.append((await client.get("/metrics")).text)
+                return answers
 
+        metrics: list[str] = []
         answers = asyncio.run(scenario())
     assert reads == [str(LLAMA2)]
+    assert "hubwatch_web_reads_shared_total 7\n" in metrics[0]  # seven answers copied, in this process
     assert {a.status_code for a in answers} == {200}
     assert len({a.content for a in answers}) == 1
     assert all(a.headers["content-security-policy"] for a in answers)
