@@ -200,7 +200,6 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                             names=(p.names[4], p.names[5], p.names[6]))
     ffn_type = f"mlp[{'glu' if p.gated else 'plain'} {dense_size}]"
     cache: dict[tuple[str, bool], Layer] = {}
-    layers: list[Layer] = []
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
     kinds = mixer_kinds(cfg, n_layers)
     variants = {k[15:] for k in kinds or () if k.startswith("attention-like:")}
@@ -221,17 +220,21 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
         b.embed(f"{prefix}.embed_tokens_per_layer", rows, n_layers * per_layer, shape)
         b.add("embeddings", h * n_layers * per_layer + per_layer)
         embed_total += rows * n_layers * per_layer + h * n_layers * per_layer + per_layer
-    jetmoe = cfg.model_type == "jetmoe"  # mixture of attention heads and of MLP experts, in every layer
-    for i in range(n_layers):
-        if jetmoe:
-            layers.append(cache.setdefault(("jetmoe", True), jetmoe_layer(cfg, h, nkv, hd, norms)))
-            continue
-        mixer = types[i] if i < len(types) else "full"
-        kind = kinds[i] if kinds is not None and i < len(kinds) else ("conv" if mixer == "none" else "attention")
-        layer_hd = head_dims.get(i, hd)
-        key = (kind + mixer + ("" if layer_hd == hd else f"/{layer_hd}"), sparse[i])
-        layer = cache.get(key)
-        if layer is None:
+    # Each layer's kind: its mixer, attention type, head width where it differs, and whether its FFN is
+    # sparse. Layers of one kind share one Layer, built (in order of first appearance) once.
+    mixers = types[:n_layers] + ("full",) * (n_layers - len(types))
+    defaults = ["conv" if mixer == "none" else "attention" for mixer in mixers]
+    kind_of = defaults if kinds is None else kinds[:n_layers] + defaults[len(kinds):]
+    widths = [head_dims.get(i, hd) for i in range(n_layers)] if head_dims else [hd] * n_layers
+    keys = [(kind + mixer + ("" if layer_hd == hd else f"/{layer_hd}"), is_sparse)
+            for kind, mixer, layer_hd, is_sparse in zip(kind_of, mixers, widths, sparse)]
+    if cfg.model_type == "jetmoe":  # mixture of attention heads and of MLP experts, in every layer
+        keys = [("jetmoe", True)] * n_layers
+        cache[keys[0]] = jetmoe_layer(cfg, h, nkv, hd, norms)
+    for key in dict.fromkeys(keys):
+        if key not in cache:
+            i = keys.index(key)
+            mixer, kind, layer_hd = mixers[i], kind_of[i], widths[i]
             if layer_hd != hd:
                 attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, layer_hd)
             else:
@@ -270,7 +273,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
             if p.sub_norms:
                 layer.more("norms", h + (dense_size if not (sparse[i] and moe is not None) else 0))
             cache[key] = layer
-        layers.append(layer)
+    layers = [cache[key] for key in keys]
     window = cfg.int("sliding_window", default=None, minimum=0)
     attention = AttentionSpec(nh, nkv, hd, types, window if "sliding" in types else None,
                               cfg.int("kv_lora_rank", default=None), cfg.int("qk_rope_head_dim", default=None)

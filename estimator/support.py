@@ -99,6 +99,9 @@ def _structural(key: str) -> bool:
     return bool(_STRUCTURAL.search(key)) and not _INERT.search(key)
 
 
+_PLAIN = (str, int, float, list)  # JSON values that are never a mapping: no ABC check for them
+
+
 def unread_structural_keys(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]],
                            path: str = "") -> list[str]:
     """Config keys (dotted for nested ones) that could change the count and that no builder read
@@ -108,14 +111,14 @@ def unread_structural_keys(config: Mapping[str, Any], reads: Mapping[str, Iterab
     for key, value in config.items():
         if value is None or key in _SETTINGS or key.startswith("_"):
             continue
-        dotted = f"{path}.{key}" if path else key
-        if isinstance(value, Mapping):
+        if type(value) is dict or (not isinstance(value, _PLAIN) and isinstance(value, Mapping)):
+            dotted = f"{path}.{key}" if path else key
             if key in seen:
                 out += unread_structural_keys(value, reads, dotted)
             elif _looks_like_config(value):
                 out.append(dotted)
         elif key not in seen and _structural(key) and not (value is False or value == [] or value == 0):
-            out.append(dotted)
+            out.append(f"{path}.{key}" if path else key)
     return out
 
 
