@@ -123,18 +123,23 @@ class Build:
         groups = {key: (layers[ids.index(key)], ids.count(key)) for key in dict.fromkeys(ids)}
         merged: dict[tuple[str, int, int, bool], list[int]] = {}
         total = extra_params
+        components, tower = self.components, self.tower  # `add`, inlined: a stack adds one figure per linear
         for layer, n in groups.values():
             for comp, spec in layer.linears:
-                p = spec.params * n
-                self.add(comp, p)
+                params, count, active = spec.params, spec.count, spec.active_count
+                p = params * n
+                if p:
+                    key = tower or comp
+                    components[key] = components.get(key, 0) + p
                 total += p
-                act = spec.count if spec.active_count is None else spec.active_count
-                self.inactive += (spec.count - act) * (spec.params // max(spec.count, 1)) * n
+                act = count if active is None else active
+                if act != count:
+                    self.inactive += (count - act) * (params // max(count, 1)) * n
                 k = (spec.name, spec.in_features, spec.out_features, spec.bias)
                 acc = merged.setdefault(k, [0, 0, 0])
-                acc[0] += spec.count * n
+                acc[0] += count * n
                 acc[1] += act * n
-                acc[2] = acc[2] or int(spec.active_count is not None)
+                acc[2] = acc[2] or int(active is not None)
             for comp, p in layer.extra.items():
                 self.add(comp, p * n)
                 total += p * n

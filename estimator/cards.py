@@ -14,8 +14,8 @@ from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "BatchFit", "Card", "card_by_name", "cards_needed", "fits", "max_batch",
-           "max_batch_of", "parse_cards"]
+__all__ = ["BATCH_CAP", "DEFAULT_CARDS", "BatchFit", "Card", "card_by_name", "cards_needed", "cards_needed_many", "fits",
+           "max_batch", "max_batch_of", "parse_cards"]
 
 BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at least this"
 # Relative error allowed for a batch solved from the lines before the real figures are asked (see
@@ -193,25 +193,37 @@ def cards_needed(estimate: MemoryEstimate, card: Card, max_cards: int = 1024) ->
     Stages split weights, gradients, states, activations and KV cache evenly; the logits and the
     framework overhead are not split (the last stage holds the logits; every card has a context).
     """
-    if fits(estimate, card):
-        return 1
+    return cards_needed_many(estimate, (card.memory_bytes,), max_cards)[0]
+
+
+def cards_needed_many(estimate: MemoryEstimate, memory_sizes: tuple[float, ...], max_cards: int = 1024
+                      ) -> list[int | None]:
+    """`cards_needed` of `estimate` on cards of each of `memory_sizes` (bytes), its figures read once."""
+    required = estimate.required_bytes
     logits = estimate.term("logits")
     splittable = estimate.peak_bytes - logits
-    per_card = card.memory_bytes - estimate.framework_overhead_bytes - logits * estimate.headroom
-    if per_card <= 0:
-        return None
-    # The first count that fits: fitting is monotone in the count (each card's share only falls), so a
-    # bisection over the counts tried finds the one the scan in order finds.
+    overhead, headroom = estimate.framework_overhead_bytes, estimate.headroom
     steps = _split_steps(max_cards)
-    headroom = estimate.headroom
-    low, high = 0, len(steps)
-    while low < high:
-        mid = (low + high) // 2
-        if (splittable / steps[mid]) * headroom <= per_card:
-            high = mid
-        else:
-            low = mid + 1
-    return steps[low] if low < len(steps) else None
+    out: list[int | None] = []
+    for memory_bytes in memory_sizes:
+        if required <= memory_bytes:  # it fits (`fits`)
+            out.append(1)
+            continue
+        per_card = memory_bytes - overhead - logits * headroom
+        if per_card <= 0:
+            out.append(None)
+            continue
+        # The first count that fits: fitting is monotone in the count (each card's share only falls), so a
+        # bisection over the counts tried finds the one the scan in order finds.
+        low, high = 0, len(steps)
+        while low < high:
+            mid = (low + high) // 2
+            if (splittable / steps[mid]) * headroom <= per_card:
+                high = mid
+            else:
+                low = mid + 1
+        out.append(steps[low] if low < len(steps) else None)
+    return out
 
 
 @lru_cache(maxsize=16)

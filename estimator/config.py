@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar, Token
 from typing import Any
 
 __all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "Reads", "reading"]
@@ -17,15 +16,24 @@ Reads = dict[builtins.str, set[builtins.str]]
 _READS: ContextVar[Reads | None] = ContextVar("hubwatch_estimator_reads", default=None)
 
 
-@contextmanager
-def reading() -> Iterator[Reads]:
-    """Records every key any `Cfg` is asked about inside the block: {sub-config path: keys}."""
-    reads: Reads = {}
-    token = _READS.set(reads)
-    try:
-        yield reads
-    finally:
-        _READS.reset(token)
+class reading:  # noqa: N801 - a context manager used as `with reading() as reads`, as contextlib's were
+    """Records every key any `Cfg` is asked about inside the block: {sub-config path: keys}.
+
+    A class rather than a `contextmanager` generator: one analysis enters it once, and the generator's
+    machinery cost more than the recording it sets up."""
+
+    __slots__ = ("reads", "_token")
+    _token: Token[Reads | None]
+
+    def __init__(self) -> None:
+        self.reads: Reads = {}
+
+    def __enter__(self) -> Reads:
+        self._token = _READS.set(self.reads)
+        return self.reads
+
+    def __exit__(self, *exc: object) -> None:
+        _READS.reset(self._token)
 
 
 class ConfigError(ValueError):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, analyze
-from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed
+from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed, cards_needed_many
 from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, run_flops, run_hours
 from hubwatch.estimator.estimate import Estimate, Memory
 from hubwatch.estimator.estimate_delta import memory_delta_summary
@@ -102,7 +102,9 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
         one = ones[method]
         largest = BatchFit(model, one).largest_many(sizes)
         batches.append((method, largest))
-        needed[method] = {size: 1 if batch else cards_needed(one, first[size]) for batch, size in zip(largest, sizes)}
+        short = tuple([size for batch, size in zip(largest, sizes) if not batch])  # sizes batch 1 does not fit
+        counts = iter(cards_needed_many(one, short) if short else ())
+        needed[method] = {size: 1 if batch else next(counts) for batch, size in zip(largest, sizes)}
     rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
     for i, size in enumerate(sizes):
         row: list[tuple[str, int | None]] = []

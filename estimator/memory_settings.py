@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from hubwatch.estimator.frozen import once
+
 __all__ = [
     "ATTENTION_IMPLS",
     "KV_DTYPES",
@@ -110,6 +112,9 @@ class MemorySettings:
     # at once, so a full fine-tune never holds every gradient (torchtune full-finetune recipes only).
     optimizer_in_backward: bool = False
 
+    # The effective_* figures below are worked out on first use and kept (`once`): the settings are frozen, and
+    # one report asks each of them of the same settings object for every method.
+
     def __post_init__(self) -> None:
         _one_of("stack", self.stack, STACKS)
         _one_of("method", self.method, METHODS)
@@ -156,24 +161,24 @@ class MemorySettings:
         if not isinstance(self.framework_overhead_gb, (int, float)) or not 0 <= self.framework_overhead_gb <= 100:
             raise MemorySettingsError("framework_overhead_gb", f"expected 0–100 GB, got {self.framework_overhead_gb!r}")
 
-    @property
+    @once
     def effective_loss(self) -> str:
         """The loss path: the setting, else the stack's."""
         return self.loss if self.loss is not None else STACK_DEFAULTS[self.stack][0]
 
-    @property
+    @once
     def effective_implementation(self) -> str:
         return self.implementation if self.implementation is not None else STACK_DEFAULTS[self.stack][1]
 
-    @property
+    @once
     def effective_checkpointing(self) -> bool:
         return self.grad_checkpointing if self.grad_checkpointing is not None else STACK_DEFAULTS[self.stack][2]
 
-    @property
+    @once
     def effective_offloading(self) -> bool:
         return self.activation_offloading if self.activation_offloading is not None else STACK_DEFAULTS[self.stack][3]
 
-    @property
+    @once
     def paged_optimizer(self) -> bool:
         """States in unified memory that may live in host memory (bitsandbytes' paged optimizers)."""
         return self.optimizer.startswith("paged-")

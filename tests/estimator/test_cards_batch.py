@@ -13,7 +13,9 @@ from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 from test_memory_properties import specs
 
-from hubwatch.estimator.cards import BATCH_CAP, DEFAULT_CARDS, Card, cards_needed, fits, max_batch, max_batch_of
+from hubwatch.estimator.cards import (
+    BATCH_CAP, DEFAULT_CARDS, Card, cards_needed, cards_needed_many, fits, max_batch, max_batch_of,
+)
 from hubwatch.estimator.memory import estimate_memory, memory_model
 from hubwatch.estimator.memory_report import memory_report
 from hubwatch.estimator.memory_settings import MemorySettings
@@ -139,3 +141,6 @@ def test_cards_needed_equals_the_scan(dims: dict[str, Any], s: MemorySettings, m
                                       max_cards: int) -> None:
     estimate = estimate_memory(llama_like(**dims), s, method)
     assert cards_needed(estimate, card, max_cards) == scanned_cards_needed(estimate, card, max_cards)
+    others = [card] + [c for c in DEFAULT_CARDS if c.memory_gb != card.memory_gb][:3]
+    assert cards_needed_many(estimate, tuple(c.memory_bytes for c in others), max_cards) == \
+        [scanned_cards_needed(estimate, c, max_cards) for c in others]
