@@ -7,6 +7,7 @@ slightly conservative for cards sized in GiB. Peak throughput and prices are use
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from hubwatch.estimator.frozen import once, quick_init
@@ -21,6 +22,7 @@ BATCH_CAP = 4096  # the batch search stops here; a result equal to it means "at 
 # Relative error allowed for a batch solved from the lines before the real figures are asked (see
 # `BatchFit.largest_many`): some million times the rounding of a sum of a few doubles.
 _SLACK = 1e-9
+_COUNTS = 2.0 ** 40  # a split suggested beyond this many cards (or none: NaN) is searched from the end
 
 
 @quick_init
@@ -128,12 +130,12 @@ class BatchFit:
         # Each growing moment as (its total at batch 0, its growth per sequence), and with |base| + k for
         # the slack; the moments come in one order at every batch.
         lines: list[tuple[float, float]] = []
-        spread: list[tuple[float, float, float]] = []
+        spread: list[tuple[float, float, float, float]] = []
         for (_, t1), (_, t2) in zip(totals, model.totals(2)):
             k = t2 - t1
             if k > 0:
                 lines.append((t1 - k, k))
-                spread.append((t1 - k, k, abs(t1 - k) + k))
+                spread.append((t1 - k, k, abs(t1 - k) + k, _SLACK / k))
         self.lines = tuple(lines)
         self.spread_lines = tuple(spread)
 
@@ -160,9 +162,9 @@ class BatchFit:
             limit = (memory_bytes - overhead) / headroom
             size = abs(limit)
             best = low = high = ceiling
-            for base, k, spread in lines:
+            for base, k, spread, per_k in lines:  # per_k: _SLACK / k (the bound is far above its rounding)
                 solved = (limit - base) / k
-                slack = _SLACK * (size + spread) * (abs(solved) + 2.0) / k
+                slack = (size + spread) * (abs(solved) + 2.0) * per_k
                 if solved < best:
                     best = solved
                 if solved - slack < low:
@@ -204,6 +206,7 @@ def cards_needed_many(estimate: MemoryEstimate, memory_sizes: tuple[float, ...],
     splittable = estimate.peak_bytes - logits
     overhead, headroom = estimate.framework_overhead_bytes, estimate.headroom
     steps = _split_steps(max_cards)
+    last = len(steps)
     out: list[int | None] = []
     for memory_bytes in memory_sizes:
         if required <= memory_bytes:  # it fits (`fits`)
@@ -213,16 +216,16 @@ def cards_needed_many(estimate: MemoryEstimate, memory_sizes: tuple[float, ...],
         if per_card <= 0:
             out.append(None)
             continue
-        # The first count that fits: fitting is monotone in the count (each card's share only falls), so a
-        # bisection over the counts tried finds the one the scan in order finds.
-        low, high = 0, len(steps)
-        while low < high:
-            mid = (low + high) // 2
-            if (splittable / steps[mid]) * headroom <= per_card:
-                high = mid
-            else:
-                low = mid + 1
-        out.append(steps[low] if low < len(steps) else None)
+        # The first count that fits: fitting is monotone in the count (each card's share only falls), so
+        # from the count the division suggests, stepping back while the one before fits and on while this
+        # one does not finds the first the scan in order finds.
+        suggested = splittable * headroom / per_card  # the count were the shares exact
+        i = bisect_left(steps, suggested) if suggested < _COUNTS else last
+        while i < last and not (splittable / steps[i]) * headroom <= per_card:
+            i += 1
+        while i > 0 and (splittable / steps[i - 1]) * headroom <= per_card:
+            i -= 1
+        out.append(steps[i] if i < last and (splittable / steps[i]) * headroom <= per_card else None)
     return out
 
 

@@ -55,7 +55,7 @@ class MemoryEstimate:
 
     @once
     def peak_bytes(self) -> float:  # the terms are frozen: summed once
-        return sum(v for _, v in self.terms)
+        return sum([v for _, v in self.terms])
 
     @property
     def required_bytes(self) -> float:
@@ -198,7 +198,7 @@ class _ServeModel:
         activations = float(self.activations_per_token * b * self.seq_len)
         logits = 8.0 * self.vocab_size * b  # fp32 logits of the last position and their softmax
         terms = (("weights", self.weights), ("kv_cache", kv), ("activations", activations), ("logits", logits))
-        total = sum(v for _, v in terms)
+        total = sum([v for _, v in terms])
         return MemoryEstimate("serve", self.seq_len, b, terms, "prefill", (("prefill", total),), 0,
                               self.framework_overhead_bytes, self.headroom)
 

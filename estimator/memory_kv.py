@@ -35,7 +35,7 @@ _INT4_PER_PARAM = 0.5 + 4 / 128
 
 def block_linear_params(spec: ModelSpec) -> int:
     """Parameters in the repeated blocks' linear layers (what quantisation applies to)."""
-    known = sum(linear.params for stack in spec.stacks for linear in stack.linears)
+    known = sum([linear.params for stack in spec.stacks for linear in stack.linears])
     if known:
         return min(known, spec.total_params)
     # No linears described: everything but the embeddings and the head, a conservative guess.
