@@ -92,30 +92,26 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
     for card in cards:
         first.setdefault(card.memory_bytes, card)
     sizes = tuple(first)
-    batches: list[tuple[str, tuple[int, ...] | None]] = []  # per method, the largest batch per size
+    # Per method, its (method, largest batch) at each size; per method that runs, its (method, cards needed).
+    batch_columns: list[list[tuple[str, int | None]]] = []
+    need_columns: list[list[tuple[str, int | None]]] = []
     needed: dict[str, dict[float, int | None]] = {}
     for method, _ in CARD_METHODS:
         model = models[method]
         if isinstance(model, str):
-            batches.append((method, None))
+            batch_columns.append([(method, None)] * len(sizes))
             continue
         one = ones[method]
         largest = BatchFit(model, one).largest_many(sizes)
-        batches.append((method, largest))
         short = tuple([size for batch, size in zip(largest, sizes) if not batch])  # sizes batch 1 does not fit
-        counts = iter(cards_needed_many(one, short) if short else ())
-        needed[method] = {size: 1 if batch else next(counts) for batch, size in zip(largest, sizes)}
-    rows: dict[float, tuple[tuple[tuple[str, int | None], ...], tuple[tuple[str, int | None], ...]]] = {}
-    for i, size in enumerate(sizes):
-        row: list[tuple[str, int | None]] = []
-        need: list[tuple[str, int | None]] = []
-        for method, column in batches:
-            if column is None:
-                row.append((method, None))
-            else:
-                row.append((method, column[i]))
-                need.append((method, needed[method][size]))
-        rows[size] = (tuple(row), tuple(need))
+        more = iter(cards_needed_many(one, short) if short else ())
+        counts = [1 if batch else next(more) for batch in largest]
+        needed[method] = dict(zip(sizes, counts))
+        batch_columns.append([(method, batch) for batch in largest])
+        need_columns.append([(method, n) for n in counts])
+    # Each size's row: the columns read across.
+    need_rows = zip(*need_columns) if need_columns else [()] * len(sizes)
+    rows = dict(zip(sizes, zip(zip(*batch_columns), need_rows)))
     return tuple([CardFit(card.name, card.memory_gb, *rows[card.memory_bytes]) for card in cards]), needed
 
 
