@@ -199,7 +199,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     dense_ffn = ffn_linears(h, dense_size, gated=p.gated, bias=p.mlp_bias, fused_gate=p.fused_gate,
                             names=(p.names[4], p.names[5], p.names[6]))
     ffn_type = f"mlp[{'glu' if p.gated else 'plain'} {dense_size}]"
-    cache: dict[tuple[str, bool], Layer] = {}
+    cache: dict[tuple[str, str, int, bool], Layer] = {}
     sparse = moe_layers(cfg, n_layers, moe) if moe else [False] * n_layers
     kinds = mixer_kinds(cfg, n_layers)
     variants = {k[15:] for k in kinds or () if k.startswith("attention-like:")}
@@ -223,18 +223,17 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
     # Each layer's kind: its mixer, attention type, head width where it differs, and whether its FFN is
     # sparse. Layers of one kind share one Layer, built (in order of first appearance) once.
     mixers = types[:n_layers] + ("full",) * (n_layers - len(types))
-    defaults = ["conv" if mixer == "none" else "attention" for mixer in mixers]
+    defaults = ["conv" if mixer == "none" else "attention" for mixer in mixers] if "none" in mixers \
+        else ["attention"] * n_layers
     kind_of = defaults if kinds is None else kinds[:n_layers] + defaults[len(kinds):]
     widths = [head_dims.get(i, hd) for i in range(n_layers)] if head_dims else [hd] * n_layers
-    keys = [(kind + mixer + ("" if layer_hd == hd else f"/{layer_hd}"), is_sparse)
-            for kind, mixer, layer_hd, is_sparse in zip(kind_of, mixers, widths, sparse)]
+    keys = list(zip(kind_of, mixers, widths, sparse))  # (kind, mixer, head width, sparse FFN?) per layer
     if cfg.model_type == "jetmoe":  # mixture of attention heads and of MLP experts, in every layer
-        keys = [("jetmoe", True)] * n_layers
+        keys = [("jetmoe", "full", hd, True)] * n_layers
         cache[keys[0]] = jetmoe_layer(cfg, h, nkv, hd, norms)
     for key in dict.fromkeys(keys):
         if key not in cache:
-            i = keys.index(key)
-            mixer, kind, layer_hd = mixers[i], kind_of[i], widths[i]
+            kind, mixer, layer_hd, is_sparse = key
             if layer_hd != hd:
                 attn_lin, attn_extra, attn_type = _attention(cfg, p, h, nh, nkv, layer_hd)
             else:
@@ -258,7 +257,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
             else:
                 layer = Layer(attn_type + ("[sliding]" if mixer == "sliding" else ""), "", list(attn_lin))
                 layer.more("attention", attn_extra)
-            if sparse[i] and moe is not None:
+            if is_sparse and moe is not None:
                 layer.linears += moe.linears
                 layer.more("router", moe.extra)
                 layer.ffn = moe.node_type
@@ -271,7 +270,7 @@ def build_decoder(cfg: Cfg, b: Build, *, prefix: str = "model", name: str = "dec
                                   ("per_layer", lin("per_layer_projection", per_layer, h))]
                 layer.more("norms", h)
             if p.sub_norms:
-                layer.more("norms", h + (dense_size if not (sparse[i] and moe is not None) else 0))
+                layer.more("norms", h + (dense_size if not (is_sparse and moe is not None) else 0))
             cache[key] = layer
     layers = [cache[key] for key in keys]
     window = cfg.int("sliding_window", default=None, minimum=0)
