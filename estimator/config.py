@@ -126,7 +126,12 @@ class Cfg:
         self._seen.update(keys)
 
     def has(self, *keys: builtins.str) -> builtins.bool:
-        self._read(keys)
+        reads = _READS.get()  # `_read`, inlined in the most frequent readers (has, _first, _int)
+        if reads is not None:
+            if reads is self._reads:
+                self._seen.update(keys)
+            else:
+                self._read(keys)
         data = self.data
         for k in keys:
             if data.get(k) is not None:
@@ -147,7 +152,12 @@ class Cfg:
 
     def _first(self, keys: tuple[builtins.str, ...]) -> builtins.str | None:
         """`first_key` with the keys as one tuple (the typed readers pass theirs on as they came)."""
-        self._read(keys)
+        reads = _READS.get()  # `_read`, inlined
+        if reads is not None:
+            if reads is self._reads:
+                self._seen.update(keys)
+            else:
+                self._read(keys)
         data = self.data
         for k in keys:
             if data.get(k) is not None:
@@ -161,16 +171,26 @@ class Cfg:
 
     def _int(self, keys: tuple[builtins.str, ...], default: builtins.int | None, minimum: builtins.int,
              limit: builtins.int) -> builtins.int | None:
-        k = self._first(keys)
-        if k is None:
+        reads = _READS.get()  # `_first`, inlined
+        if reads is not None:
+            if reads is self._reads:
+                self._seen.update(keys)
+            else:
+                self._read(keys)
+        data = self.data
+        for k in keys:
+            v = data.get(k)
+            if v is not None:
+                break
+        else:
             return default
-        v = self.data[k]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ConfigError(self.key(k), f"expected a whole number, got {type(v).__name__} {v!r:.40}")
-        if isinstance(v, float):
-            if not math.isfinite(v) or v != int(v):
-                raise ConfigError(self.key(k), f"expected a whole number, got {v!r}")
-            v = int(v)
+        if type(v) is not int:  # (a plain int needs none of these checks)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ConfigError(self.key(k), f"expected a whole number, got {type(v).__name__} {v!r:.40}")
+            if isinstance(v, float):
+                if not math.isfinite(v) or v != int(v):
+                    raise ConfigError(self.key(k), f"expected a whole number, got {v!r}")
+                v = int(v)
         if v < minimum:
             raise ConfigError(self.key(k), f"must be at least {minimum}, got {v}")
         if limit == DEFAULT_LIMIT and ("layer" in k or k.endswith(("_groups", "group_num"))):
