@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.idempotent import insert_of
 from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.tables import ESTIMATE_BODIES, ESTIMATES
@@ -27,14 +28,21 @@ _INSERT_BODY = Prepared(lambda d: insert_of(d, ESTIMATE_BODIES).on_conflict_do_n
 _INSERT_ROW = Prepared(lambda _d: sa.insert(ESTIMATES))
 
 
-def body_of(data: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
-    """(sha256 of the body, the body, the JSON of the revision it names or None) of `data`."""
-    if _NAMED in data:
-        body = {**data, _NAMED: None}  # the key keeps its place; its value is the row's
-        named: str | None = json.dumps(data[_NAMED])
-    else:
-        body, named = data, None
-    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+def body_of(data: dict[str, Any], what: str = "estimate") -> tuple[str, dict[str, Any], str | None]:
+    """(sha256 of the body, the body, the JSON of the revision it names or None) of `data`.
+
+    Encoding the body is also the check that `data` is plain JSON (no NaN/Infinity, keys JSON can
+    write, as `validate.check_json`): InvalidRecord naming `what` otherwise.
+    """
+    try:
+        if _NAMED in data:
+            body = {**data, _NAMED: None}  # the key keeps its place; its value is the row's
+            named: str | None = json.dumps(data[_NAMED], allow_nan=False)
+        else:
+            body, named = data, None
+        canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRecord(f"{what} is not storable as JSON: {exc}") from exc
     return hashlib.sha256(canonical.encode()).hexdigest(), body, named
 
 
@@ -46,8 +54,9 @@ def estimate_data(body: dict[str, Any], revision_json: str | None) -> dict[str, 
 
 
 def insert_estimate(conn: Connection, revision_id: int, version: str, data: dict[str, Any], now: datetime) -> None:
-    """One estimate row for `revision_id`; its body is stored unless an equal one already is."""
-    digest, body, named = body_of(data)
+    """One estimate row for `revision_id`; its body is stored unless an equal one already is.
+    Raises InvalidRecord when `data` is not plain JSON."""
+    digest, body, named = body_of(data, f"estimate ({version})")
     conn.execute(_INSERT_BODY(conn), {"sha256": digest, "data": body, "stored_at": now})
     conn.execute(
         _INSERT_ROW(conn),
