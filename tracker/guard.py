@@ -68,6 +68,16 @@ def end_poll_deadline(token: contextvars.Token[tuple[float, float] | None]) -> N
     _DEADLINE.reset(token)
 
 
+class _NoTimeLeft(tenacity.stop.stop_base):
+    """Stop retrying when less than a second of the poll's deadline is left (None: no deadline)."""
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
+        return self.deadline is not None and time.monotonic() + 1.0 >= self.deadline
+
+
 class SharedWindow(Protocol):
     """The hub's rate-limit window as every worker sees it (kept in the store)."""
 
@@ -210,13 +220,10 @@ class HubGuard:
         return result
 
     def _retrying(self, fn: Callable[[], T], deadline: float | None) -> T:
-        class _NoTimeLeft(tenacity.stop.stop_base):
-            def __call__(self, retry_state: tenacity.RetryCallState) -> bool:
-                return deadline is not None and time.monotonic() + 1.0 >= deadline
-
         retrying = tenacity.Retrying(
             stop=tenacity.stop_any(
-                tenacity.stop_after_attempt(self._retries + 1), tenacity.stop_before_delay(self._timeout), _NoTimeLeft()
+                tenacity.stop_after_attempt(self._retries + 1), tenacity.stop_before_delay(self._timeout),
+                _NoTimeLeft(deadline),
             ),
             wait=tenacity.wait_exponential(multiplier=0.2, max=2.0),
             retry=tenacity.retry_if_exception(

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hubwatch.tracker import requests_seen
 
@@ -261,6 +261,15 @@ def _wrap_transports(session: httpx2.Client) -> None:
 _install_lock = threading.Lock()
 
 
+@cache
+def _library() -> tuple[Any, Callable[[], httpx2.Client]]:
+    """huggingface_hub's constants module and `get_session`, imported once (a lazy module: each
+    import of a name from it goes through its `__getattr__`; `install` runs on every hub call)."""
+    from huggingface_hub import constants, get_session
+
+    return constants, get_session
+
+
 def install() -> None:
     """Add hubwatch's hooks to huggingface_hub's current shared client (idempotent; cheap).
 
@@ -268,8 +277,7 @@ def install() -> None:
     a new session, which gets the hooks on its first hubwatch call. Whatever client that factory
     builds, requests made inside `limits(...)` are bounded and never retried by the library.
     """
-    from huggingface_hub import constants, get_session
-
+    constants, get_session = _library()
     # Read at each request's headers (`utils._headers._http_user_agent`): off, no agent-registry fetch.
     constants.HF_HUB_DISABLE_TELEMETRY = True
     session = get_session()
