@@ -194,7 +194,8 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
     # Tokens and FLOPs are the same on every card; cards of one memory size need as many.
     tokens, flops = run_flops(spec, est.method, seq_len=est.seq_len,
                               grad_checkpointing=settings.effective_checkpointing, run=run)
-    best: tuple[tuple[bool, float, float], Card, int, float | None] | None = None
+    # The best so far: its rank (its figures as the Cost reports them), card, cards, rounded USD, raw USD and hours.
+    best: tuple[tuple[bool, float, float], Card, int, float | None, float | None, float] | None = None
     for card in options:
         size = card.memory_bytes
         n = needed[size] if size in needed else needed.setdefault(size, cards_needed(est, card))
@@ -203,15 +204,26 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         if card.bf16_tflops <= 0:  # only a `cost_card` can lack one
             raise MemorySettingsError("card", f"{card.name} has no known peak throughput to cost a run on")
         hours, usd = run_hours(flops, card, n, run)
+        if best is not None and _cannot_beat(usd, hours, best[4], best[5]):
+            continue
         usd_rounded = None if usd is None else rounded(usd, 2)
         rank = (usd_rounded is None, usd_rounded or 0.0, rounded(hours, 3))  # as the Cost reports them
         if best is None or rank < best[0]:
-            best = (rank, card, n, usd_rounded)
+            best = (rank, card, n, usd_rounded, usd, hours)
     if best is None:
         return None
-    (_, _, hours), card, n, usd = best
+    (_, _, hours), card, n, usd, _, _ = best
     return Cost(est.method, card.name, n, tokens, flops, hours, usd, card.usd_per_hour or None, PRICE_TABLE_DATE,
                 run.utilisation, run.epochs, run.samples)
+
+
+def _cannot_beat(usd: float | None, hours: float, best_usd: float | None, best_hours: float) -> bool:
+    """Whether a run of `usd` and `hours` ranks after the best so far without rounding its figures: a
+    priced run always ranks first; rounding is monotone, so a run more than a cent dearer (or, both
+    unpriced, a thousandth of an hour slower; a billionth more of large figures) rounds above it."""
+    if best_usd is not None:
+        return usd is None or usd > best_usd + 0.011 + 1e-9 * abs(best_usd)
+    return usd is None and hours > best_hours + 0.0011 + 1e-9 * abs(best_hours)
 
 
 def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, Any],

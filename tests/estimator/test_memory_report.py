@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 
 from hubwatch.estimator import Estimate, analyze
-from hubwatch.estimator.memory_report import estimate_revision, memory_delta_summary
+from hubwatch.estimator.memory_report import _cannot_beat, estimate_revision, memory_delta_summary
 
 KEYS = {"full_finetune", "lora", "qlora", "serve_weights", "kv_cache"}
 
@@ -72,3 +73,22 @@ def test_estimate_revision_reports_a_method_the_model_cannot_run() -> None:
     assert result["memory_gb"]["lora"] is None and result["memory_gb"]["full_finetune"] > 0
     assert all(row["lora_batch"] is None for row in result["cards"]) and result["cost"] is None
     assert MemorySettings.from_json({"lora_targets": "q_proj, v_proj"}).lora_targets == ("q_proj", "v_proj")
+
+
+def _rank(usd: float | None, hours: float) -> tuple[bool, float, float]:
+    """How the cost ranks a run: priced first, then USD to the cent, then hours to three decimals."""
+    usd_rounded = None if usd is None else round(usd, 2)
+    return (usd_rounded is None, usd_rounded or 0.0, round(hours, 3))
+
+
+_FIGURE = st.floats(0.0, 1e15) | st.floats(0.0, 0.1) | st.sampled_from([0.004, 0.005, 0.0049999, 1.005, 2.675, 1e13])
+
+
+@hsettings(max_examples=2000, deadline=None)
+@given(st.none() | _FIGURE, _FIGURE, st.none() | _FIGURE, _FIGURE, st.floats(0.0, 0.03), st.floats(0.0, 0.003))
+def test_a_run_skipped_by_the_cost_would_not_have_ranked_first(usd: float | None, hours: float,
+                                                                best_usd: float | None, best_hours: float,
+                                                                more_usd: float, more_hours: float) -> None:
+    for u, h in ((usd, hours), (None if best_usd is None else best_usd + more_usd, best_hours + more_hours)):
+        if _cannot_beat(u, h, best_usd, best_hours):
+            assert not _rank(u, h) < _rank(best_usd, best_hours)
