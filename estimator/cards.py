@@ -161,12 +161,10 @@ class BatchFit:
                 continue
             limit = (memory_bytes - overhead) / headroom
             size = abs(limit)
-            best = low = high = ceiling
+            low = high = ceiling
             for base, k, spread, per_k in lines:  # per_k: _SLACK / k (the bound is far above its rounding)
                 solved = (limit - base) / k
                 slack = (size + spread) * (abs(solved) + 2.0) * per_k
-                if solved < best:
-                    best = solved
                 if solved - slack < low:
                     low = solved - slack
                 if solved + slack < high:
@@ -175,7 +173,8 @@ class BatchFit:
                 out.append(cap)
             elif lines and low >= 1.0 and int(low) == int(high):
                 out.append(int(low))
-            else:
+            else:  # the smallest solution (the first of equals, as `min` keeps) and the real figures
+                best = min([ceiling] + [(limit - base) / k for base, k, _, _ in lines])
                 batch = max(1, min(cap, int(best)))
                 while batch > 1 and required(batch) > memory_bytes:
                     batch -= 1
