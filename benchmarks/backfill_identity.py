@@ -49,7 +49,7 @@ def _plain(value: Any) -> Any:
 def _rows(store: Store) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     with store.engine.connect() as conn:
-        repo_key = dict(conn.execute(sa.text("SELECT id, key FROM repos")).tuples().all())
+        repo_key: dict[Any, Any] = dict(conn.execute(sa.text("SELECT id, key FROM repos")).tuples().all())
         revision_key = {
             i: [repo_key[r], s] for i, r, s in conn.execute(sa.text("SELECT id, repo_id, sha FROM revisions")).tuples()
         }
