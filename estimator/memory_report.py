@@ -7,7 +7,8 @@ the memory part alone, for the CLI's own cards, prices and run shape. How two es
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, analyze
@@ -92,9 +93,10 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
     for card in cards:
         first.setdefault(card.memory_bytes, card)
     sizes = tuple(first)
-    # Per method, its (method, largest batch) at each size; per method that runs, its (method, cards needed).
-    batch_columns: list[list[tuple[str, int | None]]] = []
-    need_columns: list[list[tuple[str, int | None]]] = []
+    # Per method, its (method, largest batch) at each size; per method that runs, its (method, cards needed):
+    # pairs zipped in C, read once, across, below.
+    batch_columns: list[Iterable[tuple[str, int | None]]] = []
+    need_columns: list[Iterable[tuple[str, int | None]]] = []
     needed: dict[str, dict[float, int | None]] = {}
     for method, _ in CARD_METHODS:
         model = models[method]
@@ -103,12 +105,16 @@ def _card_fits(cards: tuple[Card, ...], models: dict[str, MemoryModel | str], on
             continue
         one = ones[method]
         largest = BatchFit(model, one).largest_many(sizes)
-        short = tuple([size for batch, size in zip(largest, sizes) if not batch])  # sizes batch 1 does not fit
-        more = iter(cards_needed_many(one, short) if short else ())
-        counts = [1 if batch else next(more) for batch in largest]
+        counts: list[int | None]
+        if all(largest):  # batch 1 fits every size: one card each
+            counts = [1] * len(largest)
+        else:
+            short = tuple([size for batch, size in zip(largest, sizes) if not batch])  # sizes batch 1 does not fit
+            more = iter(cards_needed_many(one, short))
+            counts = [1 if batch else next(more) for batch in largest]
         needed[method] = dict(zip(sizes, counts))
-        batch_columns.append([(method, batch) for batch in largest])
-        need_columns.append([(method, n) for n in counts])
+        batch_columns.append(zip(repeat(method), largest))
+        need_columns.append(zip(repeat(method), counts))
     # Each size's row: the columns read across.
     need_rows = zip(*need_columns) if need_columns else [()] * len(sizes)
     rows = dict(zip(sizes, zip(zip(*batch_columns), need_rows)))
