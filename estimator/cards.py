@@ -7,6 +7,7 @@ slightly conservative for cards sized in GiB. Peak throughput and prices are use
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
@@ -127,60 +128,66 @@ class BatchFit:
         else:
             totals, one_required = one.moments, one.required_bytes  # the same floats
         self.one_required = one_required
-        # Each growing moment as (its total at batch 0, its growth per sequence), and with |base| + k for
-        # the slack; the moments come in one order at every batch.
+        # Each growing moment as (its total at batch 0, its growth per sequence); the moments come in one
+        # order at every batch. For the slack (`largest_many`): the largest |base| + k, and the largest
+        # _SLACK / k (that of the smallest k).
         lines: list[tuple[float, float]] = []
-        spread: list[tuple[float, float, float, float]] = []
+        spread, least = 0.0, math.inf  # (no lines: no slack is asked)
         for (_, t1), (_, t2) in zip(totals, model.totals(2)):
             k = t2 - t1
             if k > 0:
                 lines.append((t1 - k, k))
-                spread.append((t1 - k, k, abs(t1 - k) + k, _SLACK / k))
+                spread = max(spread, abs(t1 - k) + k)
+                least = min(least, k)
         self.lines = tuple(lines)
-        self.spread_lines = tuple(spread)
+        self.spread, self.per_k = spread, _SLACK / least
 
     def largest_many(self, sizes: tuple[float, ...], cap: int = BATCH_CAP) -> tuple[int, ...]:
         """`largest` for each card memory in `sizes` (bytes).
 
-        The solution from the lines is taken as it is when it is certain: each line's solution b
-        is known to within `_SLACK × (|limit| + |base| + k) × (|b| + 2) / k` batches (a bound far above
-        the rounding of the lines, made from two totals, and of the real figure at any batch up to b),
-        so when no whole batch lies within that of the smallest solution, its floor is the answer
-        the real figures give (a moment that does not grow from batch 1 to 2 has no per-token term,
-        so it fits at every batch once batch 1 fits). Otherwise, and when no moment grows, the real
-        figures decide.
+        The solution from the lines is taken as it is when it is certain. Each line's solution b is
+        known to within `_SLACK × (|limit| + |base| + k) × (|b| + 2) / k` batches (a bound far above
+        the rounding of the lines, made from two totals, and of the real figure at any batch up to
+        b), which is at most `grain × (|b| + 2)` with `grain = (|limit| + spread) × per_k` (the
+        largest |base| + k and _SLACK / k over the lines). While grain < 1, `b − grain × (|b| + 2)`
+        grows with b, so the smallest real solution lies within `grain × (|best| + 2)` of the
+        smallest solution from the lines, `best`; when no whole batch lies that close to it, its
+        floor is the answer the real figures give (a moment that does not grow from batch 1 to 2 has
+        no per-token term, so it fits at every batch once batch 1 fits). Otherwise, and when no
+        moment grows, the real figures decide.
         """
         model = self.model
         required = model.required_at  # fits(model.at(batch), card) is required_at(batch) <= memory
         overhead, headroom = model.framework_overhead_bytes, model.headroom
-        one_required, lines, ceiling = self.one_required, self.spread_lines, float(cap)
+        one_required, lines, ceiling = self.one_required, self.lines, float(cap)
+        spread, per_k = self.spread, self.per_k
         out = []
         for memory_bytes in sizes:
             if one_required > memory_bytes:
                 out.append(0)
                 continue
             limit = (memory_bytes - overhead) / headroom
-            size = abs(limit)
-            low = high = ceiling
-            for base, k, spread, per_k in lines:  # per_k: _SLACK / k (the bound is far above its rounding)
-                solved = (limit - base) / k
-                slack = (size + spread) * (abs(solved) + 2.0) * per_k
-                if solved - slack < low:
-                    low = solved - slack
-                if solved + slack < high:
-                    high = solved + slack
-            if lines and low >= ceiling:
-                out.append(cap)
-            elif lines and low >= 1.0 and int(low) == int(high):
-                out.append(int(low))
-            else:  # the smallest solution (the first of equals, as `min` keeps) and the real figures
-                best = min([ceiling] + [(limit - base) / k for base, k, _, _ in lines])
-                batch = max(1, min(cap, int(best)))
-                while batch > 1 and required(batch) > memory_bytes:
-                    batch -= 1
-                while batch < cap and required(batch + 1) <= memory_bytes:
-                    batch += 1
-                out.append(batch)
+            best = ceiling
+            if lines:
+                best = min([(limit - base) / k for base, k in lines])  # the first of equals, as `min` keeps
+                grain = (abs(limit) + spread) * per_k
+                error = grain * (abs(best) + 2.0)
+                low = best - error
+                if grain < 1.0:
+                    if low >= ceiling:
+                        out.append(cap)
+                        continue
+                    if low >= 1.0 and int(low) == int(best + error):
+                        out.append(int(low))
+                        continue
+                best = min(ceiling, best)
+            # The real figures, from the smallest solution.
+            batch = max(1, min(cap, int(best)))
+            while batch > 1 and required(batch) > memory_bytes:
+                batch -= 1
+            while batch < cap and required(batch + 1) <= memory_bytes:
+                batch += 1
+            out.append(batch)
         return tuple(out)
 
     def largest(self, memory_bytes: float, cap: int = BATCH_CAP) -> int:
