@@ -108,16 +108,19 @@ def unread_structural_keys(config: Mapping[str, Any], reads: Mapping[str, Iterab
     (`reads`: {sub-config path: keys read}); a nested sub-config no builder opened counts as one key."""
     seen = reads.get(path, ())
     out: list[str] = []
+    # Settings, private keys and unset (null) values are passed over; a read plain value is checked first
+    # for what it is not (a mapping), then for being read, and no further.
     for key, value in config.items():
-        if value is None or key in _SETTINGS or key.startswith("_"):
-            continue
-        if type(value) is dict or (not isinstance(value, _PLAIN) and isinstance(value, Mapping)):
+        if type(value) is dict or not (value is None or isinstance(value, _PLAIN)) and isinstance(value, Mapping):
+            if key in _SETTINGS or key.startswith("_"):
+                continue
             dotted = f"{path}.{key}" if path else key
             if key in seen:
                 out += unread_structural_keys(value, reads, dotted)
             elif _looks_like_config(value):
                 out.append(dotted)
-        elif key not in seen and _structural(key) and not (value is False or value == [] or value == 0):
+        elif (key not in seen and value is not None and key not in _SETTINGS and not key.startswith("_")
+              and _structural(key) and not (value is False or value == [] or value == 0)):
             out.append(f"{path}.{key}" if path else key)
     return out
 
