@@ -128,10 +128,13 @@ class MethodMemory:
 
     @classmethod
     def of(cls, est: MemoryEstimate) -> MethodMemory:
-        """`est` in decimal GB, each figure rounded to three decimals (`rounding.gb`)."""
+        """`est` in decimal GB, each figure rounded to three decimals (`rounding.gb`; a zero term, a third of
+        them, is `gb`'s own zero, `v / 1e9`, without the call)."""
+        host = est.host_bytes
         return cls(est.method, est.seq_len, est.batch, gb(est.peak_bytes), gb(est.required_bytes),
-                   tuple([(n, gb(v)) for n, v in est.terms]), est.moment, tuple([(n, gb(v)) for n, v in est.moments]),
-                   est.trainable_params, gb(est.framework_overhead_bytes), est.headroom, gb(est.host_bytes))
+                   tuple([(n, gb(v) if v else v / 1e9) for n, v in est.terms]), est.moment,
+                   tuple([(n, gb(v)) for n, v in est.moments]), est.trainable_params,
+                   gb(est.framework_overhead_bytes), est.headroom, gb(host) if host else host / 1e9)
 
     def term(self, name: str) -> float:
         return dict(self.terms).get(name, 0.0)
