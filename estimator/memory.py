@@ -19,6 +19,7 @@ every term with its public source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 from hubwatch.estimator.frozen import once, quick_init
 from hubwatch.estimator.memory_activations import (
     ActivationModel, LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
@@ -32,6 +33,8 @@ from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
 
 __all__ = ["MemoryEstimate", "MemoryModel", "SharedFigures", "estimate_memory", "memory_model"]
+
+_VALUE = itemgetter(1)  # a (name, bytes) term's bytes
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 
@@ -55,7 +58,7 @@ class MemoryEstimate:
 
     @once
     def peak_bytes(self) -> float:  # the terms are frozen: summed once
-        return sum([v for _, v in self.terms])
+        return sum(map(_VALUE, self.terms))
 
     @property
     def required_bytes(self) -> float:
@@ -198,7 +201,7 @@ class _ServeModel:
         activations = float(self.activations_per_token * b * self.seq_len)
         logits = 8.0 * self.vocab_size * b  # fp32 logits of the last position and their softmax
         terms = (("weights", self.weights), ("kv_cache", kv), ("activations", activations), ("logits", logits))
-        total = sum([v for _, v in terms])
+        total = sum(map(_VALUE, terms))
         return MemoryEstimate("serve", self.seq_len, b, terms, "prefill", (("prefill", total),), 0,
                               self.framework_overhead_bytes, self.headroom)
 
