@@ -18,6 +18,7 @@ every term with its public source.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from operator import itemgetter
 from hubwatch.estimator.frozen import once, quick_init
@@ -34,7 +35,7 @@ from hubwatch.estimator.spec import ModelSpec
 
 __all__ = ["MemoryEstimate", "MemoryModel", "SharedFigures", "estimate_memory", "memory_model"]
 
-_VALUE = itemgetter(1)  # a (name, bytes) term's bytes
+_VALUE: Callable[[tuple[str, float]], float] = itemgetter(1)  # a (name, bytes) term's bytes
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 
