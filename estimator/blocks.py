@@ -139,13 +139,12 @@ class Build:
                 acc = merged.setdefault(k, [0, 0, 0])
                 acc[0] += count * n
                 acc[1] += act * n
-                acc[2] = acc[2] or int(active is not None)
+                if active is not None:
+                    acc[2] = 1
             for comp, p in layer.extra.items():
                 self.add(comp, p * n)
                 total += p * n
-        linears = tuple(
-            LinearSpec(k[0], k[1], k[2], v[0], k[3], v[1] if v[2] else None) for k, v in merged.items()
-        )
+        linears = tuple([LinearSpec(k[0], k[1], k[2], v[0], k[3], v[1] if v[2] else None) for k, v in merged.items()])
         short = {id(layer): (layer.mixer.split("[")[0], layer.mixer, layer.ffn.split("[")[0], layer.ffn)
                  for layer, _ in groups.values()}
         if len(groups) == 1:

@@ -177,8 +177,9 @@ class BatchFit:
                     if low >= ceiling:
                         out.append(cap)
                         continue
-                    if low >= 1.0 and int(low) == int(best + error):
-                        out.append(int(low))
+                    batch = int(low)
+                    if low >= 1.0 and batch == int(best + error):
+                        out.append(batch)
                         continue
                 best = min(ceiling, best)
             # The real figures, from the smallest solution.
