@@ -6,8 +6,6 @@ import builtins
 import math
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
-from functools import partial
-from operator import is_not
 from typing import Any
 
 __all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "Reads", "reading"]
@@ -98,8 +96,6 @@ LIMITS: dict[str, int] = {
     "shared_experts": 1_000_000,
 }
 DEFAULT_LIMIT = 1_000_000_000
-_DEPTH_LIMIT = LIMITS["layers"]  # the lowest limit a whole number may have to keep (see `Cfg._int`)
-_PRESENT = partial(is_not, None)  # a value set (a key given as null counts as unset)
 
 
 class Cfg:
@@ -181,18 +177,14 @@ class Cfg:
                 self._seen.update(keys)
             else:
                 self._read(keys)
-        v = next(filter(_PRESENT, map(self.data.get, keys)), None)  # the first value set, found in C
-        if v is None:
+        data = self.data
+        for k in keys:
+            v = data.get(k)
+            if v is not None:
+                break
+        else:
             return default
-        if type(v) is int and minimum <= v <= _DEPTH_LIMIT and v <= limit:  # (within every limit that applies)
-            return v
-        return self._checked_int(keys, minimum, limit)
-
-    def _checked_int(self, keys: tuple[builtins.str, ...], minimum: builtins.int, limit: builtins.int) -> builtins.int:
-        """`_int`'s checks on the first key set among `keys` (one is), for a value not plainly in range."""
-        k = next(k for k in keys if self.data.get(k) is not None)
-        v = self.data[k]
-        if type(v) is not int:
+        if type(v) is not int:  # (a plain int needs none of these checks)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise ConfigError(self.key(k), f"expected a whole number, got {type(v).__name__} {v!r:.40}")
             if isinstance(v, float):
@@ -202,7 +194,7 @@ class Cfg:
         if v < minimum:
             raise ConfigError(self.key(k), f"must be at least {minimum}, got {v}")
         if limit == DEFAULT_LIMIT and ("layer" in k or k.endswith(("_groups", "group_num"))):
-            limit = _DEPTH_LIMIT  # anything that repeats blocks must stay a real depth
+            limit = LIMITS["layers"]  # anything that repeats blocks must stay a real depth
         if v > limit:
             raise ConfigError(self.key(k), f"{v} is beyond any real model (limit {limit})")
         return v
