@@ -169,7 +169,11 @@ class BatchFit:
             limit = (memory_bytes - overhead) / headroom
             best = ceiling
             if lines:
-                best = min([(limit - base) / k for base, k in lines])  # the first of equals, as `min` keeps
+                best = math.inf
+                for base, k in lines:  # the smallest solution (the first of equals, as `min` keeps)
+                    solved = (limit - base) / k
+                    if solved < best:
+                        best = solved
                 grain = (abs(limit) + spread) * per_k
                 error = grain * (abs(best) + 2.0)
                 low = best - error
