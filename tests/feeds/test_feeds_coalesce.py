@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
@@ -21,6 +22,15 @@ from hubwatch.storage import Store
 from tests.feeds.feeds_seed import LLAMA2, seed
 
 __all__: list[str] = []
+
+T = TypeVar("T")
+
+
+def _run(scenario: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run` in a thread of its own: the suite's browser tests leave the main thread's
+    event loop (Playwright's) in place, and a loop cannot be run inside another."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, scenario).result()
 
 
 class _Toy:
@@ -66,7 +76,7 @@ def _get(path: str, **kwargs: Any) -> Callable[[httpx.AsyncClient], Awaitable[ht
 def test_identical_gets_share_one_run() -> None:
     toy = _Toy()
     mw = CoalesceReads(toy)
-    answers = asyncio.run(_together(toy, [_get("/models/a/b?x=1") for _ in range(8)], mw))
+    answers = _run(_together(toy, [_get("/models/a/b?x=1") for _ in range(8)], mw))
     assert toy.runs == 1
     assert (mw.tally.led, mw.tally.shared) == (1, 7)
     assert {a.status_code for a in answers} == {200}
@@ -83,7 +93,7 @@ def test_what_is_never_shared() -> None:
         _get("/models/a/b?x=1", headers={"Accept": "application/json"}),  # another representation
         _get("/admin/watch"),
     ]
-    answers = asyncio.run(_together(toy, requests))
+    answers = _run(_together(toy, requests))
     assert toy.runs == len(requests)
     assert len({a.content for a in answers}) == len(requests)
 
@@ -91,7 +101,7 @@ def test_what_is_never_shared() -> None:
 def test_headers_no_route_reads_do_not_split_a_flight() -> None:
     toy = _Toy()
     requests = [_get("/p", headers={"User-Agent": f"client {i}", "Referer": f"https://x/{i}"}) for i in range(4)]
-    asyncio.run(_together(toy, requests))
+    _run(_together(toy, requests))
     assert toy.runs == 1
 
 
@@ -114,7 +124,7 @@ def test_a_write_starts_a_new_generation() -> None:
             toy.gate.set()
             return list(await asyncio.gather(before, write, after))
 
-    first, _, last = asyncio.run(scenario())
+    first, _, last = _run(scenario())
     assert toy.runs == 3  # the read after the write ran on its own
     assert first.content != last.content
 
@@ -122,14 +132,14 @@ def test_a_write_starts_a_new_generation() -> None:
 def test_server_errors_and_cookies_are_not_shared() -> None:
     for answer in ((500, [], b"boom"), (200, [(b"set-cookie", b"s=1")], b"hello")):
         toy = _Toy(lambda scope, a=answer: a)  # type: ignore[misc]
-        answers = asyncio.run(_together(toy, [_get("/p") for _ in range(4)]))
+        answers = _run(_together(toy, [_get("/p") for _ in range(4)]))
         assert toy.runs == 4  # every waiting request ran on its own
         assert {r.status_code for r in answers} == {answer[0]}
 
 
 def test_a_failing_leader_lets_the_others_run() -> None:
     toy = _Toy(lambda scope: (500, [], b""))
-    answers = asyncio.run(_together(toy, [_get("/p?raise=1") for _ in range(3)]))
+    answers = _run(_together(toy, [_get("/p?raise=1") for _ in range(3)]))
     assert toy.runs == 3
     assert {r.status_code for r in answers} == {500}
 
@@ -140,7 +150,7 @@ def test_head_and_get_share_and_head_gets_no_body() -> None:
 
     mw = CoalesceReads(toy)
     requests = [_get("/p"), lambda c: c.head("/p"), _get("/p")]
-    answers = asyncio.run(_together(toy, requests, HeadAsGet(mw)))  # type: ignore[arg-type]
+    answers = _run(_together(toy, requests, HeadAsGet(mw)))  # type: ignore[arg-type]
     assert toy.runs == 1
     assert answers[0].content == answers[2].content == b"run 1 b''"
     assert answers[1].status_code == 200 and answers[1].content == b""
@@ -159,7 +169,7 @@ def test_start_messages_are_not_edited_for_the_next_request() -> None:
             await app(scope, receive, add)
         return outer
 
-    answers = asyncio.run(_together(toy, [_get("/p") for _ in range(4)], stamp(CoalesceReads(toy))))  # type: ignore[arg-type]
+    answers = _run(_together(toy, [_get("/p") for _ in range(4)], stamp(CoalesceReads(toy))))  # type: ignore[arg-type]
     assert toy.runs == 1
     assert [a.headers.get_list("x-stamp") for a in answers] == [["1"]] * 4
 
@@ -195,7 +205,7 @@ def test_model_page_rendered_once_for_eight_requests(tmp_path: Path) -> None:
                 return answers
 
         metrics: list[str] = []
-        answers = asyncio.run(scenario())
+        answers = _run(scenario())
     assert reads == [str(LLAMA2)]
     assert "hubwatch_web_reads_shared_total 7\n" in metrics[0]  # seven answers copied, in this process
     assert {a.status_code for a in answers} == {200}
@@ -212,4 +222,4 @@ def test_operations_answers_still_work(path: str, tmp_path: Path) -> None:
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
                 return await client.get(path)
 
-        assert asyncio.run(one()).status_code == 200
+        assert _run(one()).status_code == 200
