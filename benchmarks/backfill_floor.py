@@ -160,16 +160,21 @@ def warm_up(hub_url: str, repo: RepoId, tmp: Path) -> None:
     backfill(hub_url, f"sqlite:///{tmp / 'warm.db'}", [repo])
 
 
+def bench_root(tmp: Path) -> tuple[Path, list[RepoId]]:
+    """The emulator's root of curated histories under `tmp`, and the repos it holds (sorted)."""
+    root = tmp / "root"
+    root.mkdir()
+    _root(root)
+    return root, sorted({RepoId.parse(f.name.replace("__", "/")) for f in root.iterdir()})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     server = args[0] if args else os.environ.get("HUBWATCH_TEST_POSTGRES_URL")
     rows: list[str] = []
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        root.mkdir()
-        _root(root)
-        repos = sorted({RepoId.parse(f.name.replace("__", "/")) for f in root.iterdir()})
+        root, repos = bench_root(Path(tmp))
         with emulator(root) as hub_url:
             warm_up(hub_url, repos[0], Path(tmp))
             backends: list[tuple[str, str]] = [("sqlite", f"sqlite:///{Path(tmp) / 'bench.db'}")]

@@ -22,9 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import SQLModel
 
-from benchmarks.backfill_floor import emulator, postgres_database
-from benchmarks.tracker_poll import _root
-from hubwatch.domain.records import RepoId
+from benchmarks.backfill_floor import bench_root, emulator, postgres_database
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from hubwatch.storage.notify import NotifyStore, SubscriptionSpec
@@ -74,10 +72,7 @@ def _rows(store: Store) -> dict[str, list[str]]:
 def dump(out: Path, postgres: str | None = None) -> dict[str, int]:
     """Backfill into a fresh store (SQLite, or a new database on `postgres`) and write its rows to `out`."""
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        root.mkdir()
-        _root(root)
-        repos = sorted({RepoId.parse(f.name.replace("__", "/")) for f in root.iterdir()})
+        root, repos = bench_root(Path(tmp))
         with emulator(root) as hub_url:
             database = postgres_database(postgres) if postgres else nullcontext(f"sqlite:///{Path(tmp) / 'identity.db'}")
             with database as url:
