@@ -10,7 +10,8 @@ worker thread joined with the same deadline. A template that fails or is refused
 never an exception. `strftime_now` is frozen at a fixed date so renders are reproducible; `lipsum`
 (one call that builds all its text) is bounded before it runs. Compiled templates are kept in a
 bounded LRU keyed by the sha256 of their text (`compiled.CompiledCache`); each render still gets
-its own metered environment and budget.
+its own metered environment and budget. A template not in the cache is compiled in a child
+process (`compile_worker`), stopped when the render's deadline passes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import CodeType
 from functools import wraps
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -33,9 +35,10 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import generate_lorem_ipsum
 from jinja2.visitor import NodeTransformer
 
+from .compile_worker import COMPILER, CompileFailed, CompileWorker
 from .compiled import CompiledCache
 
-__all__ = ["COMPILED_TEMPLATES", "RenderLimits", "RenderRefused", "RenderResult", "render_many"]
+__all__ = ["COMPILED_TEMPLATES", "RenderLimits", "RenderRefused", "RenderResult", "compile_here", "render_many"]
 
 # The process's compiled templates (code objects only: no budget, no environment, no context).
 COMPILED_TEMPLATES = CompiledCache()
@@ -273,14 +276,35 @@ _ENV_KEY = (f"{__name__}.GuardedEnvironment;binops={','.join(sorted(GuardedEnvir
             f"jinja2={_jinja2_version}")
 
 
+def compile_here(source: str) -> CodeType:
+    """The code of `source` as the sandbox compiles it, in this process (the compile worker's child
+    runs this); a template that does not compile raises CompileFailed with the result to report."""
+    env = GuardedEnvironment(_Budget(RenderLimits(), deadline=float("inf")))
+    try:
+        code = env.compile(source)
+    except Exception as exc:  # noqa: BLE001 - every failure (RecursionError, MemoryError too) is a result
+        failure = _failure(exc)
+        raise CompileFailed(failure.error or "", failure.error_kind or "error") from None
+    assert isinstance(code, CodeType)
+    return code
+
+
 def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _Budget, out: list[RenderResult],
-                cache: CompiledCache) -> None:
+                cache: CompiledCache, compiler: CompileWorker | None) -> None:
     limits = budget.limits
     try:
         env = GuardedEnvironment(budget)
-        code = cache.get(template, _ENV_KEY, env.compile)
+        if compiler is None:
+            code = cache.get(template, _ENV_KEY, compile_here)
+        else:
+            code = cache.get(template, _ENV_KEY, lambda source: compiler.compile(source, budget.deadline, compile_here))
         compiled = env.template_class.from_code(env, code, env.make_globals(None), None)
-    except Exception as exc:  # a template that does not compile is a finding
+    except CompileFailed as exc:  # a template that does not compile is a finding
+        if exc.error_kind == "timeout":
+            exc = CompileFailed(f"render took longer than {limits.timeout_s:g}s", "timeout")
+        out.extend([RenderResult(False, error=exc.error, error_kind=exc.error_kind)] * len(contexts))
+        return
+    except Exception as exc:  # noqa: BLE001 - binding the code: reported like a compile failure
         out.extend([_failure(exc)] * len(contexts))
         return
     for context in contexts:
@@ -300,25 +324,31 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
 
 
 def render_many(template: str, contexts: Sequence[Mapping[str, Any]], limits: RenderLimits | None = None,
-                cache: CompiledCache | None = None) -> list[RenderResult]:
+                cache: CompiledCache | None = None, compiler: CompileWorker | None | bool = True) -> list[RenderResult]:
     """Render one template on several contexts within one deadline (in a worker thread).
 
     The compiled template comes from `cache` (default: `COMPILED_TEMPLATES`) when the same text was
-    compiled before; the limits apply to this render alone either way.
+    compiled before; the limits apply to this render alone either way. A template not in the cache
+    is compiled by `compiler` (default `compile_worker.COMPILER`: a child process, stopped at the
+    deadline; None or False: in this process).
     """
     cache = COMPILED_TEMPLATES if cache is None else cache
+    worker = COMPILER if compiler is True else (compiler or None)
     limits = limits or RenderLimits()
     if not isinstance(template, str):
         return [RenderResult(False, error="template is not a string", error_kind="error")] * len(contexts)
     if len(template) > limits.max_template_chars:
         refused = RenderResult(False, error=f"template longer than {limits.max_template_chars} characters", error_kind="limit")
         return [refused] * len(contexts)
+    if worker is not None:
+        worker.warm()  # a first child starts here, outside this render's deadline
     budget = _Budget(limits, deadline=time.monotonic() + limits.timeout_s)
     out: list[RenderResult] = []
-    worker = threading.Thread(target=_render_all, args=(template, contexts, budget, out, cache), daemon=True, name="hubwatch-render")
-    worker.start()
-    worker.join(limits.timeout_s + 0.5)
-    if worker.is_alive():
+    thread = threading.Thread(target=_render_all, args=(template, contexts, budget, out, cache, worker), daemon=True,
+                              name="hubwatch-render")
+    thread.start()
+    thread.join(limits.timeout_s + 0.5)
+    if thread.is_alive():
         budget.deadline = 0.0  # the worker stops at its next meter
         done = list(out)
         timed_out = RenderResult(False, error=f"render took longer than {limits.timeout_s:g}s", error_kind="timeout")
