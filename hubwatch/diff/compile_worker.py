@@ -85,7 +85,9 @@ class CompileWorker:
         if not waited:
             raise _timeout()
         try:
-            for attempt in (1, 2):  # a child that died between compiles is replaced once, transparently
+            # A child that died between compiles is replaced once, transparently; one that dies on
+            # this template is its failure.
+            for replaced in (False, True):
                 began = time.monotonic()
                 proc = self._child()
                 if proc is None:
@@ -95,9 +97,9 @@ class CompileWorker:
                     return self._ask(proc, source, limit)
                 except _Gone:
                     self._drop(proc)
-                    if attempt == 2:
+                    if replaced:
                         raise CompileFailed("the template compiler process exited while compiling", "error") from None
-            raise AssertionError("unreachable")
+            raise CompileFailed("the template compiler process exited while compiling", "error")
         finally:
             self._lock.release()
 
@@ -176,10 +178,7 @@ class CompileWorker:
     def _drop(self, proc: subprocess.Popen[bytes]) -> None:
         if proc.poll() is None:
             proc.kill()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:  # pragma: no cover - a killed process that does not go
-            log.warning("template compiler process %s did not exit", proc.pid)
+        proc.wait()  # SIGKILL: it is gone at once
         for pipe in (proc.stdin, proc.stdout):
             if pipe is not None:
                 try:
@@ -200,7 +199,7 @@ def _child_env() -> dict[str, str]:
 
 
 def _timeout() -> CompileFailed:
-    return CompileFailed("render took longer than its deadline (compiling the template)", "timeout")
+    return CompileFailed("the template did not compile before the render's deadline", "timeout")
 
 
 def _read_exactly(stream: IO[bytes], n: int, deadline: float) -> bytes:

@@ -22,8 +22,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import CodeType
 from functools import wraps
+from types import CodeType
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from jinja2 import TemplateError, TemplateSyntaxError, nodes
@@ -276,10 +276,17 @@ _ENV_KEY = (f"{__name__}.GuardedEnvironment;binops={','.join(sorted(GuardedEnvir
             f"jinja2={_jinja2_version}")
 
 
-def compile_here(source: str) -> CodeType:
+_COMPILING: list[GuardedEnvironment] = []  # the environment `compile_here` uses when given none, made once
+
+
+def compile_here(source: str, env: GuardedEnvironment | None = None) -> CodeType:
     """The code of `source` as the sandbox compiles it, in this process (the compile worker's child
-    runs this); a template that does not compile raises CompileFailed with the result to report."""
-    env = GuardedEnvironment(_Budget(RenderLimits(), deadline=float("inf")))
+    runs this), by `env` (when None, one environment kept for compiling: compiling reads none of its
+    budget); a template that does not compile raises CompileFailed with the result to report."""
+    if env is None:
+        if not _COMPILING:
+            _COMPILING.append(GuardedEnvironment(_Budget(RenderLimits(), deadline=float("inf"))))
+        env = _COMPILING[0]
     try:
         code = env.compile(source)
     except Exception as exc:  # noqa: BLE001 - every failure (RecursionError, MemoryError too) is a result
@@ -294,15 +301,16 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
     limits = budget.limits
     try:
         env = GuardedEnvironment(budget)
-        if compiler is None:
-            code = cache.get(template, _ENV_KEY, compile_here)
-        else:
-            code = cache.get(template, _ENV_KEY, lambda source: compiler.compile(source, budget.deadline, compile_here))
+
+        def here(source: str) -> CodeType:
+            return compile_here(source, env)
+
+        compile_source = here if compiler is None else lambda source: compiler.compile(source, budget.deadline, here)
+        code = cache.get(template, _ENV_KEY, compile_source)
         compiled = env.template_class.from_code(env, code, env.make_globals(None), None)
-    except CompileFailed as exc:  # a template that does not compile is a finding
-        if exc.error_kind == "timeout":
-            exc = CompileFailed(f"render took longer than {limits.timeout_s:g}s", "timeout")
-        out.extend([RenderResult(False, error=exc.error, error_kind=exc.error_kind)] * len(contexts))
+    except CompileFailed as exc:  # a template that does not compile is a finding; a timeout reads as the render's
+        error = f"render took longer than {limits.timeout_s:g}s" if exc.error_kind == "timeout" else exc.error
+        out.extend([RenderResult(False, error=error, error_kind=exc.error_kind)] * len(contexts))
         return
     except Exception as exc:  # noqa: BLE001 - binding the code: reported like a compile failure
         out.extend([_failure(exc)] * len(contexts))
@@ -324,27 +332,26 @@ def _render_all(template: str, contexts: Sequence[Mapping[str, Any]], budget: _B
 
 
 def render_many(template: str, contexts: Sequence[Mapping[str, Any]], limits: RenderLimits | None = None,
-                cache: CompiledCache | None = None, compiler: CompileWorker | None | bool = True) -> list[RenderResult]:
+                cache: CompiledCache | None = None, compiler: CompileWorker | None = COMPILER) -> list[RenderResult]:
     """Render one template on several contexts within one deadline (in a worker thread).
 
     The compiled template comes from `cache` (default: `COMPILED_TEMPLATES`) when the same text was
     compiled before; the limits apply to this render alone either way. A template not in the cache
     is compiled by `compiler` (default `compile_worker.COMPILER`: a child process, stopped at the
-    deadline; None or False: in this process).
+    deadline; None: in this process).
     """
     cache = COMPILED_TEMPLATES if cache is None else cache
-    worker = COMPILER if compiler is True else (compiler or None)
     limits = limits or RenderLimits()
     if not isinstance(template, str):
         return [RenderResult(False, error="template is not a string", error_kind="error")] * len(contexts)
     if len(template) > limits.max_template_chars:
         refused = RenderResult(False, error=f"template longer than {limits.max_template_chars} characters", error_kind="limit")
         return [refused] * len(contexts)
-    if worker is not None:
-        worker.warm()  # a first child starts here, outside this render's deadline
+    if compiler is not None:
+        compiler.warm()  # a first child starts here, outside this render's deadline
     budget = _Budget(limits, deadline=time.monotonic() + limits.timeout_s)
     out: list[RenderResult] = []
-    thread = threading.Thread(target=_render_all, args=(template, contexts, budget, out, cache, worker), daemon=True,
+    thread = threading.Thread(target=_render_all, args=(template, contexts, budget, out, cache, compiler), daemon=True,
                               name="hubwatch-render")
     thread.start()
     thread.join(limits.timeout_s + 0.5)

@@ -51,7 +51,7 @@ def test_child_compiles_real_templates_to_the_same_renders(worker: CompileWorker
     templates = _real_templates(data_dir)
     assert len(templates) >= 5
     for template in [SIMPLE, *templates, *BROKEN.values()]:
-        here = render_many(template, CONTEXTS, cache=CompiledCache(max_entries=0), compiler=False)
+        here = render_many(template, CONTEXTS, cache=CompiledCache(max_entries=0), compiler=None)
         child = render_many(template, CONTEXTS, cache=CompiledCache(max_entries=0), compiler=worker)
         assert child == here, template[:80]
     assert worker.started == 1 and worker.pid is not None  # one child served every compile
@@ -96,7 +96,7 @@ def test_a_child_that_died_is_replaced(worker: CompileWorker) -> None:
 def test_without_a_child_templates_compile_here() -> None:
     worker = CompileWorker(command=[str(Path(sys.executable).parent / "no-such-python")])
     results = render_many(SIMPLE, CONTEXTS, cache=CompiledCache(), compiler=worker)
-    assert results == render_many(SIMPLE, CONTEXTS, cache=CompiledCache(), compiler=False)
+    assert results == render_many(SIMPLE, CONTEXTS, cache=CompiledCache(), compiler=None)
     assert worker.started == 0 and worker.pid is None
 
 
