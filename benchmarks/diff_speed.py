@@ -2,7 +2,8 @@
 
 Targets: median ≤ 20 ms per revision without a template change; ≤ 1000 ms per revision whose
 chat template changed (old and new rendered on every fixed conversation); a 128k-entry
-tokenizer.json re-upload diffed in ≤ 1000 ms; every hostile template refused in ≤ 2500 ms.
+tokenizer.json re-upload diffed in ≤ 1000 ms (merges as strings, and as pairs); every hostile template
+refused in ≤ 2500 ms.
 Run: `python -m benchmarks.diff_speed` (writes benchmarks/results/diff_speed.md).
 """
 
@@ -15,6 +16,7 @@ import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import track
@@ -60,10 +62,14 @@ def bench_histories() -> tuple[list[float], list[float]]:
     return plain, templated
 
 
-def bench_tokenizer_json(vocab: int = 128_000) -> float:
+def bench_tokenizer_json(vocab: int = 128_000, pairs: bool = False) -> float:
+    """Milliseconds to diff a re-uploaded tokenizer.json; `pairs`: merges as [left, right] lists, as
+    tokenizers 0.20 and later write them (Llama 3, Qwen 2.5), else as "left right" strings."""
+    merges: list[Any] = [[f"a{i}", f"b{i}"] if pairs else f"a{i} b{i}" for i in range(vocab)]
+
     def doc(extra: str) -> bytes:
         return json.dumps({
-            "model": {"type": "BPE", "vocab": {f"tok{i}": i for i in range(vocab)}, "merges": [f"a{i} b{i}" for i in range(vocab)]},
+            "model": {"type": "BPE", "vocab": {f"tok{i}": i for i in range(vocab)}, "merges": merges},
             "added_tokens": [{"id": vocab + i, "content": f"<|r{i}{extra}|>", "special": True} for i in range(256)],
             "normalizer": None, "pre_tokenizer": {"type": "ByteLevel"}, "post_processor": None, "decoder": None,
         }).encode()  # fmt: skip
@@ -91,6 +97,7 @@ def main() -> int:
         (f"revision without template change (median of {len(plain)})", statistics.median(plain), 20.0),
         (f"revision with template change (max of {len(templated)})", max(templated), 1000.0),
         ("tokenizer.json 128k vocab re-upload", bench_tokenizer_json(), 1000.0),
+        ("tokenizer.json 128k vocab re-upload, merges as pairs", bench_tokenizer_json(pairs=True), 1000.0),
         (f"hostile template refused (worst of {len(HOSTILE)})", bench_hostile(), 2500.0),
     ]
     table = Table(title="diff_snapshots speed")

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from huggingface_hub import HfApi
 from tracker_polling import copy_history
 
@@ -45,6 +47,42 @@ def test_ordinary_documents_parse_as_json_does() -> None:
 def test_deep_nesting_is_refused_without_recursing(depth: int) -> None:
     with pytest.raises(RemoteJsonError, match="nested deeper than"):
         load_remote_json(nested(depth))
+
+
+def _depth_and_values(value: Any) -> tuple[int, int]:
+    """Containers nested (0 for a scalar) and values held by all of them, counted recursively."""
+    if isinstance(value, dict):
+        children = list(value.values())
+    elif isinstance(value, list):
+        children = value
+    else:
+        return 0, 0
+    inner = [_depth_and_values(child) for child in children]
+    return 1 + max((d for d, _ in inner), default=0), len(children) + sum(n for _, n in inner)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner, max_size=4),
+                     max_leaves=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON, st.integers(1, 8), st.integers(0, 60))
+def test_the_limits_refuse_exactly_the_documents_past_them(doc: Any, max_depth: int, max_values: int) -> None:
+    """Whatever mixes of objects, arrays and scalars a file holds, it is read when its nesting and its
+    number of values are within the limits, and refused otherwise."""
+    depth, values = _depth_and_values(doc)
+    raw = json.dumps(doc).encode()
+    if depth > max_depth or values > max_values:
+        with pytest.raises(RemoteJsonError, match="nested deeper than|values"):
+            load_remote_json(raw, max_depth=max_depth, max_values=max_values)
+    else:
+        assert load_remote_json(raw, max_depth=max_depth, max_values=max_values) == doc
+    if depth <= max_depth:  # no value cap: only the nesting counts
+        assert load_remote_json(raw, max_depth=max_depth) == doc
+    else:
+        with pytest.raises(RemoteJsonError, match="nested deeper than"):
+            load_remote_json(raw, max_depth=max_depth)
 
 
 def test_size_and_constants_are_bounded() -> None:
