@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from itertools import chain
 from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
@@ -168,8 +169,36 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
-def tokenizer_json_salient(doc: Any) -> dict[str, Any]:
-    """The parts of tokenizer.json that change behaviour, with the vocabulary reduced to size + digest."""
+_PLAIN = frozenset((str, int))  # values whose JSON text Python's equality decides (True == 1 == 1.0 does not)
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is a string or whole number, or an object or array of them, or an array of arrays
+    of them (a vocabulary, merges as strings or as pairs): checked by type in C, not value by value."""
+    items = value.values() if type(value) is dict else value if type(value) is list else None
+    if items is None:
+        return type(value) in _PLAIN
+    kinds = set(map(type, items))
+    if kinds <= _PLAIN:
+        return True
+    return kinds == {list} and set(map(type, chain.from_iterable(items))) <= _PLAIN
+
+
+def _same_json(old: Any, new: Any) -> bool:
+    """Whether `old` and `new` have the same digest, decided without serialising them: equal and plain."""
+    return old == new and _plain(old) and _plain(new)
+
+
+_UNCHANGED = "unchanged"  # the digest left out of both sides of a diff whose part is the same
+
+
+def tokenizer_json_salient(doc: Any, unchanged: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The parts of tokenizer.json that change behaviour, with the vocabulary reduced to size + digest.
+
+    `unchanged` names the parts ("vocab", "merges") a diff found the same on both sides: their
+    digest, the costly part (a tokenizer.json's vocabulary and merges are most of its megabytes), is
+    then "unchanged" rather than computed twice to compare equal.
+    """
     if not isinstance(doc, dict):
         return {"document": _digest(doc)}
     raw_model = doc.get("model")
@@ -177,13 +206,25 @@ def tokenizer_json_salient(doc: Any) -> dict[str, Any]:
     vocab, merges = model.get("vocab"), model.get("merges")
     return {
         "model": {k: v for k, v in model.items() if k not in ("vocab", "merges")},
-        "vocab": {"size": len(vocab) if isinstance(vocab, (dict, list)) else None, "sha256": _digest(vocab)},
-        "merges": {"count": len(merges) if isinstance(merges, list) else None, "sha256": _digest(merges)},
+        "vocab": {"size": len(vocab) if isinstance(vocab, (dict, list)) else None,
+                  "sha256": _UNCHANGED if "vocab" in unchanged else _digest(vocab)},
+        "merges": {"count": len(merges) if isinstance(merges, list) else None,
+                   "sha256": _UNCHANGED if "merges" in unchanged else _digest(merges)},
         "added_tokens": {
             str(t.get("id")): t for t in doc.get("added_tokens") or [] if isinstance(t, dict)
         },
         **{part: doc.get(part) for part in ("normalizer", "pre_tokenizer", "post_processor", "decoder", "truncation", "padding")},
     }
+
+
+def _unchanged_parts(old: Any, new: Any) -> frozenset[str]:
+    """The parts of the model ("vocab", "merges") the same in both documents."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return frozenset()
+    old_model, new_model = old.get("model"), new.get("model")
+    if not (isinstance(old_model, dict) and isinstance(new_model, dict)):
+        return frozenset()
+    return frozenset(part for part in ("vocab", "merges") if _same_json(old_model.get(part), new_model.get(part)))
 
 
 _TOKENIZER_JSON_KIND = {
@@ -199,14 +240,15 @@ def diff_tokenizer_json(file: str, old_raw: bytes | None, new_raw: bytes | None)
     if isinstance(pair, list):
         return pair
     old, new = pair
-    after = tokenizer_json_salient(new.value)
     if old is None or not old.ok:
+        after = tokenizer_json_salient(new.value)
         return [make_change(
             Kind.TOKENIZER, Severity.LOW, file=file, key=None, old=None, new=None, direction=UPDATE,
             summary=f"{file} added (model {show(lookup(after, ('model', 'type')))}, vocab {after['vocab']['size']})",
             file_added=True,
         )]  # fmt: skip
-    before = tokenizer_json_salient(old.value)
+    unchanged = _unchanged_parts(old.value, new.value)
+    before, after = tokenizer_json_salient(old.value, unchanged), tokenizer_json_salient(new.value, unchanged)
     records = _added_token_records(file, "added_tokens", before.pop("added_tokens"), after.pop("added_tokens"))
     for part in sorted(after):
         changes = key_changes(before[part], after[part])

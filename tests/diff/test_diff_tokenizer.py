@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from diff_histories import make_snapshot
 from hubwatch.domain.records import Kind, Severity
 from hubwatch.diff import diff_snapshots
@@ -86,6 +88,36 @@ def test_tokenizer_json_salient_parts_only() -> None:
     post["post_processor"] = {"type": "TemplateProcessing", "single": ["$A"]}
     (bos,) = diff_snapshots(old, make_snapshot({"tokenizer.json": post}))
     assert (bos.kind, bos.severity) == (Kind.SPECIAL_TOKENS, Severity.HIGH)
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_tokenizer_json_vocabulary_and_merges_changes_are_found_however_small(pairs: bool) -> None:
+    """Only the parts that changed are reported, the vocabulary and merges by digest: an id written as
+    true or 1.0 for 1 is a change (equal in Python, not in the file), the same values are not."""
+    def doc(vocab: dict[str, object], merges: list[object], special: str = "<s>") -> dict[str, object]:
+        base = tokenizer_json(added=(special,))
+        base["model"] = {"type": "BPE", "vocab": vocab, "merges": merges}
+        return base
+
+    vocab: dict[str, object] = {f"t{i}": i for i in range(300)}
+    merges: list[object] = [["t1", "t2"], ["t3", "t4"]] if pairs else ["t1 t2", "t3 t4"]
+    old = make_snapshot({"tokenizer.json": doc(vocab, merges)})
+
+    def summaries(new_doc: dict[str, object]) -> set[str]:
+        return {c.summary for c in diff_snapshots(old, make_snapshot({"tokenizer.json": new_doc}))}
+
+    # the same vocabulary and merges, in another key order: only the added token is reported
+    assert summaries(doc(dict(reversed(list(vocab.items()))), list(merges), special="<x>")) == {
+        "1 added token changed content: 100 <s> → <x>"}
+    for changed in (1.0, True, 7):
+        assert "vocabulary changed: 300 → 300 entries" in summaries(doc({**vocab, "t1": changed}, merges))
+    reordered = list(reversed(merges))
+    assert any(s.startswith("merges changed") for s in summaries(doc(vocab, reordered)))
+    if pairs:  # a pair's part written as true for 1: equal in Python, not in the file
+        with_one = make_snapshot({"tokenizer.json": doc(vocab, [["t1", "t2"], ["t3", 1]])})
+        with_true = make_snapshot({"tokenizer.json": doc(vocab, [["t1", "t2"], ["t3", True]])})
+        assert any(c.summary.startswith("merges changed") for c in diff_snapshots(with_one, with_true))
+    assert not any("vocabulary" in s or "merges" in s for s in summaries(doc(dict(vocab), list(merges))))
 
 
 def test_first_revision_is_described_at_info() -> None:
