@@ -79,7 +79,7 @@ def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
 
 @contextmanager
 def open_runtime(settings: Settings | None = None, clock: Clock = system_clock) -> Iterator[Runtime]:
-    """Settings (from the environment unless given), an open store and a hub client; closes the store.
+    """Settings (from the environment unless given), an open store and a hub client; closes both.
 
     `clock` (the system clock unless given) is the store's and the runtime's: pass `runtime.clock` on.
     """
@@ -87,8 +87,12 @@ def open_runtime(settings: Settings | None = None, clock: Clock = system_clock) 
 
     settings = settings if settings is not None else load_settings()
     store = open_store(settings, clock)
+    hub: HubClient | None = None
     try:
         rederive_if_needed(store, settings, clock)  # records of an older advisory model: once, then a no-op
-        yield Runtime(settings, store, build_hub(settings), clock)
+        hub = build_hub(settings)
+        yield Runtime(settings, store, hub, clock)
     finally:
+        if hub is not None:
+            hub.close()
         store.close()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 import contextvars
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from datetime import datetime, timezone
@@ -31,6 +32,7 @@ __all__ = ["HubClient", "RecentModel"]
 
 T = TypeVar("T")
 _PARALLEL = 8  # concurrent file/header fetches within one snapshot
+_SNAPSHOTS_AT_ONCE = 4  # a client's fetch threads: _PARALLEL for each of this many snapshots (HUBWATCH_POLL_CONCURRENCY)
 
 
 @dataclass(frozen=True)
@@ -52,9 +54,15 @@ class HubClient:
         timeout_s: float = 20.0,
         max_download_bytes: int = MAX_DOWNLOAD_BYTES,
         guard: HubGuard | None = None,
+        snapshots_at_once: int = _SNAPSHOTS_AT_ONCE,
     ) -> None:
         install_transport()  # hubwatch's deadlines under the library, and none of its own retries
         self._api = api
+        # The threads snapshots fetch their files on: started as fetches need them, kept for the next
+        # snapshot (one pool per snapshot started and joined threads for every revision).
+        self._fetch_threads = _PARALLEL * max(1, snapshots_at_once)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self._timeout = timeout_s
         self._max_download = max_download_bytes
         self.guard = guard or HubGuard(origin_of(self.endpoint), timeout_s=timeout_s)
@@ -75,7 +83,21 @@ class HubClient:
             breaker_failures=settings.breaker_failures,
             breaker_cooldown_s=settings.breaker_cooldown_s,
         )
-        return cls(api, timeout_s=settings.hub_timeout_s, guard=guard)
+        return cls(api, timeout_s=settings.hub_timeout_s, guard=guard, snapshots_at_once=settings.poll_concurrency)
+
+    def close(self) -> None:
+        """Stop the fetch threads: idle ones exit now, one under way when its fetch ends (a later
+        snapshot starts new ones)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _fetcher(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self._fetch_threads, thread_name_prefix="hubwatch-fetch")
+            return self._pool
 
     @property
     def token(self) -> str | None:
@@ -327,18 +349,25 @@ class HubClient:
         return Snapshot(sha=sha, files=files, contents=dict(sorted(contents.items())), safetensors=dict(sorted(headers.items())))
 
     def _fetch_all(self, jobs: Mapping[str, Callable[[], object]]) -> dict[str, object]:
-        """Run the fetches `_PARALLEL` at a time; the first failure in path order is raised."""
+        """Run the fetches `_PARALLEL` at a time on the client's fetch threads; the first failure in
+        path order is raised (and the fetches not yet started are dropped)."""
         if len(jobs) <= 1:
             return {path: job() for path, job in jobs.items()}
-        with ThreadPoolExecutor(max_workers=_PARALLEL, thread_name_prefix="hubwatch-fetch") as pool:
-            # Each job in a copy of this context: the poll's deadline holds in the pool's threads too.
-            futures = {path: pool.submit(contextvars.copy_context().run, job) for path, job in jobs.items()}
-            try:
-                return {path: future.result() for path, future in futures.items()}
-            except BaseException:
-                for future in futures.values():
-                    future.cancel()
-                raise
+        pool = self._fetcher()
+        futures: dict[str, Future[object]] = {}
+        running: set[Future[object]] = set()
+        try:
+            for path, job in jobs.items():
+                if len(running) >= _PARALLEL:
+                    running = wait(running, return_when=FIRST_COMPLETED).not_done
+                # Each job in a copy of this context: the poll's deadline holds in the fetch threads too.
+                futures[path] = future = pool.submit(contextvars.copy_context().run, job)
+                running.add(future)
+            return {path: future.result() for path, future in futures.items()}
+        except BaseException:
+            for future in futures.values():
+                future.cancel()
+            raise
 
     def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> Snapshot:
         """What the estimator reads of one revision (default: main), as a Snapshot for

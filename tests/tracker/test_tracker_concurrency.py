@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tracker_polling import copy_history
 
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
@@ -123,3 +124,39 @@ def test_a_success_resets_the_count_from_any_thread() -> None:
         with pytest.raises(HubUnavailable, match="503"):
             guard.call(failing, None)
     assert guard.breaker.current_state == "closed"  # 2 + (success) + 2: never 3 in a row
+
+
+def _fetch_threads() -> set[int]:
+    return {t.ident or 0 for t in threading.enumerate() if t.name.startswith("hubwatch-fetch")}
+
+
+def test_a_snapshot_fetches_parallel_files_at_a_time_on_threads_the_client_keeps(
+    hubsim_factory: Any, data_dir: Any, tmp_path: Any
+) -> None:
+    """Twenty code files of one revision: eight in flight at a time (never all twenty at once, never one
+    by one), on fetch threads the client keeps for its next snapshot, which `close` stops."""
+    from hubwatch.tracker.hub import _PARALLEL
+
+    repo = RepoId.parse("microsoft/phi-1_5")
+    folder = copy_history(data_dir, tmp_path, "microsoft__phi-1_5")
+    for i in range(20):
+        (folder / "v1" / f"modeling_part{i}.py").write_text(f"PART = {i}\n")
+    sim = hubsim_factory(root=tmp_path, at="v1", faults={"latency_ms": 150})
+    hub = HubClient.from_settings(_settings(sim, poll_concurrency=4))  # 32 fetch threads: more than 20
+    before = _fetch_threads()
+    sha = sim.head(str(repo))
+    sim.requests(reset=True)
+    snapshot = hub.snapshot(repo, sha)
+    assert {f"modeling_part{i}.py" for i in range(20)} <= set(snapshot.contents)
+    assert snapshot.contents["modeling_part7.py"] == b"PART = 7\n"
+    # The emulator counts a request in flight until its answer is sent, a moment after the client has
+    # it and starts the next: a few more than eight overlap there, never all twenty.
+    assert _PARALLEL <= sim.requests()["max_in_flight"] < 20
+    kept = _fetch_threads() - before
+    assert 2 <= len(kept) <= _PARALLEL * 4  # started as fetches needed them, up to the client's threads
+    hub.snapshot(repo, sha)
+    assert _fetch_threads() - before == kept  # the next snapshot ran on the same threads
+    hub.close()
+    for thread in [t for t in threading.enumerate() if t.ident in kept]:
+        thread.join(timeout=10)
+    assert not _fetch_threads() & kept
