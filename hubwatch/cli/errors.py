@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from typing import TYPE_CHECKING, TypeGuard
 
 import click
 
 from hubwatch.cli.console import err_console, escape
-from hubwatch.domain.records import InvalidRepoId
-from hubwatch.pincheck.errors import IgnoreConfigError, ServerError, ServerUnreachable
-from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
-from hubwatch.tracker.errors import HubError
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -22,8 +19,8 @@ __all__ = [
     "EXIT_OK",
     "EXIT_STORE",
     "EXIT_USAGE",
-    "MEANINGS",
     "exit_code_for",
+    "meanings",
     "run_cli",
     "settings_problem",
 ]
@@ -35,26 +32,36 @@ EXIT_USAGE = 2  # bad arguments or input
 EXIT_HUB = 3  # the hub (or the hubwatch server `check --server` asks) refused or did not answer
 EXIT_STORE = 4  # the database could not be opened, migrated or written
 
-# What each known error means, by class, most specific first: an error gets the exit code of the
-# first class it is an instance of (a test checks that no entry is shadowed by an earlier one).
-MEANINGS: tuple[tuple[type[Exception], int], ...] = (
-    (InvalidRepoId, EXIT_USAGE),  # an org/name that is not a repo id
-    (AmbiguousRevision, EXIT_USAGE),
-    (IgnoreConfigError, EXIT_USAGE),  # `check`: a bad [[ignore]] entry in .hubwatch.toml / pyproject.toml  # a sha prefix that matches several stored commits: give more of it
-    (DatabaseUnavailable, EXIT_STORE),
-    (MigrationFailed, EXIT_STORE),
-    (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)
-    (ServerUnreachable, EXIT_HUB),  # `check --server`: nothing answered at that URL
-    (ServerError, EXIT_HUB),  # `check --server`: it answered, but not as a hubwatch server does
-    (HubError, EXIT_HUB),  # the hub refused (not found, gated, rate-limited) or did not answer
-)
+@functools.cache
+def meanings() -> tuple[tuple[type[Exception], int], ...]:
+    """What each known error means, by class, most specific first: an error gets the exit code of the
+    first class it is an instance of (a test checks that no entry is shadowed by an earlier one).
+
+    Made on the first error, so that `hubwatch --help` imports none of the rooms the errors come from."""
+    from hubwatch.domain.records import InvalidRepoId
+    from hubwatch.pincheck.errors import IgnoreConfigError, ServerError, ServerUnreachable
+    from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
+    from hubwatch.tracker.errors import HubError
+
+    return (
+        (InvalidRepoId, EXIT_USAGE),  # an org/name that is not a repo id
+        (AmbiguousRevision, EXIT_USAGE),  # a sha prefix that matches several stored commits: give more of it
+        (IgnoreConfigError, EXIT_USAGE),  # `check`: a bad [[ignore]] entry in .hubwatch.toml / pyproject.toml
+        (DatabaseUnavailable, EXIT_STORE),
+        (MigrationFailed, EXIT_STORE),
+        (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)
+        (ServerUnreachable, EXIT_HUB),  # `check --server`: nothing answered at that URL
+        (ServerError, EXIT_HUB),  # `check --server`: it answered, but not as a hubwatch server does
+        (HubError, EXIT_HUB),  # the hub refused (not found, gated, rate-limited) or did not answer
+    )
+
 
 _SETTINGS_FIX = "correct or unset those variables (`hubwatch settings --markdown` lists every setting)"
 
 
 def exit_code_for(exc: BaseException) -> int | None:
-    """The exit code `exc` means (see MEANINGS), or None for an error hubwatch does not know (a bug)."""
-    for kind, code in MEANINGS:
+    """The exit code `exc` means (see `meanings`), or None for an error hubwatch does not know (a bug)."""
+    for kind, code in meanings():
         if isinstance(exc, kind):
             return code
     if _is_settings_error(exc):

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hubwatch.cli.errors import EXIT_HUB, EXIT_STORE, EXIT_USAGE, MEANINGS, exit_code_for
+from hubwatch.cli.errors import EXIT_HUB, EXIT_STORE, EXIT_USAGE, exit_code_for, meanings
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
 from hubwatch.tracker.errors import HubUnavailable
@@ -47,8 +47,8 @@ def prefixed_history(data_dir: Path, root: Path) -> Path:
 
 
 def test_the_table_has_no_shadowed_entry() -> None:
-    for i, (later, _) in enumerate(MEANINGS):
-        for earlier, _ in MEANINGS[:i]:
+    for i, (later, _) in enumerate(meanings()):
+        for earlier, _ in meanings()[:i]:
             assert not issubclass(later, earlier), f"{later.__name__} is listed after its base {earlier.__name__}"
 
 

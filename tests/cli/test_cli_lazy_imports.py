@@ -1,4 +1,5 @@
-"""`hubwatch --help` and `hubwatch estimate CONFIG` load no database, web or server layer.
+"""`hubwatch --help` and `hubwatch estimate CONFIG` load no database, web or server layer, and
+`hubwatch --help` no command module at all (the group lists them from `COMMANDS`).
 
 Each runs in a fresh interpreter; what it imported is read from `sys.modules` afterwards.
 """
@@ -22,14 +23,18 @@ try:
 except SystemExit:
     pass
 finally:
-    print(json.dumps(sorted({m.split(".")[0] for m in sys.modules})), file=sys.__stderr__)
+    print(json.dumps(sorted(sys.modules)), file=sys.__stderr__)
 """
 
 
-def loaded_by(*args: str) -> set[str]:
+def modules_loaded_by(*args: str) -> set[str]:
     done = subprocess.run([sys.executable, "-c", SCRIPT, *args], capture_output=True, text=True, timeout=120)
     last = done.stderr.strip().splitlines()[-1]
     return set(json.loads(last))
+
+
+def loaded_by(*args: str) -> set[str]:
+    return {m.split(".")[0] for m in modules_loaded_by(*args)}
 
 
 @pytest.mark.parametrize(
@@ -49,4 +54,33 @@ def test_a_command_that_needs_the_store_still_gets_it(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT, "watch", "list", "--json"], capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.stdout.strip() == "[]"
-    assert {"sqlalchemy", "alembic"} <= set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert {"sqlalchemy", "alembic"} <= {m.split(".")[0] for m in json.loads(done.stderr.strip().splitlines()[-1])}
+
+
+def test_help_lists_every_command_without_importing_one() -> None:
+    from hubwatch.cli import COMMANDS
+
+    loaded = modules_loaded_by("--help")
+    commands = sorted({entry.module for entry in COMMANDS.values()} & loaded)
+    assert commands == [], f"`hubwatch --help` imported the command modules {commands}"
+    rooms = sorted(m for m in loaded if m.split(".")[:2] in (["hubwatch", r] for r in
+                                                             ("storage", "tracker", "estimator", "pincheck", "feeds")))
+    assert rooms == [], f"`hubwatch --help` imported {rooms}: the error table is made on the first error"
+
+
+def test_the_command_table_is_the_commands_own() -> None:
+    """COMMANDS names every command once, with the module that defines it and its help as click shortens it."""
+    import click
+
+    from hubwatch.cli import COMMANDS, _register, cli
+
+    _register()  # every command module imported: each has added its commands to the group
+    assert sorted(cli.commands) == sorted(COMMANDS), "add the command to (or drop it from) hubwatch.cli.COMMANDS"
+    for name, cmd in cli.commands.items():
+        entry = COMMANDS[name]
+        assert cmd.callback is not None and cmd.callback.__module__ == entry.module, f"`{name}` is defined elsewhere"
+        listed = click.Command(name, help=entry.help)
+        for width in (20, 45, 60, 80, 120, 400):
+            assert listed.get_short_help_str(width) == cmd.get_short_help_str(width), \
+                f"COMMANDS[{name!r}].help is not the first paragraph of the command's help"
+
