@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["diff", "history", "poll"]
 
 _SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
+_LONG_HISTORY = 200  # a history longer than this, printed whole, gets a hint about --limit
 
 
 def _change_json(change: ChangeRecord) -> dict[str, Any]:
@@ -128,14 +129,24 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 @cli.command()
 @click.argument("repo", type=REPO_ID, metavar="ORG/NAME")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (revisions oldest first).")
-def history(repo: RepoId, as_json: bool) -> None:
-    """Every stored revision of ORG/NAME with what changed in it."""
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only the newest N revisions (still listed oldest first); read as one page, however long the "
+                   "history.")
+def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
+    """Every stored revision of ORG/NAME with what changed in it.
+
+    A long history is read and printed whole; `--limit N` shows the newest N revisions only.
+    """
     from rich.table import Table
 
     from hubwatch.wiring import open_runtime
 
     with open_runtime(clock=command_clock()) as rt:
-        entries = rt.store.history(repo)
+        if limit is None:
+            entries = rt.store.history(repo)
+        else:
+            entries = rt.store.history_page(repo, limit=limit)[0][::-1]  # newest first: turned oldest first
+        total = len(entries) if limit is None else rt.store.revision_count(repo)
         state = rt.store.repo_state(repo)
         rewrites = rt.store.rewrites(repo)
         gone = rt.store.off_main_branch(repo)
@@ -157,7 +168,8 @@ def history(repo: RepoId, as_json: bool) -> None:
         ]
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{escape(repo)}: {len(entries)} revisions, oldest first", show_lines=True)
+    shown = f"{len(entries)} revisions" if len(entries) == total else f"the newest {len(entries)} of {total} revisions"
+    table = Table(title=f"{escape(repo)}: {shown}, oldest first", show_lines=True)
     table.add_column("#", justify="right")
     table.add_column("commit", no_wrap=True)
     table.add_column("date", no_wrap=True)
@@ -174,6 +186,9 @@ def history(repo: RepoId, as_json: bool) -> None:
         table.add_row(str(e.position), escape(e.revision.sha[:12]), e.revision.date.strftime("%Y-%m-%d"), "\n".join(lines))
     out = out_console()
     out.print(table)
+    if limit is None and total > _LONG_HISTORY:
+        err_console().print(f"[dim]{total} revisions: `hubwatch history {escape(repo)} --limit 20` shows the newest "
+                            "20 only[/dim]")
     for r in rewrites:
         out.print(
             f"[yellow]history rewritten[/yellow] (seen {r.detected_at:%Y-%m-%d %H:%M} UTC): "
