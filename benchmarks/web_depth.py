@@ -5,6 +5,7 @@ The web app runs as a user deploys it, `hubwatch serve --workers N` (uvicorn, N 
 the port; N = the machine's cores unless `--workers` says otherwise); an httpx client times, in one run:
 
 - the model page and `POST /v1/query` by a mid-history commit, p50, deep vs shallow (target ≤ 2×);
+- that commit's revision page and its standing (`/api/v1/models/…/revisions/SHA/standing`), the same way;
 - `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
 - model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
 
@@ -148,18 +149,30 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
     with httpx.Client(base_url=base, timeout=60) as client:
         page: dict[RepoId, float] = {}
         query: dict[RepoId, float] = {}
+        revision: dict[RepoId, float] = {}
+        standing: dict[RepoId, float] = {}
         for repo, depth in DEPTHS.items():
             assert client.get(f"/models/{repo}").status_code == 200
             # a commit in the middle of the history that carries one advisory (introduced there,
             # i % 4 == 1), in both repos: the two answers are the same size
             middle = depth // 2
-            mid = {"commit": _sha(repo, middle - middle % 4 + 1)}
+            pin = _sha(repo, middle - middle % 4 + 1)
+            mid = {"commit": pin}
+            for path in (f"/models/{repo}/revisions/{pin}", f"/api/v1/models/{repo}/revisions/{pin}/standing"):
+                assert client.get(path).status_code == 200, path
             page[repo] = _p50_ms(lambda r=repo: client.get(f"/models/{r}"))  # type: ignore[misc]
             query[repo] = _p50_ms(lambda m=mid: client.post("/v1/query", json=m))  # type: ignore[misc]
+            revision[repo] = _p50_ms(lambda r=repo, c=pin: client.get(f"/models/{r}/revisions/{c}"))  # type: ignore[misc]
+            standing[repo] = _p50_ms(  # type: ignore[misc]
+                lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"))
         rows.append(("model page p50 ms (1,000 vs 12 revisions)", page[DEEP], page[SHALLOW],
                      page[DEEP] / page[SHALLOW], "≤ 2×"))
         rows.append(("/v1/query mid-history commit p50 ms (1,000 vs 12)", query[DEEP], query[SHALLOW],
                      query[DEEP] / query[SHALLOW], "≤ 2×"))
+        rows.append(("revision page of that commit p50 ms (1,000 vs 12)", revision[DEEP], revision[SHALLOW],
+                     revision[DEEP] / revision[SHALLOW], "≤ 2×"))
+        rows.append(("its standing (`/api/v1/…/standing`) p50 ms (1,000 vs 12)", standing[DEEP], standing[SHALLOW],
+                     standing[DEEP] / standing[SHALLOW], "≤ 2×"))
         idle = _p50_ms(lambda: client.get("/healthz"))
         loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
         rows.append(("/healthz p50 ms (8 deep requests running vs idle)", loaded, idle, loaded / idle, "≤ 5×"))

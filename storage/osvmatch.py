@@ -20,11 +20,12 @@ from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from hubwatch.storage.lookup import stored_revisions
+from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.osvrange import GitEvent, affects_at, lineage, range_affects
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["affecting_ids", "ids_by_lineage", "is_linear"]
+__all__ = ["affecting_ids", "held_from", "ids_by_lineage", "is_linear", "linear_now"]
 
 
 def is_linear(conn: Connection, repo_id: int) -> bool:
@@ -91,13 +92,44 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
         return []
     if not _linear_now(conn, repo_id):
         return ids_by_lineage(conn, repo_id, full_sha)
-    pin = int(pin)
+    return sorted(held_from(conn, repo_id, int(pin)))
+
+
+def linear_now(conn: Connection, repo_id: int) -> bool:
+    """Whether the repo's stored history is linear now (`is_linear`, checked once per history version)."""
+    return _linear_now(conn, repo_id)
+
+
+def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:
+    """On a linear history (`linear_now`): the live advisories whose GIT ranges hold the revision at
+    position `pin`, each with the position from which one of those ranges holds every revision up
+    to the pin (its last `introduced` at or before the pin; 0 for "0"). A few indexed queries,
+    whatever the depth.
+
+    Why every revision from there: the pin is held, so no `fixed` (and no `last_affected` before the
+    pin, nor a `limit` on its line) comes after that `introduced` up to the pin, and a revision in
+    between sees a prefix of the same events."""
+    rows = conn.execute(_HELD_ROWS(conn), {"repo_id": repo_id, "pin": pin}).all()
+    held: dict[str, int] = {}
+    for (adv_id, _), placed in _ranges(rows).items():
+        on_line = [
+            (evt, -1 if evt.value == "0" else at if at is not None and at <= pin else None) for evt, at in placed
+        ]
+        if affects_at(on_line, pin):
+            start = max(0, max(at for evt, at in on_line if evt.event == "introduced" and at is not None))
+            held[adv_id] = min(start, held.get(adv_id, start))
+    return held
+
+
+def _held_rows(_dialect: str) -> sa.Select[Any]:
+    """The events of the ranges that may hold the pin (bound: `repo_id`, `pin`), built once (`Prepared`)."""
+    repo_id, pin = sa.bindparam("repo_id", type_=sa.Integer), sa.bindparam("pin", type_=sa.Integer)
     at_rev = REVISIONS.alias("at_rev")
     on_repo = sa.and_(at_rev.c.repo_id == repo_id, at_rev.c.sha == ADVISORY_EVENTS.c.value)
     # A range can hold the pin only from an `introduced` at or before it that no `fixed` of the same
     # range closes between the two (strictly after the introduction, at or before the pin): the
     # database drops the rest, so that what is read and decided here does not grow with the
-    # history. The exact decision (`affects_at`) is still made below on every remaining range.
+    # history. The exact decision (`affects_at`) is still made on every remaining range.
     fixed = ADVISORY_EVENTS.alias("fixed")
     fixed_rev = REVISIONS.alias("fixed_rev")
     closed = (
@@ -128,7 +160,7 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
         )
         .distinct()
     )
-    rows = conn.execute(
+    return (
         sa.select(
             ADVISORY_EVENTS.c.advisory_id,
             ADVISORY_EVENTS.c.range_index,
@@ -139,17 +171,10 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
         )
         .select_from(ADVISORY_EVENTS.outerjoin(at_rev, on_repo))
         .where(ADVISORY_EVENTS.c.advisory_id.in_(candidates))
-    ).all()
-    hits: set[str] = set()
-    for (adv_id, _), placed in _ranges(rows).items():
-        if adv_id in hits:
-            continue
-        on_line = [
-            (evt, -1 if evt.value == "0" else at if at is not None and at <= pin else None) for evt, at in placed
-        ]
-        if affects_at(on_line, pin):
-            hits.add(adv_id)
-    return sorted(hits)
+    )
+
+
+_HELD_ROWS = Prepared(_held_rows)
 
 
 def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Self
 
@@ -321,6 +321,19 @@ class Store(Transactions):
 
     # The id-only twins: matched through the advisory_events index, nothing decoded, so that a
     # caller pages the ids and decodes only the page (`advisories_by_id`).
+    def advisories_fixed_at(self, repo: RepoId, full_sha: str) -> list[AdvisoryRecord]:
+        """The repo's live advisories with a `fixed` event at the commit (one indexed query)."""
+        with self._read() as c:
+            return adv.advisories_fixed_at(c, repo, full_sha)
+
+    def pin_points(
+        self, repo: RepoId, full_sha: str, open_hazard: Callable[[AdvisoryRecord], bool]
+    ) -> adv.PinPoints | None:
+        """A pin's standing inputs from the events index, in one read (`advisories.pin_points`);
+        None when only the whole history can answer."""
+        with self._read() as c:
+            return adv.pin_points(c, repo, full_sha, open_hazard)
+
     def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
         with self._read() as c:
             return adv.ids_affecting(c, repo, sha)

@@ -34,15 +34,14 @@ def badge(label: str, message: str, color: str, cache_seconds: int = 300) -> dic
     }
 
 
-def model_badge(latest_changes: Sequence[ChangeRecord] | None, advisories: Sequence[AdvisoryRecord]) -> dict[str, Any]:
-    """Latest change's severity and the repo's advisory count. `None`: nothing recorded yet."""
-    live = [a for a in advisories if a.withdrawn is None]
+def model_badge(latest_changes: Sequence[ChangeRecord] | None, live_advisories: int) -> dict[str, Any]:
+    """Latest change's severity and the repo's count of advisories not withdrawn. `None`: nothing recorded yet."""
     if latest_changes is None:
         return badge("hubwatch", "no revisions yet", "lightgrey")
     if not latest_changes:
-        return badge("hubwatch", f"latest: no change · {_advisory_text(len(live))}", "green")
+        return badge("hubwatch", f"latest: no change · {_advisory_text(live_advisories)}", "green")
     worst = max(latest_changes, key=lambda c: c.severity.rank).severity
-    return badge("hubwatch", f"latest: {worst.value} · {_advisory_text(len(live))}", severity_color(worst))
+    return badge("hubwatch", f"latest: {worst.value} · {_advisory_text(live_advisories)}", severity_color(worst))
 
 
 def _advisory_text(n: int) -> str:

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from markupsafe import Markup
 
-from hubwatch.advisories.standing import Standing, standing
+from hubwatch.advisories.standing import Standing
 from hubwatch.diff import diff_snapshots
 from hubwatch.diff.parsed import parse_once
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId
@@ -28,7 +28,7 @@ from hubwatch.feeds.builders.compare import (
     stored_snapshot,
     template_texts,
 )
-from hubwatch.feeds.builders.standing import relations
+from hubwatch.feeds.builders.standing import load_standing, relations
 from hubwatch.feeds.builders.views import estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
@@ -64,16 +64,11 @@ def _snapshot(ctx: AppContext, repo: RepoId, sha: str) -> "Snapshot":
 
 
 def _standings(ctx: AppContext, repo: RepoId, base: str, head: str) -> tuple[Standing, Standing]:
-    """The standing of a pin at `base` and at `head` (two stored full shas) from one read of the
-    main line and of the repo's advisories (`load_standing` reads both per pin); a revision a
-    force-push dropped is read along its own ancestors, as `load_standing` does."""
-    line = ctx.store.revision_shas(repo) or []
-    advisories = ctx.store.advisories(repo)
-
-    def along(commit: str) -> Sequence[str]:
-        return line if commit in line else (ctx.store.revision_shas(repo, tip=commit) or line)
-
-    return standing(along(base), advisories, base), standing(along(head), advisories, head)
+    """The standing of a pin at `base` and at `head` (two stored full shas), each as `load_standing`
+    finds it (from the events index on a linear history)."""
+    at_base, at_head = load_standing(ctx.store, repo, base), load_standing(ctx.store, repo, head)
+    assert at_base is not None and at_head is not None  # both are stored revisions of the repo
+    return at_base, at_head
 
 
 def diff_cache(request: Request) -> DiffCache:

@@ -177,17 +177,6 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
     return ctx.templates.TemplateResponse(request, "model.html", context)
 
 
-def _fixed_in(advisory: AdvisoryRecord, sha: str) -> bool:
-    """Whether the OSV record names `sha` as a `fixed` event (an upstream fix or a revert)."""
-    affected = advisory.osv.get("affected") if isinstance(advisory.osv, dict) else None
-    for entry in affected if isinstance(affected, list) else []:
-        for rng in entry.get("ranges", []) if isinstance(entry, dict) else []:
-            for event in rng.get("events", []) if isinstance(rng, dict) else []:
-                if isinstance(event, dict) and event.get("fixed") == sha:
-                    return True
-    return False
-
-
 def _head_standing(
     ctx: AppContext, repo: RepoId, head: str | None, summary: RepoSummary | None = None
 ) -> dict[str, Any]:
@@ -225,9 +214,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "carries": relations(result.carries, shown, hits, result.ignored),
         "on_the_way": result.on_the_way,
         "raised": relations(raised, shown, hits),
-        "resolved": relations(
-            [a for a in ctx.store.advisories(repo) if not a.withdrawn and _fixed_in(a, shown)], shown, hits
-        ),
+        "resolved": relations(ctx.store.advisories_fixed_at(repo, shown), shown, hits),  # by the events index
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "rows": revision_rows(ctx, repo, entry),
         "latest": result.newest,

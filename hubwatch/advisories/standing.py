@@ -15,7 +15,8 @@ from hubwatch.advisories.advise_match import direction_of
 from hubwatch.advisories.gitrange import GitEvent, affected_mask, git_events
 from hubwatch.domain.records import AdvisoryRecord, Direction, Severity
 
-__all__ = ["Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "standing", "template_diffs"]
+__all__ = ["Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "standing", "standing_of",
+           "template_diffs"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,34 @@ def standing(
     resolves = tuple(sorted(a.id for a in here if not along[a.id] >> target & 1))
     on_the_way = tuple(a for a in lacks if a.id in resolves)
     return Standing(pin, True, lacks, carries, acknowledged, shas[target], resolves, on_the_way, newest)
+
+
+def standing_of(
+    commit: str,
+    *,
+    known: bool,
+    newest: str | None,
+    here: Sequence[AdvisoryRecord],
+    clean: str | None,
+    held_at_clean: frozenset[str],
+    ignored: frozenset[str] = frozenset(),
+) -> Standing:
+    """`standing` from what it reads off the line, found elsewhere (the store's events index):
+    the live advisories holding the pin (`here`), the newest revision of the line no unacknowledged
+    hazard holds (`clean`; None: none) and which of `here` hold it too. The same Standing."""
+    pin = commit.strip().lower()
+    if not known:
+        return Standing(pin, False, (), (), (), None, (), (), newest)
+    live = [a for a in here if a.withdrawn is None]
+    direction = {a.id: advisory_direction(a) for a in live}
+    lacks = _ordered(a for a in live if direction[a.id] is Direction.UPDATE)
+    carries = _ordered(a for a in live if direction[a.id] is Direction.HAZARD)
+    acknowledged = tuple(sorted(a.id for a in live if a.id in ignored))
+    if clean is None or clean == pin or not live:
+        return Standing(pin, True, lacks, carries, acknowledged, None, (), (), newest)
+    resolves = tuple(sorted(a.id for a in live if a.id not in held_at_clean))
+    on_the_way = tuple(a for a in lacks if a.id in resolves)
+    return Standing(pin, True, lacks, carries, acknowledged, clean, resolves, on_the_way, newest)
 
 
 def advisory_direction(record: AdvisoryRecord) -> Direction:
