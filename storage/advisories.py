@@ -26,6 +26,7 @@ __all__ = [
     "PinPoints",
     "advisories_affecting",
     "advisories_fixed_at",
+    "advisories_with_id_suffix",
     "advisories_for_commit",
     "get_advisory",
     "ids_affecting",
@@ -385,3 +386,11 @@ def _sha_at(conn: Connection, repo_id: int, position: int) -> str | None:
     return conn.execute(
         sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.position == position)
     ).scalar_one_or_none()
+
+
+def advisories_with_id_suffix(conn: Connection, repo: RepoId, suffix: str) -> list[AdvisoryRecord]:
+    """The repo's live advisories whose id ends with `suffix` (`-inherited`, …), by published time then
+    id: the ids are matched in the database, only these records decoded."""
+    query = _select().where(repo_match(repo), ADVISORIES.c.withdrawn.is_(None),
+                            ADVISORIES.c.id.endswith(suffix, autoescape=True))
+    return [_record(r) for r in conn.execute(query)]

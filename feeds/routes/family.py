@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from hubwatch.advisories.inherit import is_inherited
+from hubwatch.advisories.inherit import INHERITED_ID_SUFFIX, is_inherited
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.domain.times import rfc3339
 from hubwatch.estimator import Estimate
@@ -48,7 +48,8 @@ def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], ba
         estimate = Estimate.from_json(entry.estimate) if entry is not None else None
         if estimate is not None and estimate.params is not None:
             derived, checkpoint = estimate.params.derived, estimate.params.checkpoint
-    inherited = tuple(r for r in ctx.store.advisories(repo) if is_inherited(r.osv) and r.withdrawn is None)
+    # The live inherited records, found by their ids' ending: the member's other advisories are not decoded.
+    inherited = tuple(r for r in ctx.store.advisories_with_id_suffix(repo, INHERITED_ID_SUFFIX) if is_inherited(r.osv))
     texts = tuple(str(n.get("note")) for k, n in sorted(notes.items())
                   if not k.startswith("_") and isinstance(n, dict) and n.get("status") == "own")  # fmt: skip
     return FamilyRow(

@@ -46,6 +46,7 @@ from hubwatch.domain.times import rfc3339
 from hubwatch.settings import DEFAULT_HUB, Settings
 
 __all__ = [
+    "INHERITED_ID_SUFFIX",
     "INHERITED_KINDS",
     "Inherited",
     "carries",
@@ -165,10 +166,14 @@ def carries(record: AdvisoryRecord, before: Snapshot, after: Snapshot, snapshot:
     return any(status == "stale" for _, status in classify(record, before, after, snapshot))
 
 
+# Every inherited advisory's id ends so (`inherited_id`): the store finds them by id alone.
+INHERITED_ID_SUFFIX = "-inherited"
+
+
 def inherited_id(prefix: str, derivative: RepoId, upstream_id: str, year: int) -> str:
     """`<prefix>-<YYYY>-<12 hex of sha256("org/name<upstream id")>-inherited`: one per derivative and base record."""
     digest = hashlib.sha256(f"{derivative}<{upstream_id}".encode()).hexdigest()[:12]
-    return f"{check_prefix(prefix)}-{year:04d}-{digest}-inherited"
+    return f"{check_prefix(prefix)}-{year:04d}-{digest}{INHERITED_ID_SUFFIX}"
 
 
 def _what(items: Sequence[Mapping[str, Any]]) -> str:

@@ -4,11 +4,12 @@ differences from the base, and the inherited advisories and notes each carries; 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from family_scenario import BASE, FIXED, OWN, STALE, Family, family  # noqa: F401  (the fixture)
 from fastapi.testclient import TestClient
 
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
 
 
@@ -81,3 +82,29 @@ def test_the_model_page_links_the_family_only_for_a_family(family: Family) -> No
     family.store.watch(OWN)
     family.store.unwatch(BASE)  # a derivative of a base no longer watched
     assert link not in client.get(f"/models/{OWN}").text
+
+
+def test_the_family_page_decodes_only_the_inherited_records(family: Family, monkeypatch: Any) -> None:
+    """A derivative's own advisories, however many, are not read to list its inherited ones."""
+    import hubwatch.storage.advisories as stored
+
+    family.advance(BASE)
+    decoded: list[str] = []
+    original = stored._record
+    monkeypatch.setattr(stored, "_record", lambda row: decoded.append(row.id) or original(row))
+    client = TestClient(create_app(family.settings, family.store))
+    before = client.get(f"/models/{BASE}/family").text
+    few = len(decoded)
+    head = family.store.head(STALE)
+    own = [AdvisoryRecord(f"x_OWN-{i}", STALE, head.sha, {
+        "id": f"x_OWN-{i}", "modified": "2024-01-01T12:00:00Z", "published": "2024-01-01T12:00:00Z",
+        "affected": [{"package": {"ecosystem": "GIT", "name": STALE.url()},
+                      "ranges": [{"type": "GIT", "repo": STALE.url(), "events": [{"introduced": head.sha}]}]}]},
+        head.date, None) for i in range(30)]
+    assert family.store.save_revision(STALE, RevisionRecord("f" * 40, head.sha, head.date, "own advisories"),
+                                      [], {}, [], None, own)
+    decoded.clear()
+    after = client.get(f"/models/{BASE}/family").text
+    assert len(decoded) == few, decoded  # the new revision's own records were not decoded
+    inherited = [a.id for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    assert inherited and all(i in _row(before, str(STALE)) and i in _row(after, str(STALE)) for i in inherited)
