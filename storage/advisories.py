@@ -32,6 +32,7 @@ __all__ = [
     "ids_affecting",
     "ids_for_commit",
     "list_advisories",
+    "live_count",
     "live_ids",
     "pin_points",
     "records_by_id",
@@ -237,6 +238,16 @@ def live_ids(conn: Connection, repo: RepoId) -> list[str]:
         .order_by(ADVISORIES.c.id)
     )
     return list(conn.execute(query).scalars())
+
+
+def live_count(conn: Connection, repo: RepoId) -> int:
+    """How many of the repo's advisories are not withdrawn (counted in the database)."""
+    query = (
+        sa.select(sa.func.count())
+        .select_from(ADVISORIES.join(REPOS, REPOS.c.id == ADVISORIES.c.repo_id))
+        .where(repo_match(repo), ADVISORIES.c.withdrawn.is_(None))
+    )
+    return int(conn.execute(query).scalar_one())
 
 
 def _affecting_ids(conn: Connection, repo_id: int, sha: str) -> list[str]:

@@ -351,6 +351,11 @@ class Store(Transactions):
         with self._read() as c:
             return adv.live_ids(c, repo)
 
+    def live_advisory_count(self, repo: RepoId) -> int:
+        """How many of the repo's advisories are not withdrawn (one counting query)."""
+        with self._read() as c:
+            return adv.live_count(c, repo)
+
     def advisories_by_id(self, ids: Sequence[str]) -> list[AdvisoryRecord]:
         """The stored records of `ids`, by published time then id (ids not stored are left out)."""
         with self._read() as c:

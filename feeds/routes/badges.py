@@ -41,4 +41,4 @@ def repo_badge(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
     latest = list(items[0].changes) if items else None
     if latest is None and ctx.store.head(repo) is not None:
         latest = []  # revisions stored, none with a tracked change
-    return model_badge(latest, len(ctx.store.live_advisory_ids(repo)))  # counted, none decoded
+    return model_badge(latest, ctx.store.live_advisory_count(repo))  # counted in the database

@@ -89,6 +89,8 @@ def test_withdrawn_advisories_are_excluded(store: Store) -> None:
     )
     assert affected_ids(store, "r1") == ["x_HW-4"]
     assert {a.id: a.withdrawn for a in store.advisories()} == {"x_HW-4": None, "x_HW-5": T0 + timedelta(days=2)}
+    assert store.live_advisory_count(REPO) == 1 and store.live_advisory_ids(REPO) == ["x_HW-4"]
+    assert store.live_advisory_count(RepoId("org", "unknown")) == 0
 
 
 def test_last_affected_and_limit(store: Store) -> None:
