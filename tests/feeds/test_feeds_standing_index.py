@@ -98,7 +98,7 @@ def test_the_index_gives_the_whole_lines_standing_on_any_history(
     assert_same_standing(store, repo, pins, frozenset(ignored))
 
 
-def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store) -> None:
+def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Hazards reintroduced and fixed along the line, the head held: the newest clean revision is
     found between them (not skipped by taking a range's first introduction for its last)."""
     repo = RepoId("skip", "m")
@@ -117,6 +117,10 @@ def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store
     assert found == whole_line_standing(store, repo, shas[9], True)
     assert found is not None and found.suggested == shas[5] and found.resolves == ("x_K-1", "x_K-2")
     assert store.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
+    # Two looks (the head, then 5): allowed one, the index gives up and the whole line answers the same.
+    monkeypatch.setattr(stored_advisories, "MAX_CLEAN_STEPS", 1)
+    assert store.pin_points(repo, shas[9], lambda a: True) is None
+    assert load_standing(store, repo, shas[9]) == found
 
 
 def _deep(store: Store, repo: RepoId, depth: int) -> list[str]:
