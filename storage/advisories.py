@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,17 +12,16 @@ from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha
-from hubwatch.storage.osvmatch import affecting_ids, held_from, linear_now
+from hubwatch.storage.osvmatch import affecting_ids
 from hubwatch.storage.osvrange import git_events
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, repo_match
-from hubwatch.storage.summaries import bump_versions, repo_summary
+from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.engine import Connection
 
 __all__ = [
-    "PinPoints",
     "advisories_affecting",
     "advisories_fixed_at",
     "advisories_with_id_suffix",
@@ -34,7 +32,6 @@ __all__ = [
     "list_advisories",
     "live_count",
     "live_ids",
-    "pin_points",
     "records_by_id",
     "repos_holding",
     "upsert_advisories",
@@ -318,85 +315,6 @@ def advisories_fixed_at(conn: Connection, repo: RepoId, full_sha: str) -> list[A
     )
     query = _select().where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None), ADVISORIES.c.id.in_(named))
     return [_record(r) for r in conn.execute(query)]
-
-
-@dataclass(frozen=True)
-class PinPoints:
-    """What a pin's standing needs from a linear history, read without the rest of it (`pin_points`)."""
-
-    known: bool  # the pin is a stored revision
-    newest: str | None  # the newest revision of the pin's line (the head's, or the pin's own if a force-push dropped it)
-    here: tuple[AdvisoryRecord, ...]  # the live advisories holding the pin
-    clean: str | None  # the newest revision of the line no open hazard holds (None: none, or nothing holds the pin)
-    held_at_clean: frozenset[str]  # the ids of `here` that hold `clean` too
-
-
-# How many revisions the search for the newest clean one looks at before it gives up (the caller
-# then reads the whole line): each look skips every revision the hazards holding it hold.
-MAX_CLEAN_STEPS = 64
-# Up to this many stored revisions, reading the whole line and every advisory costs less than the
-# index's queries (about 0.6 ms against 1.5 ms on SQLite at 12 revisions; 26 ms against 2.7 ms at 3,000).
-WHOLE_LINE_UP_TO = 100
-
-
-def pin_points(
-    conn: Connection, repo: RepoId, full_sha: str, open_hazard: Callable[[AdvisoryRecord], bool]
-) -> PinPoints | None:
-    """The standing inputs of a pin at `full_sha`, from the events index: the advisories holding it
-    and, when any does, the newest revision of its line that no advisory `open_hazard` accepts holds.
-
-    None when the whole history answers: a repo not stored, a short one (WHOLE_LINE_UP_TO), one that is
-    not one line (`linear_now`), or more than MAX_CLEAN_STEPS looks to find the clean revision. Each look is a
-    few indexed queries; from a revision held by open hazards the next look is the one before the
-    earliest revision from which they all hold it (`held_from`), so a run of held revisions is
-    crossed in one step."""
-    summary = repo_summary(conn, repo)
-    if summary is None or summary.revisions <= WHOLE_LINE_UP_TO or not linear_now(conn, summary.repo_id):
-        return None
-    repo_id = summary.repo_id
-    at = conn.execute(
-        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == full_sha)
-    ).scalar_one_or_none()
-    head = conn.execute(
-        sa.select(REVISIONS.c.position)
-        .select_from(REVISIONS.join(REPOS, REPOS.c.id == REVISIONS.c.repo_id))
-        .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == REPOS.c.head_sha)
-    ).scalar_one_or_none()
-    if head is None:  # no recorded head stored: the main line ends at the newest position (`revision_shas`)
-        head = conn.execute(
-            sa.select(sa.func.max(REVISIONS.c.position)).where(REVISIONS.c.repo_id == repo_id)
-        ).scalar_one_or_none()
-    if head is None:
-        return PinPoints(False, None, (), None, frozenset())
-    top = int(head) if at is None or int(at) <= int(head) else int(at)  # a dropped pin: its own line
-    newest = _sha_at(conn, repo_id, top)
-    if at is None:
-        return PinPoints(False, newest, (), None, frozenset())
-    pin = int(at)
-    held_here = held_from(conn, repo_id, pin)
-    here = tuple(records_by_id(conn, sorted(held_here)))
-    if not here:
-        return PinPoints(True, newest, here, None, frozenset())
-    records = {r.id: r for r in here}
-    look = top
-    for _ in range(MAX_CLEAN_STEPS):
-        held = held_here if look == pin else held_from(conn, repo_id, look)
-        missing = [i for i in held if i not in records]
-        records.update((r.id, r) for r in records_by_id(conn, sorted(missing)))
-        starts = [start for i, start in held.items() if i in records and open_hazard(records[i])]
-        if not starts:
-            return PinPoints(True, newest, here, _sha_at(conn, repo_id, look), frozenset(held) & {r.id for r in here})
-        look = min(starts) - 1
-        if look < 0:
-            return PinPoints(True, newest, here, None, frozenset())
-    return None
-
-
-def _sha_at(conn: Connection, repo_id: int, position: int) -> str | None:
-    """The sha at `position` of a linear history (one revision per position)."""
-    return conn.execute(
-        sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.position == position)
-    ).scalar_one_or_none()
 
 
 def advisories_with_id_suffix(conn: Connection, repo: RepoId, suffix: str) -> list[AdvisoryRecord]:

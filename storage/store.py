@@ -20,7 +20,7 @@ from hubwatch.storage import (
     summaries,
     telemetry,
 )
-from hubwatch.storage import index
+from hubwatch.storage import index, pinpoints
 from hubwatch.storage import stats as agg
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
@@ -333,11 +333,11 @@ class Store(Transactions):
 
     def pin_points(
         self, repo: RepoId, full_sha: str, open_hazard: Callable[[AdvisoryRecord], bool]
-    ) -> adv.PinPoints | None:
-        """A pin's standing inputs from the events index, in one read (`advisories.pin_points`);
-        None when only the whole history can answer."""
+    ) -> pinpoints.PinPoints | None:
+        """A pin's standing inputs from the events index, in one read (`pinpoints.pin_points`);
+        None when the whole history answers."""
         with self._read() as c:
-            return adv.pin_points(c, repo, full_sha, open_hazard)
+            return pinpoints.pin_points(c, repo, full_sha, open_hazard)
 
     def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
         with self._read() as c:

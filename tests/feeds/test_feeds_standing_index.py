@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hubwatch.storage.advisories as stored_advisories
+import hubwatch.storage.pinpoints as pinpoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
 from hubwatch.feeds.builders.standing import load_standing, whole_line_standing
@@ -118,7 +119,7 @@ def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store
     assert found is not None and found.suggested == shas[5] and found.resolves == ("x_K-1", "x_K-2")
     assert store.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
     # Two looks (the head, then 5): allowed one, the index gives up and the whole line answers the same.
-    monkeypatch.setattr(stored_advisories, "MAX_CLEAN_STEPS", 1)
+    monkeypatch.setattr(pinpoints, "MAX_CLEAN_STEPS", 1)
     assert store.pin_points(repo, shas[9], lambda a: True) is None
     assert load_standing(store, repo, shas[9]) == found
 
@@ -143,7 +144,7 @@ def _deep(store: Store, repo: RepoId, depth: int) -> list[str]:
 
 @pytest.fixture(autouse=True)
 def index_at_any_depth(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stored_advisories, "WHOLE_LINE_UP_TO", 0)
+    monkeypatch.setattr(pinpoints, "WHOLE_LINE_UP_TO", 0)
 
 
 @pytest.fixture
