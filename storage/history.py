@@ -271,13 +271,18 @@ def head(conn: Connection, repo: RepoId) -> RevisionRecord | None:
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
-    recorded = sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id).scalar_subquery()
-    row = conn.execute(
-        sa.select(REVISIONS)
-        .where(REVISIONS.c.repo_id == repo_id)
-        .order_by((REVISIONS.c.sha == sa.func.coalesce(recorded, "")).desc(), REVISIONS.c.id.desc())
-        .limit(1)
-    ).first()
+    # Two indexed lookups, not a sort of every stored revision: the recorded head by (repo, sha),
+    # else the revision stored last.
+    recorded = conn.execute(sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id)).scalar_one_or_none()
+    row = None
+    if recorded is not None:
+        row = conn.execute(
+            sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == recorded)
+        ).first()
+    if row is None:
+        row = conn.execute(
+            sa.select(REVISIONS).where(REVISIONS.c.repo_id == repo_id).order_by(REVISIONS.c.id.desc()).limit(1)
+        ).first()
     return None if row is None else revision_record(row)
 
 
