@@ -6,6 +6,7 @@ the port; N = the machine's cores unless `--workers` says otherwise); an httpx c
 
 - the model page and `POST /v1/query` by a mid-history commit, p50, deep vs shallow (target ≤ 2×);
 - that commit's revision page and its standing (`/api/v1/models/…/revisions/SHA/standing`), the same way;
+- the index page narrowed to the repo by name (`/?q=ORG`: its newest change), the same way;
 - `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
 - model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
 
@@ -151,6 +152,7 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
         query: dict[RepoId, float] = {}
         revision: dict[RepoId, float] = {}
         standing: dict[RepoId, float] = {}
+        listed: dict[RepoId, float] = {}
         for repo, depth in DEPTHS.items():
             assert client.get(f"/models/{repo}").status_code == 200
             # a commit in the middle of the history that carries one advisory (introduced there,
@@ -165,6 +167,8 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
             revision[repo] = _p50_ms(lambda r=repo, c=pin: client.get(f"/models/{r}/revisions/{c}"))  # type: ignore[misc]
             standing[repo] = _p50_ms(  # type: ignore[misc]
                 lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"))
+            assert repo.org in client.get(f"/?q={repo.org}").text  # the index, narrowed to this repo
+            listed[repo] = _p50_ms(lambda r=repo: client.get(f"/?q={r.org}"))  # type: ignore[misc]
         rows.append(("model page p50 ms (1,000 vs 12 revisions)", page[DEEP], page[SHALLOW],
                      page[DEEP] / page[SHALLOW], "≤ 2×"))
         rows.append(("/v1/query mid-history commit p50 ms (1,000 vs 12)", query[DEEP], query[SHALLOW],
@@ -173,6 +177,8 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
                      revision[DEEP] / revision[SHALLOW], "≤ 2×"))
         rows.append(("its standing (`/api/v1/…/standing`) p50 ms (1,000 vs 12)", standing[DEEP], standing[SHALLOW],
                      standing[DEEP] / standing[SHALLOW], "≤ 2×"))
+        rows.append(("index page narrowed to the repo (`/?q=ORG`) p50 ms (1,000 vs 12)", listed[DEEP], listed[SHALLOW],
+                     listed[DEEP] / listed[SHALLOW], "≤ 2×"))
         idle = _p50_ms(lambda: client.get("/healthz"))
         loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
         rows.append(("/healthz p50 ms (8 deep requests running vs idle)", loaded, idle, loaded / idle, "≤ 5×"))

@@ -76,26 +76,26 @@ def filtered_repos(
 
 def latest_matching(conn: Connection, repos: Sequence[RepoId], f: IndexFilter) -> dict[RepoId, FeedItem]:
     """For each repo, its newest revision (by commit date, then arrival) with a change matching `f`
-    (any change when `f` filters none), with all its changes: three queries for all of `repos`."""
+    (any change when `f` filters none), with all its changes: three queries for all of `repos`.
+
+    Each repo's is found by walking its revisions newest first on `ix_revisions_repo_date` until
+    one matches (a subquery per repo, `LIMIT 1`), not by ranking every revision of every repo."""
     if not repos:
         return {}
     has_match = sa.exists().where(_change_match(f)).select_from(CHANGES)
-    ranked = (
-        sa.select(
-            REVISIONS.c.id.label("rid"),
-            sa.func.row_number()
-            .over(partition_by=REVISIONS.c.repo_id, order_by=(REVISIONS.c.date.desc(), REVISIONS.c.id.desc()))
-            .label("rank"),
-        )
-        .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
-        .where(repos_match(repos), has_match)
-        .subquery()
+    newest = (
+        sa.select(REVISIONS.c.id)
+        .where(REVISIONS.c.repo_id == REPOS.c.id, has_match)
+        .order_by(REVISIONS.c.date.desc(), REVISIONS.c.id.desc())
+        .limit(1)
+        .correlate(REPOS)
+        .scalar_subquery()
     )
+    picked = sa.select(newest).select_from(REPOS).where(repos_match(repos))
     rows = conn.execute(
         sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
-        .join(ranked, ranked.c.rid == REVISIONS.c.id)
-        .where(ranked.c.rank == 1)
+        .where(REVISIONS.c.id.in_(picked))
     ).all()
     ids = [r.id for r in rows]
     changes = changes_of(conn, ids)

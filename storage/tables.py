@@ -89,6 +89,7 @@ class RevisionRow(SQLModel, table=True):
         sa.Index("ix_revisions_repo_position", "repo_id", "position"),
         sa.Index("ix_revisions_sha", "sha"),
         sa.Index("ix_revisions_date", "date"),
+        sa.Index("ix_revisions_repo_date", "repo_id", "date", "id"),  # a repo's newest first, no sort
     )
 
     id: int | None = Field(default=None, primary_key=True)
