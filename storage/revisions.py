@@ -69,16 +69,23 @@ def _repo_slot(_dialect: str) -> sa.Select[Any]:
     return sa.select(REPOS.c.id, *_slot_of(REPOS.c.id)).where(REPOS.c.key == sa.bindparam("key"))
 
 
-def _head(_dialect: str) -> sa.Update:
+def _head(dialect: str) -> sa.Update:
     # The summary columns in the same statement (storage.summaries): one more revision, a new version.
     repo_id = sa.bindparam("head_repo", type_=sa.Integer)  # not a column's name: that would be a SET
-    newest = (
-        sa.select(REVISIONS.c.sha)
-        .where(REVISIONS.c.repo_id == repo_id)
-        .order_by(REVISIONS.c.id.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
+    newest: sa.ColumnElement[Any]
+    if dialect == "sqlite":
+        # One writer at a time (BEGIN IMMEDIATE): the revision just stored is the repo's stored last.
+        newest = sa.bindparam("head_sha", type_=sa.String)
+    else:
+        # Writers run concurrently: the repo's revision stored last, whose id is at least that of
+        # the one just stored, so the database reads the ids from there on, not every revision.
+        newest = (
+            sa.select(REVISIONS.c.sha)
+            .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.id >= sa.bindparam("head_from", type_=sa.Integer))
+            .order_by(REVISIONS.c.id.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
     return (
         sa.update(REPOS)
         .where(REPOS.c.id == repo_id)
@@ -154,7 +161,7 @@ def save_revision(
     placed = {(repo.key, revision.sha): (repo_id, revision_id)}
     upsert_advisories(conn, advisories, now, known=placed, bumped=[repo_id])
     enqueue_revision(conn, repo_id, revision, changes, advisories, now)  # the outbox: same transaction
-    _update_head(conn, repo_id)
+    _update_head(conn, repo_id, revision_id, revision.sha)
 
 
 def _save_files(
@@ -247,5 +254,6 @@ def save_estimate(conn: Connection, repo: RepoId, sha: str, version: str, data: 
     return True
 
 
-def _update_head(conn: Connection, repo_id: int) -> None:
-    conn.execute(_UPDATE_HEAD(conn), {"head_repo": repo_id})
+def _update_head(conn: Connection, repo_id: int, stored_id: int, stored_sha: str) -> None:
+    """The repo's head (its revision stored last: `stored_id`, or a later one) and summary after a stored revision."""
+    conn.execute(_UPDATE_HEAD(conn), {"head_repo": repo_id, "head_from": stored_id, "head_sha": stored_sha})
