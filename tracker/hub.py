@@ -6,7 +6,7 @@ into `hubwatch.tracker.errors` types here and nowhere else, each carrying the re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 import contextvars
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -148,30 +148,48 @@ class HubClient:
             answered = repo
         return str(info.sha), answered
 
-    def commits(self, repo: RepoId, *, limit: int | None = None) -> list[RevisionRecord]:
+    def commits(
+        self, repo: RepoId, *, limit: int | None = None, since: Container[str] = frozenset()
+    ) -> list[RevisionRecord]:
         """The main branch's commits, oldest first; each one's parent is the commit before it.
 
-        `limit` keeps only the newest `limit` commits (their parent links still point at the
-        real predecessor, which is then not in the list).
+        The hub lists them newest first, a page at a time, and only the pages needed are asked:
+        `limit` keeps the newest `limit` commits (read with the one before them, so their parent
+        links still point at the real predecessor, which is then not in the list); with `since`
+        (shas already stored) the listing stops at the first of them, which is returned as the
+        oldest commit, its parent unknown (None). A poll that finds one new commit on a repo of
+        thousands then asks one page, not the whole history.
         """
+        from huggingface_hub.utils import build_hf_headers, paginate  # type: ignore[attr-defined]  # lazy module
+
         rid = str(repo)
-        items = self._call(lambda: self._api.list_repo_commits(rid), rid)
-        items = list(reversed(items))  # the hub lists newest first
+
+        def listed() -> list[Any]:
+            url = f"{self.endpoint}/api/models/{rid}/commits/main"
+            headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
+            items: list[Any] = []
+            for item in paginate(url, params={}, headers=headers, timeout=self._timeout):
+                items.append(item)  # the next page is asked only when this one is used up
+                if item["id"] in since or (limit is not None and len(items) > limit):
+                    break
+            return items
+
+        items = list(reversed(self._call(listed, rid)))  # the hub lists newest first
         records: list[RevisionRecord] = []
         parent: str | None = None
         for item in items:
-            date = item.created_at if item.created_at.tzinfo else item.created_at.replace(tzinfo=timezone.utc)
+            created = _commit_date(item["date"])
             records.append(
                 RevisionRecord(
-                    sha=item.commit_id,
+                    sha=item["id"],
                     parent=parent,
-                    date=date,
-                    title=item.title or "",
-                    message=item.message or "",
-                    authors=tuple(item.authors or ()),
+                    date=created,
+                    title=item.get("title") or "",
+                    message=item.get("message") or "",
+                    authors=tuple(a["user"] for a in item.get("authors") or () if isinstance(a, Mapping) and "user" in a),
                 )
             )
-            parent = item.commit_id
+            parent = item["id"]
         return records[-limit:] if limit is not None and limit < len(records) else records
 
     def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
@@ -397,3 +415,11 @@ class HubClient:
             elif isinstance(value, dict):
                 headers[path] = value
         return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
+
+
+def _commit_date(text: str) -> datetime:
+    """A commit's date as the hub writes it (ISO 8601, `Z` for UTC), as an aware datetime (UTC when naive)."""
+    from huggingface_hub.utils import parse_datetime  # type: ignore[attr-defined]  # lazy module
+
+    created = parse_datetime(text)
+    return created if created.tzinfo else created.replace(tzinfo=timezone.utc)

@@ -131,7 +131,11 @@ def poll_repo(
             return Unchanged(repo, head, renamed_from=renamed_from)
         known = store.known_shas(repo)
         first_time = not known
-        commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None)
+        commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None, since=known)
+        if stored_head is not None and (not commits or commits[0].sha != stored_head.sha):
+            # The listing did not stop at the stored head (a force-push, or a head stored out of
+            # line): the whole history is read to find what upstream dropped.
+            commits = hub.commits(repo)
         upstream = {c.sha for c in commits}
         extra = []
         dropped: list[str] = []

@@ -151,3 +151,27 @@ def test_truncated_body_is_invalid_content(hubsim: Any) -> None:
     with pytest.raises(InvalidContent) as cut:
         hub.snapshot(LLAMA, sha)
     assert "config.json" in str(cut.value) and str(LLAMA) in str(cut.value)
+
+
+def test_commits_are_listed_only_as_far_as_asked(hubsim_factory: Any, histories_root: Path) -> None:
+    """`since` stops the newest-first listing at the first stored sha, `limit` after the commit
+    before the newest `limit`: the pages past them are never asked."""
+    sim = hubsim_factory(at=None, page_size=2)
+    hub = client(sim)
+    shas = [r["commit"] for r in history_rows(histories_root, LLAMA)]
+    assert len(shas) >= 7
+
+    def asked(call: Any) -> tuple[Any, int]:
+        before = sim.requests()["seen"]
+        out = call()
+        return out, sim.requests()["seen"] - before
+
+    _, everything = asked(lambda: hub.commits(LLAMA))
+    assert everything == -(-len(shas) // 2)  # every page of two
+    since, pages = asked(lambda: hub.commits(LLAMA, since={shas[-3], shas[0]}))
+    assert [c.sha for c in since] == shas[-3:] and pages == 2
+    assert since[0].parent is None and [c.parent for c in since[1:]] == shas[-3:-1]  # the stored one's is not read
+    newest, pages = asked(lambda: hub.commits(LLAMA, limit=3))
+    assert [c.sha for c in newest] == shas[-3:] and newest[0].parent == shas[-4] and pages == 2
+    stored_newest, pages = asked(lambda: hub.commits(LLAMA, since={shas[-1]}))
+    assert [c.sha for c in stored_newest] == shas[-1:] and pages == 1

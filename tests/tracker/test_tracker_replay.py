@@ -163,3 +163,61 @@ def test_backfill_limit_keeps_the_newest_commits(
     history = store.history(repo)
     assert history[0].revision.parent == shas[-limit - 1]  # the real parent, though not stored
     assert history[0].advisory_ids == []  # compared with nothing: a starting state
+
+
+@pytest.fixture
+def commit_pages() -> Any:
+    """The commit-list requests huggingface_hub sends (its client built with a recording hook)."""
+    import httpx2
+    from huggingface_hub import set_client_factory
+    from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
+
+    pages: list[str] = []
+
+    def record(request: httpx2.Request) -> None:
+        if "/commits/" in request.url.path:
+            pages.append(str(request.url))
+
+    set_client_factory(lambda: httpx2.Client(event_hooks={"request": [hf_request_event_hook, record]},
+                                             follow_redirects=True, timeout=None))
+    try:
+        yield pages
+    finally:
+        set_client_factory(default_client_factory)
+
+
+def test_a_poll_lists_one_page_of_commits_however_long_the_history(
+    hubsim_factory: Any, store: Any, histories_root: Path, commit_pages: list[str]
+) -> None:
+    """Each poll after an upstream commit reads the commit list only as far as the stored head."""
+    sim = hubsim_factory(at="v1", page_size=2)
+    hub, settings = setup(sim, store)
+    repo = RepoId.parse("meta-llama/Llama-2-7b-hf")
+    shas = [r["commit"] for r in rows(histories_root, str(repo))]
+    store.watch(repo)
+    poll_repos([repo], hub=hub, store=store, settings=settings)
+    asked = []
+    for version in range(1, len(shas)):
+        sim.advance(str(repo))
+        commit_pages.clear()
+        (outcome,) = poll_repos([repo], hub=hub, store=store, settings=settings)
+        assert isinstance(outcome, NewRevisions) and outcome.shas == (shas[version],)
+        asked.append(len(commit_pages))
+    assert asked == [1] * (len(shas) - 1)  # [new, stored head] is the first page, at any depth
+    assert [e.revision.sha for e in store.history(repo)] == shas
+
+
+def test_the_backfill_limit_holds_on_later_polls(hubsim_factory: Any, store: Any, histories_root: Path) -> None:
+    """Commits older than the backfill limit stay unstored when upstream moves on."""
+    sim = hubsim_factory(at="v5")
+    hub, settings = setup(sim, store)
+    settings = settings.model_copy(update={"backfill_limit": 2})
+    repo = RepoId.parse("meta-llama/Llama-2-7b-hf")
+    shas = [r["commit"] for r in rows(histories_root, str(repo))]
+    store.watch(repo)
+    (first,) = poll_repos([repo], hub=hub, store=store, settings=settings)
+    assert isinstance(first, NewRevisions) and list(first.shas) == shas[3:5]
+    sim.advance(str(repo))
+    (second,) = poll_repos([repo], hub=hub, store=store, settings=settings)
+    assert isinstance(second, NewRevisions) and second.shas == (shas[5],)
+    assert [e.revision.sha for e in store.history(repo)] == shas[3:6]
