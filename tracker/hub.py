@@ -170,7 +170,7 @@ class HubClient:
             items: list[Any] = []
             for item in paginate(url, params={}, headers=headers, timeout=self._timeout):
                 items.append(item)  # the next page is asked only when this one is used up
-                if item["id"] in since or (limit is not None and len(items) > limit):
+                if (isinstance(item, Mapping) and item.get("id") in since) or (limit is not None and len(items) > limit):
                     break
             return items
 
@@ -178,18 +178,20 @@ class HubClient:
         records: list[RevisionRecord] = []
         parent: str | None = None
         for item in items:
-            created = _commit_date(item["date"])
+            sha, created = _commit_fields(item, rid)
+            authors = item.get("authors")
             records.append(
                 RevisionRecord(
-                    sha=item["id"],
+                    sha=sha,
                     parent=parent,
                     date=created,
-                    title=item.get("title") or "",
-                    message=item.get("message") or "",
-                    authors=tuple(a["user"] for a in item.get("authors") or () if isinstance(a, Mapping) and "user" in a),
+                    title=_text(item.get("title")),
+                    message=_text(item.get("message")),
+                    authors=tuple(str(a["user"]) for a in authors if isinstance(a, Mapping) and a.get("user"))
+                    if isinstance(authors, list) else (),
                 )
             )
-            parent = item["id"]
+            parent = sha
         return records[-limit:] if limit is not None and limit < len(records) else records
 
     def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
@@ -417,9 +419,25 @@ class HubClient:
         return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
 
 
-def _commit_date(text: str) -> datetime:
-    """A commit's date as the hub writes it (ISO 8601, `Z` for UTC), as an aware datetime (UTC when naive)."""
+def _commit_fields(item: object, repo: str) -> tuple[str, datetime]:
+    """A listed commit's sha and date (ISO 8601, `Z` for UTC; UTC when naive); InvalidContent naming
+    what is wrong when the hub's entry lacks them."""
     from huggingface_hub.utils import parse_datetime  # type: ignore[attr-defined]  # lazy module
 
-    created = parse_datetime(text)
-    return created if created.tzinfo else created.replace(tzinfo=timezone.utc)
+    sha = item.get("id") if isinstance(item, Mapping) else None
+    if not isinstance(sha, str) or not sha:
+        raise InvalidContent(f"the hub's commit list holds an entry without a commit id: {item!r:.120}", repo_id=repo)
+    date = item.get("date") if isinstance(item, Mapping) else None
+    try:
+        created = parse_datetime(date) if isinstance(date, str) else None
+    except ValueError:
+        created = None
+    if created is None:
+        raise InvalidContent(f"commit {sha[:12]} in the hub's commit list has no readable date ({date!r:.60})",
+                             repo_id=repo, revision=sha)
+    return sha, created if created.tzinfo else created.replace(tzinfo=timezone.utc)
+
+
+def _text(value: object) -> str:
+    """A listed commit's title or message as text ("" when absent)."""
+    return value if isinstance(value, str) else ""

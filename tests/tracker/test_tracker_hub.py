@@ -175,3 +175,18 @@ def test_commits_are_listed_only_as_far_as_asked(hubsim_factory: Any, histories_
     assert [c.sha for c in newest] == shas[-3:] and newest[0].parent == shas[-4] and pages == 2
     stored_newest, pages = asked(lambda: hub.commits(LLAMA, since={shas[-1]}))
     assert [c.sha for c in stored_newest] == shas[-1:] and pages == 1
+
+
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [({"date": "2024-01-01T00:00:00.000Z"}, "without a commit id"), ("not an object", "without a commit id"),
+     ({"id": "a" * 40, "date": "yesterday"}, "no readable date"), ({"id": "a" * 40}, "no readable date")],
+)
+def test_a_commit_list_entry_the_hub_garbled_is_invalid_content(entry: object, says: str) -> None:
+    from hubwatch.tracker.hub import _commit_fields
+
+    with pytest.raises(InvalidContent, match=says) as raised:
+        _commit_fields(entry, "org/name")
+    assert raised.value.repo_id == "org/name"
+    sha, date = _commit_fields({"id": "b" * 40, "date": "2024-05-01T12:30:00.000Z"}, "org/name")
+    assert sha == "b" * 40 and date.isoformat() == "2024-05-01T12:30:00+00:00"
