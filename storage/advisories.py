@@ -205,11 +205,16 @@ def _record(row: Any) -> AdvisoryRecord:
     )
 
 
-def list_advisories(conn: Connection, repo: RepoId | None = None) -> list[AdvisoryRecord]:
+def list_advisories(conn: Connection, repo: RepoId | None = None, newest: int | None = None) -> list[AdvisoryRecord]:
+    """The advisories (of `repo`, or all), by published time then id; with `newest`, only the last
+    `newest` of them (read newest first, `LIMIT`ed, only those decoded)."""
     query = _select()
     if repo is not None:
         query = query.where(repo_match(repo))
-    return [_record(r) for r in conn.execute(query)]
+    if newest is None:
+        return [_record(r) for r in conn.execute(query)]
+    last = query.order_by(None).order_by(ADVISORIES.c.published.desc(), ADVISORIES.c.id.desc()).limit(newest)
+    return [_record(r) for r in conn.execute(last)][::-1]
 
 
 def get_advisory(conn: Connection, advisory_id: str) -> AdvisoryRecord | None:

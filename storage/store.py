@@ -303,9 +303,10 @@ class Store(Transactions):
             return get_blob(c, sha256)
 
     # -- advisories -------------------------------------------------------------------------
-    def advisories(self, repo: RepoId | None = None) -> list[AdvisoryRecord]:
+    def advisories(self, repo: RepoId | None = None, *, newest: int | None = None) -> list[AdvisoryRecord]:
+        """The advisories (of `repo`, or all) by published time then id; `newest`: only the last that many."""
         with self._read() as c:
-            return adv.list_advisories(c, repo)
+            return adv.list_advisories(c, repo, newest)
 
     def advisory(self, advisory_id: str) -> AdvisoryRecord | None:
         with self._read() as c:

@@ -37,7 +37,9 @@ def _range_text(record: AdvisoryRecord) -> str:
 @cli.command()
 @click.option("--repo", type=REPO_ID, default=None, help="Only the advisories of this ORG/NAME.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of OSV records.")
-def advisories(repo: RepoId | None, as_json: bool) -> None:
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Only the N most recently published (still listed oldest first), however many there are.")
+def advisories(repo: RepoId | None, as_json: bool, limit: int | None) -> None:
     """List the OSV advisories hubwatch has published (all repos, or one)."""
     from rich.table import Table
 
@@ -47,7 +49,7 @@ def advisories(repo: RepoId | None, as_json: bool) -> None:
 
     store = open_store(load_settings())
     try:
-        records = store.advisories(repo)
+        records = store.advisories(repo, newest=limit)
     finally:
         store.close()
     if as_json:

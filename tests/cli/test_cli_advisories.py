@@ -42,6 +42,16 @@ def test_advisories_json_lists_valid_osv_records(advised_store_url: str) -> None
     assert [r["database_specific"]["repo"] for r in only] == ["acme/tiny"]
 
 
+def test_advisories_limit_keeps_the_most_recently_published(advised_store_url: str) -> None:
+    every = [r["id"] for r in json.loads(invoke(advised_store_url, "advisories", "--json").output)]
+    for n in (1, 2, 3, 10):
+        newest = json.loads(invoke(advised_store_url, "advisories", "--json", "--limit", str(n)).output)
+        assert [r["id"] for r in newest] == every[-n:]  # still oldest first
+    table = invoke(advised_store_url, "advisories", "-n", "1")
+    assert table.exit_code == 0 and every[-1] in table.output and every[0] not in table.output
+    assert invoke(advised_store_url, "advisories", "--limit", "0").exit_code == 2
+
+
 def test_advisories_table_and_bad_repo(advised_store_url: str) -> None:
     result = invoke(advised_store_url, "advisories")
     assert result.exit_code == 0 and "x_HUBWATCH-2024-" in result.output and "pickle" in result.output
