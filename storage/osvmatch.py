@@ -56,8 +56,8 @@ _linear_seen: WeakKeyDictionary[Engine, OrderedDict[tuple[int, int], bool]] = We
 _linear_lock = threading.Lock()
 
 
-def _linear_now(conn: Connection, repo_id: int) -> bool:
-    """`is_linear`, kept per (repo, history version): every write that can change the history's
+def linear_now(conn: Connection, repo_id: int) -> bool:
+    """Whether the repo's stored history is linear now: `is_linear`, kept per (repo, history version): every write that can change the history's
     shape (a stored revision, a force-push, a head move, a merge) raises the version
     (storage.summaries), so the check over every revision runs once per version, not per query."""
     version = conn.execute(sa.select(REPOS.c.history_version).where(REPOS.c.id == repo_id)).scalar_one_or_none()
@@ -90,14 +90,9 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     ).scalar_one_or_none()
     if pin is None:
         return []
-    if not _linear_now(conn, repo_id):
+    if not linear_now(conn, repo_id):
         return ids_by_lineage(conn, repo_id, full_sha)
     return sorted(held_from(conn, repo_id, int(pin)))
-
-
-def linear_now(conn: Connection, repo_id: int) -> bool:
-    """Whether the repo's stored history is linear now (`is_linear`, checked once per history version)."""
-    return _linear_now(conn, repo_id)
 
 
 def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:

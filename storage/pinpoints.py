@@ -16,7 +16,7 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.advisories import records_by_id
 from hubwatch.storage.osvmatch import held_from, linear_now
 from hubwatch.storage.summaries import repo_summary
-from hubwatch.storage.tables import REPOS, REVISIONS
+from hubwatch.storage.tables import REVISIONS
 from sqlalchemy.engine import Connection
 
 __all__ = ["MAX_CLEAN_STEPS", "WHOLE_LINE_UP_TO", "PinPoints", "pin_points"]
@@ -56,25 +56,19 @@ def pin_points(
     if summary is None or summary.revisions <= WHOLE_LINE_UP_TO or not linear_now(conn, summary.repo_id):
         return None
     repo_id = summary.repo_id
-    at = conn.execute(
-        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == full_sha)
-    ).scalar_one_or_none()
-    head = conn.execute(
-        sa.select(REVISIONS.c.position)
-        .select_from(REVISIONS.join(REPOS, REPOS.c.id == REVISIONS.c.repo_id))
-        .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == REPOS.c.head_sha)
-    ).scalar_one_or_none()
+    at = _position_of(conn, repo_id, full_sha)
+    head = _position_of(conn, repo_id, summary.head_sha) if summary.head_sha is not None else None
     if head is None:  # no recorded head stored: the main line ends at the newest position (`revision_shas`)
         head = conn.execute(
             sa.select(sa.func.max(REVISIONS.c.position)).where(REVISIONS.c.repo_id == repo_id)
         ).scalar_one_or_none()
     if head is None:
         return PinPoints(False, None, (), None, frozenset())
-    top = int(head) if at is None or int(at) <= int(head) else int(at)  # a dropped pin: its own line
+    top = int(head) if at is None or at <= int(head) else at  # a dropped pin: its own line
     newest = _sha_at(conn, repo_id, top)
     if at is None:
         return PinPoints(False, newest, (), None, frozenset())
-    pin = int(at)
+    pin = at
     held_here = held_from(conn, repo_id, pin)
     here = tuple(records_by_id(conn, sorted(held_here)))
     if not here:
@@ -92,6 +86,14 @@ def pin_points(
         if look < 0:
             return PinPoints(True, newest, here, None, frozenset())
     return None
+
+
+def _position_of(conn: Connection, repo_id: int, sha: str) -> int | None:
+    """The position of the stored revision `sha` (None: not stored)."""
+    found = conn.execute(
+        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
+    ).scalar_one_or_none()
+    return None if found is None else int(found)
 
 
 def _sha_at(conn: Connection, repo_id: int, position: int) -> str | None:

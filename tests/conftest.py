@@ -255,3 +255,19 @@ def count_selects() -> _Callable[[_Any], _Any]:
             sa.event.remove(store.engine, "before_cursor_execute", listen)
 
     return counting
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the advisory records the store decodes during the test, in order (clear it between reads)."""
+    import hubwatch.storage.advisories as stored
+
+    seen: list[str] = []
+    original = stored._record
+
+    def counting(row: _Any) -> _Any:
+        seen.append(row.id)
+        return original(row)
+
+    monkeypatch.setattr(stored, "_record", counting)
+    return seen

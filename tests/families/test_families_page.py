@@ -4,7 +4,6 @@ differences from the base, and the inherited advisories and notes each carries; 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from family_scenario import BASE, FIXED, OWN, STALE, Family, family  # noqa: F401  (the fixture)
 from fastapi.testclient import TestClient
@@ -84,14 +83,10 @@ def test_the_model_page_links_the_family_only_for_a_family(family: Family) -> No
     assert link not in client.get(f"/models/{OWN}").text
 
 
-def test_the_family_page_decodes_only_the_inherited_records(family: Family, monkeypatch: Any) -> None:
+def test_the_family_page_decodes_only_the_inherited_records(family: Family, decoded: list[str]) -> None:
     """A derivative's own advisories, however many, are not read to list its inherited ones."""
-    import hubwatch.storage.advisories as stored
-
     family.advance(BASE)
-    decoded: list[str] = []
-    original = stored._record
-    monkeypatch.setattr(stored, "_record", lambda row: decoded.append(row.id) or original(row))
+    decoded.clear()
     client = TestClient(create_app(family.settings, family.store))
     before = client.get(f"/models/{BASE}/family").text
     few = len(decoded)

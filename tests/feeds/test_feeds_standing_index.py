@@ -24,7 +24,6 @@ from feeds_seed import make_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hubwatch.storage.advisories as stored_advisories
 import hubwatch.storage.pinpoints as pinpoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
@@ -145,19 +144,6 @@ def _deep(store: Store, repo: RepoId, depth: int) -> list[str]:
 @pytest.fixture(autouse=True)
 def index_at_any_depth(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pinpoints, "WHOLE_LINE_UP_TO", 0)
-
-
-@pytest.fixture
-def decoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    original = stored_advisories._record
-
-    def counting(row: Any) -> AdvisoryRecord:
-        seen.append(row.id)
-        return original(row)
-
-    monkeypatch.setattr(stored_advisories, "_record", counting)
-    return seen
 
 
 def test_pages_and_badges_of_a_pin_read_as_much_at_any_depth(

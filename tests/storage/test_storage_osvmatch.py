@@ -4,7 +4,7 @@ revision (seeded stores, Hypothesis histories of any shape), and `/v1/query` bou
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hubwatch.storage.advisories as adv
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.feeds.app import create_app
 from hubwatch.settings import Settings
@@ -105,19 +104,6 @@ def _linear_repo(store: Store, repo: RepoId, depth: int) -> list[str]:
         record = AdvisoryRecord(f"x_D-{label}", repo, sha(label), _osv(repo, f"x_D-{label}", [events]), T0, None)
         assert store.save_revision(repo, rev(label, labels[i - 1] if i else None, day=i), [], {}, [], None, [record])
     return [sha(label) for label in labels]
-
-
-@pytest.fixture
-def decoded(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    seen: list[str] = []
-    original = adv._record
-
-    def counting(row: Any) -> AdvisoryRecord:
-        seen.append(row.id)
-        return original(row)
-
-    monkeypatch.setattr(adv, "_record", counting)
-    yield seen
 
 
 def test_query_work_does_not_grow_with_depth(
