@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -14,15 +16,17 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha
 from hubwatch.storage.osvmatch import affecting_ids
 from hubwatch.storage.osvrange import git_events
+from hubwatch.advisories.advise_match import record_keys
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, repo_match
 from hubwatch.storage.summaries import bump_versions
-from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, ADVISORY_KEYS, REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
 from sqlalchemy.engine import Connection
 
 __all__ = [
     "advisories_affecting",
+    "advisories_to_plan",
     "advisories_fixed_at",
     "advisories_with_id_suffix",
     "advisories_for_commit",
@@ -30,6 +34,8 @@ __all__ = [
     "ids_affecting",
     "ids_for_commit",
     "list_advisories",
+    "OPEN_MATCH",
+    "match_digest",
     "live_count",
     "live_ids",
     "records_by_id",
@@ -54,6 +60,10 @@ _DELETE_EVENTS = Prepared(
     lambda _d: sa.delete(ADVISORY_EVENTS).where(ADVISORY_EVENTS.c.advisory_id.in_(sa.bindparam("ids", expanding=True)))
 )
 _INSERT_EVENTS = Prepared(lambda _d: sa.insert(ADVISORY_EVENTS))
+_DELETE_KEYS = Prepared(
+    lambda _d: sa.delete(ADVISORY_KEYS).where(ADVISORY_KEYS.c.advisory_id.in_(sa.bindparam("ids", expanding=True)))
+)
+_INSERT_KEYS = Prepared(lambda _d: sa.insert(ADVISORY_KEYS))
 
 
 def _published(record: AdvisoryRecord) -> datetime:
@@ -138,7 +148,33 @@ def upsert_advisories(
     ]
     if rows:
         conn.execute(_INSERT_EVENTS(conn), rows)
+    _index_keys(conn, [r for r in records if r.id in written], placed)
     bump_versions(conn, {placed[i][0] for i in written} - set(bumped))
+
+
+def match_digest(file: str, key: str | None) -> str:
+    """How `advisory_keys` holds a (file, key) pair: a fixed-size digest, whatever the remote names
+    (a key of any length or text stays within every backend's index limits)."""
+    return hashlib.sha256(json.dumps([file, key]).encode()).hexdigest()
+
+
+# The row every record without a `fixed` event holds besides its pairs: the open records are found
+# through the same index. (Pairs hash a JSON array; this text is none, so no pair digest equals it.)
+OPEN_MATCH = hashlib.sha256(b"open: no fixed event").hexdigest()
+
+
+def _index_keys(conn: Connection, records: Sequence[AdvisoryRecord], placed: Mapping[str, tuple[int, int]]) -> None:
+    """The (file, key) pairs each of `records` names (`record_keys`), and `OPEN_MATCH` for each without
+    a `fixed` event, in place of those indexed before."""
+    conn.execute(_DELETE_KEYS(conn), {"ids": sorted(r.id for r in records)})
+    rows = [
+        {"advisory_id": record.id, "repo_id": placed[record.id][0], "match": match}
+        for record in records
+        for match in sorted({match_digest(f, k) for f, k in record_keys(record.osv)}
+                            | (set() if any(e.event == "fixed" for e in git_events(record.osv)) else {OPEN_MATCH}))
+    ]
+    if rows:
+        conn.execute(_INSERT_KEYS(conn), rows)
 
 
 def _place(
@@ -215,6 +251,27 @@ def list_advisories(conn: Connection, repo: RepoId | None = None, newest: int | 
         return [_record(r) for r in conn.execute(query)]
     last = query.order_by(None).order_by(ADVISORIES.c.published.desc(), ADVISORIES.c.id.desc()).limit(newest)
     return [_record(r) for r in conn.execute(last)][::-1]
+
+
+def advisories_to_plan(
+    conn: Connection, repo: RepoId, pairs: Iterable[tuple[str, str | None]], open_ones: bool = True
+) -> list[AdvisoryRecord]:
+    """The repo's live records that a revision whose changes name the (file, key) `pairs`
+    (`advise_match.change_keys`) may close or undo, by published time then id: every record
+    without a `fixed` event (the open hazards, and records of other shapes) and those sharing a
+    pair (`advisory_keys`). Only these are decoded: what a revision is planned against no longer
+    grows with the repo's history, only with what is open and what its files went through.
+    Without `open_ones`, only those sharing a pair. The open ones are those indexed `OPEN_MATCH`."""
+    digests = sorted({match_digest(file, key) for file, key in pairs} | ({OPEN_MATCH} if open_ones else set()))
+    repo_id = find_repo(conn, repo) if digests else None
+    if repo_id is None:
+        return []
+    # Through the (repo, match, advisory) index: the rows of the digests asked, each record once.
+    wanted = sa.select(ADVISORY_KEYS.c.advisory_id).where(
+        ADVISORY_KEYS.c.repo_id == repo_id, ADVISORY_KEYS.c.match.in_(digests)
+    )
+    live = ADVISORIES.c.withdrawn.is_(None)
+    return [_record(r) for r in conn.execute(_select().where(ADVISORIES.c.id.in_(wanted), live))]
 
 
 def get_advisory(conn: Connection, advisory_id: str) -> AdvisoryRecord | None:

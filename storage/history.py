@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +15,7 @@ from hubwatch.storage.repos import find_repo
 from hubwatch.storage.summaries import repo_summary
 from hubwatch.storage.estimates import estimate_data, joined
 from hubwatch.storage.tables import ADVISORIES, CHANGES, ESTIMATE_BODIES, ESTIMATES, FILE_VERSIONS, REPOS, REVISIONS
+from hubwatch.storage.validate import is_storable
 from hubwatch.storage.values import EstimatePoint, HistoryEntry
 from sqlalchemy.engine import Connection
 
@@ -262,6 +263,25 @@ def known_shas(conn: Connection, repo: RepoId) -> set[str]:
     if repo_id is None:
         return set()
     return set(conn.execute(sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)).scalars())
+
+
+def stored_among(conn: Connection, repo: RepoId, shas: Iterable[str]) -> set[str]:
+    """Which of `shas` the store holds for `repo`: indexed lookups of those alone (a few hundred a
+    statement), however long the repo's history."""
+    wanted = sorted({s for s in shas if isinstance(s, str) and is_storable(s)})
+    repo_id = find_repo(conn, repo) if wanted else None
+    if repo_id is None:
+        return set()
+    found: set[str] = set()
+    for start in range(0, len(wanted), _AMONG_CHUNK):
+        chunk = wanted[start:start + _AMONG_CHUNK]
+        found.update(conn.execute(
+            sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_(chunk))
+        ).scalars())
+    return found
+
+
+_AMONG_CHUNK = 500
 
 
 def head(conn: Connection, repo: RepoId) -> RevisionRecord | None:

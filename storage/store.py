@@ -174,6 +174,11 @@ class Store(Transactions):
         with self._read() as c:
             return history.known_shas(c, repo)
 
+    def stored_among(self, repo: RepoId, shas: Iterable[str]) -> set[str]:
+        """Which of `shas` are stored revisions of `repo` (indexed lookups of those alone)."""
+        with self._read() as c:
+            return history.stored_among(c, repo, shas)
+
     def head(self, repo: RepoId) -> RevisionRecord | None:
         with self._read() as c:
             return history.head(c, repo)
@@ -307,6 +312,15 @@ class Store(Transactions):
         """The advisories (of `repo`, or all) by published time then id; `newest`: only the last that many."""
         with self._read() as c:
             return adv.list_advisories(c, repo, newest)
+
+    def advisories_to_plan(
+        self, repo: RepoId, pairs: Iterable[tuple[str, str | None]], *, open_ones: bool = True
+    ) -> list[AdvisoryRecord]:
+        """The repo's live records a revision whose changes name the (file, key) `pairs` may close or
+        undo (`advise_match.change_keys`): the open ones (unless not `open_ones`) and those sharing a
+        pair, by published time then id; read through indexes, only these decoded."""
+        with self._read() as c:
+            return adv.advisories_to_plan(c, repo, pairs, open_ones)
 
     def advisory(self, advisory_id: str) -> AdvisoryRecord | None:
         with self._read() as c:

@@ -12,6 +12,7 @@ from sqlmodel import Field, SQLModel
 __all__ = [
     "ADVISORIES",
     "ADVISORY_EVENTS",
+    "ADVISORY_KEYS",
     "BLOBS",
     "CHANGES",
     "ESTIMATES",
@@ -27,6 +28,7 @@ __all__ = [
     "REVISIONS",
     "STORE_META",
     "AdvisoryEventRow",
+    "AdvisoryKeyRow",
     "AdvisoryRow",
     "BlobRow",
     "ChangeRow",
@@ -229,6 +231,29 @@ class AdvisoryEventRow(SQLModel, table=True):
     range_repo: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class AdvisoryKeyRow(SQLModel, table=True):
+    """A (file, key) pair an advisory's changes name (`advise_match.record_keys`), as the digest
+    `advisories.match_digest`, or `advisories.OPEN_MATCH` for a record without a `fixed` event: a
+    later change can undo one of its entries only through such a pair, so a revision's advisories are
+    planned against the open records and those sharing a pair with its changes, found per repo
+    through one index, not every record of the repo decoded (migration 0014)."""
+
+    __tablename__ = "advisory_keys"
+    __table_args__ = (
+        sa.Index("ix_advisory_keys_advisory", "advisory_id"),
+        sa.Index("ix_advisory_keys_match", "repo_id", "match", "advisory_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    advisory_id: str = Field(
+        sa_type=sa.String(200),
+        sa_column_args=[sa.ForeignKey("advisories.id", ondelete="CASCADE")],
+        nullable=False,
+    )
+    repo_id: int  # the advisory's (a record never moves repo: a merged repo's rows are deleted)
+    match: str = Field(sa_type=sa.String(64))
+
+
 class PollRunRow(SQLModel, table=True):
     """Telemetry: one poll of one repo (outcome, new revisions found, error)."""
 
@@ -374,6 +399,7 @@ ESTIMATES: sa.Table = EstimateRow.__table__  # type: ignore[attr-defined]
 ESTIMATE_BODIES: sa.Table = EstimateBodyRow.__table__  # type: ignore[attr-defined]
 ADVISORIES: sa.Table = AdvisoryRow.__table__  # type: ignore[attr-defined]
 ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defined]
+ADVISORY_KEYS: sa.Table = AdvisoryKeyRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
 HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]
 POLL_CYCLES: sa.Table = PollCycleRow.__table__  # type: ignore[attr-defined]

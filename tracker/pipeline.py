@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -134,17 +134,20 @@ def process_revision(
     settings: Settings,
     extra_changes: Sequence[ChangeRecord] = (),
     snapshot: Snapshot | None = None,
-    prior: Sequence[AdvisoryRecord] | None = None,
+    prior: Callable[[frozenset[tuple[str, str | None]]], Sequence[AdvisoryRecord]] | None = None,
     id_repo: RepoId | None = None,
 ) -> ProcessedRevision:
     """Snapshot, diff, estimate, advise and store one revision; raises HubError on hub failures.
 
     `snapshot`: the revision's snapshot when the caller fetched it already (the poller fetches
-    the next revision while this one is processed); else it is fetched here. `prior` and
-    `id_repo`: the repo's stored advisories and first id when the caller holds them (the poller
-    keeps them up to date over a poll's revisions); else they are read from the store.
+    the next revision while this one is processed); else it is fetched here. `prior`: given the
+    (file, key) pairs of the revision's changes (`advise_match.change_keys`), at least the repo's
+    records the revision may close or undo (the poller keeps those it read over a poll's
+    revisions); else they are read from the store (`Store.advisories_to_plan`). `id_repo`: the
+    repo's first id when the caller holds it; else it is read from the store.
     """
     from hubwatch.advisories.advise import plan_advisories
+    from hubwatch.advisories.advise_match import change_keys
     from hubwatch.diff import diff_snapshots
 
     # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
@@ -167,7 +170,8 @@ def process_revision(
     if initial:
         advisories = []
     else:
-        known = store.advisories(repo) if prior is None else prior
+        pairs = frozenset().union(*(change_keys(c) for c in advised))
+        known = store.advisories_to_plan(repo, pairs) if prior is None else prior(pairs)
         advisories = plan_advisories(repo, revision, advised, known, settings,
                                      id_repo=store.first_id(repo) if id_repo is None else id_repo)
     contents = _stored_contents(snapshot)

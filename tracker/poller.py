@@ -129,14 +129,16 @@ def poll_repo(
         if stored_head is not None and stored_head.sha == head:
             store.record_poll(repo, PollState.OK, None, now(), started=started)
             return Unchanged(repo, head, renamed_from=renamed_from)
-        known = store.known_shas(repo)
-        first_time = not known
-        commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None, since=known)
+        first_time = stored_head is None
+        stored = _StoredShas(store, repo, stored_head)
+        commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None, since=stored)
         if stored_head is not None and (not commits or commits[0].sha != stored_head.sha):
             # The listing did not stop at the stored head (a force-push, or a head stored out of
             # line): the whole history is read to find what upstream dropped.
             commits = hub.commits(repo)
         upstream = {c.sha for c in commits}
+        # Of what the listing names (and the head), what is stored: the lookups of those alone.
+        known = stored.among([*upstream, head])
         extra = []
         dropped: list[str] = []
         if stored_head is not None and stored_head.sha not in upstream:
@@ -165,7 +167,7 @@ def poll_repo(
                 result = process_revision(
                     repo, revision, baseline, hub=hub, store=store, settings=settings,
                     extra_changes=extra if index == 1 else (), snapshot=snapshot,
-                    prior=advisories.records(), id_repo=advisories.first_id,
+                    prior=advisories.records, id_repo=advisories.first_id,
                 )
                 advisories.saved(result)
                 if result.saved:
@@ -194,31 +196,86 @@ def poll_repo(
         end_poll_deadline(deadline)
 
 
+class _StoredShas:
+    """Which commits the store holds, asked commit by commit as the listing goes (it stops at the
+    first stored one: the stored head, on a poll that finds a few new commits), each sha looked up
+    once; after `_LOOKUPS` commits not stored (a long listing: many new commits, a force-push) the
+    repo's shas are read at once instead. A poll's reads then grow with what is new upstream, not
+    with the repo's history."""
+
+    _LOOKUPS = 64
+
+    def __init__(self, store: Store, repo: RepoId, head: RevisionRecord | None) -> None:
+        self._store = store
+        self._repo = repo
+        self._held: set[str] = set() if head is None else {head.sha}
+        self._absent: set[str] = set()
+        self._all: set[str] | None = None if head is not None else set()
+
+    def __contains__(self, sha: object) -> bool:
+        if not isinstance(sha, str):
+            return False
+        if self._all is not None:
+            return sha in self._all
+        if sha in self._held:
+            return True
+        if sha in self._absent:
+            return False
+        if len(self._absent) >= self._LOOKUPS:
+            self._all = self._store.known_shas(self._repo)
+            return sha in self._all
+        held = bool(self._store.stored_among(self._repo, [sha]))
+        (self._held if held else self._absent).add(sha)
+        return held
+
+    def among(self, shas: Iterable[str]) -> set[str]:
+        """Which of `shas` are stored: what is known already, the rest in one batch of lookups."""
+        wanted = set(shas)
+        if self._all is not None:
+            return wanted & self._all
+        unknown = wanted - self._held - self._absent
+        found = self._store.stored_among(self._repo, unknown) if unknown else set()
+        self._held |= found
+        self._absent |= unknown - found
+        return wanted & self._held
+
+
 class _KnownAdvisories:
-    """The repo's stored advisories and first id over one poll's revisions: read from the store
-    once, then kept as the store keeps them (each revision's upsert applied: a record is replaced
-    unless the stored one is newer), instead of reading and decoding every record again for each
-    revision. When a revision turns out stored by another worker, they are read again."""
+    """The repo's stored advisories a poll's revisions are planned against, and its first id.
+
+    Read through the store's index a part at a time (`Store.advisories_to_plan`): the open records
+    once, then the records of each (file, key) pair the first time a revision's changes name it;
+    then kept as the store keeps them (each revision's upsert applied: a record is replaced unless
+    the stored one is newer). Each record is read and decoded at most once a poll, and only those a
+    revision may close or undo: what a poll costs no longer grows with the repo's history. When a
+    revision turns out stored by another worker, what was read is dropped and read again."""
 
     def __init__(self, store: Store, repo: RepoId) -> None:
         self._store = store
         self._repo = repo
-        self._records: dict[str, AdvisoryRecord] | None = None
+        self._records: dict[str, AdvisoryRecord] = {}
+        self._pairs: set[tuple[str, str | None]] = set()
+        self._open_read = False
         self.first_id = store.first_id(repo)
 
-    def records(self) -> list[AdvisoryRecord]:
-        if self._records is None:
-            self._records = {a.id: a for a in self._store.advisories(self._repo)}
+    def records(self, pairs: frozenset[tuple[str, str | None]]) -> list[AdvisoryRecord]:
+        """At least the records a revision whose changes name `pairs` may close or undo."""
+        unread = pairs - self._pairs
+        if unread or not self._open_read:
+            for record in self._store.advisories_to_plan(self._repo, unread, open_ones=not self._open_read):
+                self._records.setdefault(record.id, record)  # one kept this poll is the stored one
+            self._pairs |= unread
+            self._open_read = True
         return list(self._records.values())
 
     def saved(self, result: ProcessedRevision) -> None:
-        if not result.saved:
-            self._records = None  # what the other worker stored is read next time
-        elif self._records is not None:
-            for record in result.advisories:
-                stored = self._records.get(record.id)
-                if stored is None or stored.modified <= record.modified:
-                    self._records[record.id] = record
+        if not result.saved:  # what the other worker stored is read next time
+            self._records, self._pairs, self._open_read = {}, set(), False
+            return
+        for record in result.advisories:
+            stored = self._records.get(record.id)
+            if stored is None or stored.modified <= record.modified:
+                self._records[record.id] = record
 
 
 class _Ahead:

@@ -7,7 +7,10 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Direction
 
-__all__ = ["cleared_hazards", "closes", "direction_of", "file_key", "is_fixed", "jsonable", "mark_undone", "undoes"]
+__all__ = [
+    "change_keys", "cleared_hazards", "closes", "direction_of", "file_key", "is_fixed", "jsonable", "mark_undone",
+    "record_keys", "undoes",
+]
 
 
 def jsonable(value: Any) -> Any:
@@ -49,6 +52,43 @@ def _files(detail: dict[str, Any]) -> frozenset[str]:
         return frozenset(files)
     file = detail.get("file")
     return frozenset([file]) if isinstance(file, str) and file else frozenset()
+
+
+def entry_keys(entry: Any) -> frozenset[tuple[str, str | None]]:
+    """The (file, key) pairs under which a later change can undo this advisory entry (`undoes`):
+    a whole-file entry (key None) under each file it names; a keyed entry under its file and key
+    (its file and None when the key is not text). A change matches only entries sharing a pair
+    with `change_keys`; an entry that no change can match has none."""
+    detail = entry.get("detail") if isinstance(entry, dict) else None
+    if not isinstance(detail, dict):
+        return frozenset()
+    key, file = detail.get("key"), detail.get("file")
+    if key is None:  # `undoes`: a change without a key, in the opposite direction, covering its files
+        return frozenset((f, None) for f in _files(detail))
+    if not isinstance(file, str):  # a keyed change always names its file: none can match this entry
+        return frozenset()
+    return frozenset([(file, key if isinstance(key, str) else None)])
+
+
+def record_keys(osv: Any) -> frozenset[tuple[str, str | None]]:
+    """`entry_keys` over the entries of a record written by hubwatch (none for a record of another
+    shape): what the store indexes, so that a revision is planned against the records it may undo."""
+    ds = osv.get("database_specific") if isinstance(osv, dict) else None
+    changes = ds.get("changes") if isinstance(ds, dict) else None
+    if not isinstance(changes, list):
+        return frozenset()
+    return frozenset().union(*(entry_keys(e) for e in changes))
+
+
+def change_keys(change: ChangeRecord) -> frozenset[tuple[str, str | None]]:
+    """The (file, key) pairs of the entries `change` may undo: every entry it undoes shares one
+    with it (`entry_keys`). Without a key, its files; with one, its file under that key, the key
+    it was renamed from, and None (entries whose key is not text)."""
+    file, key = file_key(change)
+    if key is None:
+        return frozenset((f, None) for f in _files({**change.detail, "file": file}))
+    back = change.detail.get("renamed_from")
+    return frozenset([(file, None)] + [(file, k) for k in (key, back) if isinstance(k, str)])
 
 
 def _clears(token: str, hazard: str) -> bool:

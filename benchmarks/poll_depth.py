@@ -1,0 +1,152 @@
+"""What a poll that finds one new commit reads from the store, at any history depth.
+
+A SQLite store holds repos of 12, 1,000 and 3,000 revisions. Every other revision raised an update
+advisory on one of 40 config keys, every tenth a hazard fixed three revisions later, and one hazard
+is still open: the records a poll plans a new revision against are those of the keys its changes
+touch and the open ones. Timed per repo, p50 over RUNS, the store reads of such a poll before the
+new revision is processed, as the poller makes them:
+
+- now: the stored head, the listed commits looked up (the new one and the head), the records to
+  plan against (`advisories_to_plan`: the open ones and those of the change's key) and the first id;
+- before (the reads this replaced): the head, every stored sha, every advisory of the repo decoded,
+  the first id.
+
+The target is the one the web reads have: the 1,000-revision repo ≤ 2× the 12-revision one.
+Run: `python -m benchmarks.poll_depth` (writes benchmarks/results/poll_depth.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from hubwatch.advisories.advise_match import change_keys
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.storage import Store
+
+__all__ = ["main"]
+
+DEPTHS = {RepoId("shallow", "model"): 12, RepoId("deep", "model"): 1000, RepoId("deeper", "model"): 3000}
+KEYS, RUNS, TARGET = 40, 40, 2.0
+RESULTS = Path(__file__).parent / "results" / "poll_depth.md"
+
+
+def _sha(repo: RepoId, i: int) -> str:
+    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
+
+
+def _record(repo: RepoId, i: int, when: datetime, direction: str, events: list[dict[str, str]]) -> AdvisoryRecord:
+    sha, key = _sha(repo, i), f"k{i % KEYS}"
+    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
+    entry = {"kind": "config", "severity": "high", "path": f"config.json:{key}", "summary": f"{key} {i}",
+             "direction": direction, "detail": {"file": "config.json", "key": key, "old": i, "new": i + 1}}
+    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp, "summary": f"{repo}: {key}",
+           "details": "x" * 600,  # a rendered record's prose, as stored
+           "affected": [{"package": {"ecosystem": "GIT", "name": repo.url()},
+                         "ranges": [{"type": "GIT", "repo": repo.url(), "events": events}]}],
+           "database_specific": {"direction": direction, "max_severity": "high", "changes": [entry]}}
+    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+
+
+def fill(store: Store) -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for repo, depth in DEPTHS.items():
+        store.watch(repo)
+        parent = None
+        for i in track(range(depth), description=f"filling {repo} ({depth} revisions)"):
+            sha, when = _sha(repo, i), start + timedelta(hours=i)
+            records = []
+            if i and i % 10 == 0:
+                fix = [{"fixed": _sha(repo, i + 3)}] if i + 10 < depth else []  # the last one stays open
+                records.append(_record(repo, i, when, "hazard", [{"introduced": sha}, *fix]))
+            elif i and i % 2 == 0:
+                records.append(_record(repo, i, when, "update", [{"introduced": "0"}, {"fixed": sha}]))
+            body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
+            store.save_revision(repo, RevisionRecord(sha, parent, when, f"update {i}"),
+                                [FileRecord("config.json", len(body))], {"config.json": body}, [], None, records)
+            parent = sha
+
+
+def _p50_ms(call: Callable[[], object]) -> float:
+    call()
+    times = []
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+def now_reads(store: Store, repo: RepoId) -> Callable[[], object]:
+    new = hashlib.sha1(f"{repo}/new".encode()).hexdigest()
+    pairs = change_keys(ChangeRecord(Kind.CONFIG, Severity.HIGH, "config.json:k4", "k4", {
+        "file": "config.json", "key": "k4", "old": 1, "new": 2}, Direction.UPDATE.value))
+
+    def reads() -> object:
+        head = store.head(repo)
+        assert head is not None
+        store.stored_among(repo, [new])  # the listing's new commit (the head is the stored one)
+        store.stored_among(repo, [new, head.sha])
+        store.first_id(repo)
+        return store.advisories_to_plan(repo, pairs)
+
+    return reads
+
+
+def before_reads(store: Store, repo: RepoId) -> Callable[[], object]:
+    def reads() -> object:
+        store.head(repo)
+        store.known_shas(repo)
+        store.first_id(repo)
+        return store.advisories(repo)
+
+    return reads
+
+
+def main() -> int:
+    console = Console(width=130)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.open(f"sqlite:///{Path(tmp) / 'depth.db'}")
+        try:
+            fill(store)
+            figures = {repo: (_p50_ms(now_reads(store, repo)), _p50_ms(before_reads(store, repo)),
+                              len(now_reads(store, repo)()), len(store.advisories(repo))) for repo in DEPTHS}
+        finally:
+            store.close()
+    shallow = next(iter(DEPTHS))
+    table = Table(title="a poll's store reads before its new revision, p50")
+    for col in ("repo", "revisions", "records", "read now", "now ms", "× 12-revision", "before ms", "× 12-revision"):
+        table.add_column(col, justify="left" if col == "repo" else "right")
+    md = ["| repo | revisions | advisories | records read now | now (ms) | × 12-revision | before (ms) | × 12-revision |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    ok = True
+    for repo, depth in DEPTHS.items():
+        now, before, read, stored = figures[repo]
+        ratio, old_ratio = now / figures[shallow][0], before / figures[shallow][1]
+        if depth == 1000:
+            ok = ratio <= TARGET
+        cells = (str(repo), f"{depth:,}", f"{stored:,}", str(read), f"{now:.2f}", f"{ratio:.2f}×", f"{before:.2f}",
+                 f"{old_ratio:.2f}×")
+        table.add_row(*cells)
+        md.append("| " + " | ".join(cells) + " |")
+    console.print(table)
+    verdict = f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}"
+    console.print(verdict)
+    RESULTS.write_text("# A poll's store reads at depth\n\n`python -m benchmarks.poll_depth` (SQLite)\n\n"
+                       + "\n".join(md) + f"\n\n{verdict}.\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
