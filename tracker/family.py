@@ -109,8 +109,12 @@ class FamilyCheck:
 
 @dataclass
 class _Snapshots:
+    """What one pass over the families reads of a base once, for all its derivatives: snapshots, and
+    the base's inheritable records."""
+
     store: Store
     cache: dict[tuple[RepoId, str | None], Snapshot] = field(default_factory=dict)
+    records: dict[RepoId, list[AdvisoryRecord]] = field(default_factory=dict)
 
     def at(self, repo: RepoId, sha: str | None) -> Snapshot:
         key = (repo, sha)
@@ -118,9 +122,18 @@ class _Snapshots:
             self.cache[key] = load_baseline(self.store, repo, sha).snapshot
         return self.cache[key]
 
+    def inheritable(self, base: RepoId) -> list[AdvisoryRecord]:
+        if base not in self.records:
+            self.records[base] = [r for r in self.store.advisories(base) if inheritable(r)]
+        return self.records[base]
 
-def _fingerprint(head: str, records: Sequence[AdvisoryRecord]) -> str:
-    return head + "|" + ",".join(sorted(f"{r.id}@{r.modified.isoformat()}" for r in records))
+
+def _fingerprint(store: Store, member: FamilyMember, head: str) -> str:
+    """What a check of `member` at `head` depends on, read without decoding a record: the
+    derivative's id and head, and the base's history version (raised by every write to its
+    revisions or advisories, `Store.summary`): one row, however deep the base's history."""
+    base = store.summary(member.base)
+    return f"{member.repo}@{head}|{member.base}#" + ("none" if base is None else f"{base.repo_id}:{base.version}")
 
 
 def _carried_since(
@@ -143,10 +156,10 @@ def _check_member(
     head = store.head(member.repo)
     if head is None:
         return []  # not polled yet: checked once its history is stored
-    base_records = [r for r in store.advisories(member.base) if inheritable(r)]
-    fingerprint = _fingerprint(f"{member.repo}@{head.sha}", base_records)  # a rename checks again
+    fingerprint = _fingerprint(store, member, head.sha)  # a rename checks again
     if not force and member.notes.get("_checked") == fingerprint:
         return []
+    base_records = snaps.inheritable(member.base)
     shas = store.revision_shas(member.repo) or [head.sha]
     if shas[-1] != head.sha:
         shas = [*shas, head.sha]
