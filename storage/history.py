@@ -265,6 +265,15 @@ def known_shas(conn: Connection, repo: RepoId) -> set[str]:
     return set(conn.execute(sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)).scalars())
 
 
+def ordered_shas(conn: Connection, repo: RepoId) -> list[str]:
+    """Every stored revision's sha, in `entries` order (position, then arrival), nothing else read."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return []
+    query = sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)
+    return list(conn.execute(query.order_by(REVISIONS.c.position, REVISIONS.c.id)).scalars())
+
+
 def stored_among(conn: Connection, repo: RepoId, shas: Iterable[str]) -> set[str]:
     """Which of `shas` the store holds for `repo`: indexed lookups of those alone (a few hundred a
     statement), however long the repo's history."""

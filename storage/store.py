@@ -174,6 +174,11 @@ class Store(Transactions):
         with self._read() as c:
             return history.known_shas(c, repo)
 
+    def ordered_shas(self, repo: RepoId) -> list[str]:
+        """Every stored revision's sha in `history` order (oldest first), without the entries."""
+        with self._read() as c:
+            return history.ordered_shas(c, repo)
+
     def stored_among(self, repo: RepoId, shas: Iterable[str]) -> set[str]:
         """Which of `shas` are stored revisions of `repo` (indexed lookups of those alone)."""
         with self._read() as c:

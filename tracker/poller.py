@@ -143,7 +143,7 @@ def poll_repo(
         dropped: list[str] = []
         if stored_head is not None and stored_head.sha not in upstream:
             # Force-push: what was stored is no longer the main branch's history.
-            dropped = [e.revision.sha for e in store.history(repo) if e.revision.sha not in upstream]
+            dropped = [sha for sha in store.ordered_shas(repo) if sha not in upstream]
             extra = [history_rewrite_change(dropped)] if dropped else []
             if dropped and stored_head is not None:
                 store.record_rewrite(repo, stored_head.sha, head, dropped, now())
