@@ -126,6 +126,7 @@ def poll_repo(
             repo = answered
             if renamed_from is not None:
                 _republish_renamed(store, repo, settings, now)
+            stored_head = store.head(repo)  # the rename may have merged two stored rows: the survivor's
         if stored_head is not None and stored_head.sha == head:
             store.record_poll(repo, PollState.OK, None, now(), started=started)
             return Unchanged(repo, head, renamed_from=renamed_from)
@@ -154,7 +155,7 @@ def poll_repo(
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
         baseline = load_baseline(store, repo, baseline_sha)
-        advisories = _KnownAdvisories(store, repo)
+        advisories = _KnownAdvisories(store, repo, none_stored=first_time)
         with _Ahead(hub, repo) as ahead:
             for index, revision in enumerate(new, start=1):
                 if stop is not None and stop():
@@ -250,16 +251,21 @@ class _KnownAdvisories:
     revision may close or undo: what a poll costs no longer grows with the repo's history. When a
     revision turns out stored by another worker, what was read is dropped and read again."""
 
-    def __init__(self, store: Store, repo: RepoId) -> None:
+    def __init__(self, store: Store, repo: RepoId, *, none_stored: bool = False) -> None:
+        """`none_stored`: the repo had no revision stored when the poll began (a first backfill), so
+        no advisory either: every record is one this poll writes, and nothing is read."""
         self._store = store
         self._repo = repo
         self._records: dict[str, AdvisoryRecord] = {}
         self._pairs: set[tuple[str, str | None]] = set()
         self._open_read = False
+        self._all_held = none_stored
         self.first_id = store.first_id(repo)
 
     def records(self, pairs: frozenset[tuple[str, str | None]]) -> list[AdvisoryRecord]:
         """At least the records a revision whose changes name `pairs` may close or undo."""
+        if self._all_held:
+            return list(self._records.values())
         unread = pairs - self._pairs
         if unread or not self._open_read:
             for record in self._store.advisories_to_plan(self._repo, unread, open_ones=not self._open_read):
@@ -270,7 +276,7 @@ class _KnownAdvisories:
 
     def saved(self, result: ProcessedRevision) -> None:
         if not result.saved:  # what the other worker stored is read next time
-            self._records, self._pairs, self._open_read = {}, set(), False
+            self._records, self._pairs, self._open_read, self._all_held = {}, set(), False, False
             return
         for record in result.advisories:
             stored = self._records.get(record.id)

@@ -214,3 +214,23 @@ def test_a_rename_rewrites_withdrawn_records_too(hubsim_factory: Any, store: Any
     _poll(sim, store, MOVED)
     with TestClient(app) as client:
         assert client.get(f"/v1/vulns/{live.id}").json() == after
+
+
+def test_an_old_id_watched_apart_from_its_stored_new_id_merges_into_it_unchanged(hubsim_factory: Any, store: Any
+                                                                                 ) -> None:
+    """The new id polled and stored first; the old id watched later as a row of its own, never polled: its
+    poll meets the rename, the two rows merge into the stored one, and the poll goes on from its head."""
+    sim = hubsim_factory(at=None)
+    _rename(sim, QWEN, MOVED)
+    store.watch(MOVED)
+    assert isinstance(_poll(sim, store, MOVED), NewRevisions)
+    history = [e.revision.sha for e in store.history(MOVED)]
+    published = sorted((a.id, a.modified) for a in store.advisories(MOVED))
+    store.watch(QWEN)
+    seen = sim.requests()["seen"]
+    outcome = _poll(sim, store, QWEN)
+    assert isinstance(outcome, Unchanged) and outcome.repo == MOVED
+    assert sim.requests()["seen"] - seen <= 2, "nothing stored is fetched again"  # the head (its 307 and answer)
+    assert [e.revision.sha for e in store.history(MOVED)] == history == [e.revision.sha for e in store.history(QWEN)]
+    assert sorted((a.id, a.modified) for a in store.advisories(MOVED)) == published
+    assert len(store.watched()) == 1
