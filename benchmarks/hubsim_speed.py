@@ -6,7 +6,6 @@ emulator on a free port and times the calls the tracker makes, over real loopbac
 
 from __future__ import annotations
 
-import statistics
 import sys
 import tempfile
 import time
@@ -18,6 +17,7 @@ from huggingface_hub import HfApi, hf_hub_url
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.timing import p50_ms
 from hubwatch.hubsim import HubSim, demo_root, load_root
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,16 +32,6 @@ def _linked_root(into: Path) -> Path:
             if folder.is_dir() and "__" in folder.name:
                 (into / folder.name).symlink_to(folder.resolve(), target_is_directory=True)
     return into
-
-
-def _median_ms(call: Callable[[], object]) -> float:
-    call()  # warm-up (connection, caches)
-    samples = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1000
 
 
 def main() -> int:
@@ -69,7 +59,7 @@ def main() -> int:
                     tiny, shard
                 ),
             }
-            timings = {name: _median_ms(call) for name, call in calls.items()}
+            timings = {name: p50_ms(call, REPEATS) for name, call in calls.items()}
 
     table = Table(title=f"hubsim speed ({len(repos)} repos, {revisions} revisions, median of {REPEATS})")
     table.add_column("measure")

@@ -18,10 +18,8 @@ Run: `python -m benchmarks.poll_depth` (writes benchmarks/results/poll_depth.md)
 from __future__ import annotations
 
 import hashlib
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,6 +28,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
+from benchmarks.timing import p50_ms
 from hubwatch.advisories.advise_match import change_keys
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage import Store
@@ -78,22 +77,12 @@ def fill(store: Store) -> None:
             parent = sha
 
 
-def _p50_ms(call: Callable[[], object]) -> float:
-    call()
-    times = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
-def now_reads(store: Store, repo: RepoId) -> Callable[[], object]:
+def now_reads(store: Store, repo: RepoId) -> Callable[[], list[AdvisoryRecord]]:
     new = hashlib.sha1(f"{repo}/new".encode()).hexdigest()
     pairs = change_keys(ChangeRecord(Kind.CONFIG, Severity.HIGH, "config.json:k4", "k4", {
-        "file": "config.json", "key": "k4", "old": 1, "new": 2}, Direction.UPDATE.value))
+        "file": "config.json", "key": "k4", "old": 1, "new": 2}, Direction.UPDATE))
 
-    def reads() -> object:
+    def reads() -> list[AdvisoryRecord]:
         head = store.head(repo)
         assert head is not None
         store.stored_among(repo, [new])  # the listing's new commit (the head is the stored one)
@@ -120,7 +109,7 @@ def main() -> int:
         store = Store.open(f"sqlite:///{Path(tmp) / 'depth.db'}")
         try:
             fill(store)
-            figures = {repo: (_p50_ms(now_reads(store, repo)), _p50_ms(before_reads(store, repo)),
+            figures = {repo: (p50_ms(now_reads(store, repo), RUNS), p50_ms(before_reads(store, repo), RUNS),
                               len(now_reads(store, repo)()), len(store.advisories(repo))) for repo in DEPTHS}
         finally:
             store.close()

@@ -20,18 +20,17 @@ import hashlib
 import multiprocessing
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from benchmarks.timing import p50_ms
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.advisories.reconcile import ADVISORY_MODEL
 from hubwatch.storage import Store
@@ -88,16 +87,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _p50_ms(call: Callable[[], object], runs: int = RUNS) -> float:
-    call()
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
 def _client(base: str, path: str, start_at: float, stop_at: float, results: Any) -> None:
     """One client process: from `start_at` asks `path` in a loop until `stop_at` (wall clock), then
     puts how many answers it read. A process each, so that the clients never wait for one another's
@@ -137,7 +126,7 @@ def _healthz_under_load(base: str, client: httpx.Client, path: str) -> float:
         proc.start()
     time.sleep(max(0.0, start_at - time.time()) + 0.5)
     try:
-        return _p50_ms(lambda: client.get("/healthz"))
+        return p50_ms(lambda: client.get("/healthz"), RUNS)
     finally:
         for proc in procs:
             proc.terminate()
@@ -162,13 +151,13 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
             mid = {"commit": pin}
             for path in (f"/models/{repo}/revisions/{pin}", f"/api/v1/models/{repo}/revisions/{pin}/standing"):
                 assert client.get(path).status_code == 200, path
-            page[repo] = _p50_ms(lambda r=repo: client.get(f"/models/{r}"))  # type: ignore[misc]
-            query[repo] = _p50_ms(lambda m=mid: client.post("/v1/query", json=m))  # type: ignore[misc]
-            revision[repo] = _p50_ms(lambda r=repo, c=pin: client.get(f"/models/{r}/revisions/{c}"))  # type: ignore[misc]
-            standing[repo] = _p50_ms(  # type: ignore[misc]
-                lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"))
+            page[repo] = p50_ms(lambda r=repo: client.get(f"/models/{r}"), RUNS)  # type: ignore[misc]
+            query[repo] = p50_ms(lambda m=mid: client.post("/v1/query", json=m), RUNS)  # type: ignore[misc]
+            revision[repo] = p50_ms(lambda r=repo, c=pin: client.get(f"/models/{r}/revisions/{c}"), RUNS)  # type: ignore[misc]
+            standing[repo] = p50_ms(  # type: ignore[misc]
+                lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"), RUNS)
             assert repo.org in client.get(f"/?q={repo.org}").text  # the index, narrowed to this repo
-            listed[repo] = _p50_ms(lambda r=repo: client.get(f"/?q={r.org}"))  # type: ignore[misc]
+            listed[repo] = p50_ms(lambda r=repo: client.get(f"/?q={r.org}"), RUNS)  # type: ignore[misc]
         rows.append(("model page p50 ms (1,000 vs 12 revisions)", page[DEEP], page[SHALLOW],
                      page[DEEP] / page[SHALLOW], "≤ 2×"))
         rows.append(("/v1/query mid-history commit p50 ms (1,000 vs 12)", query[DEEP], query[SHALLOW],
@@ -179,7 +168,7 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
                      standing[DEEP] / standing[SHALLOW], "≤ 2×"))
         rows.append(("index page narrowed to the repo (`/?q=ORG`) p50 ms (1,000 vs 12)", listed[DEEP], listed[SHALLOW],
                      listed[DEEP] / listed[SHALLOW], "≤ 2×"))
-        idle = _p50_ms(lambda: client.get("/healthz"))
+        idle = p50_ms(lambda: client.get("/healthz"), RUNS)
         loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
         rows.append(("/healthz p50 ms (8 deep requests running vs idle)", loaded, idle, loaded / idle, "≤ 5×"))
     one = _throughput(base, f"/models/{DEEP}", 1)

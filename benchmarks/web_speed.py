@@ -9,10 +9,8 @@ Run: `python -m benchmarks.web_speed` (writes benchmarks/results/web_speed.md).
 from __future__ import annotations
 
 import hashlib
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,6 +19,7 @@ from fastapi.testclient import TestClient
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.timing import p50_ms
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
@@ -69,16 +68,6 @@ def _fill(store: Store) -> dict[RepoId, list[str]]:
     return shas
 
 
-def _median_ms(call: Callable[[], object]) -> float:
-    call()  # warm
-    times = []
-    for _ in range(RUNS):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
 def main() -> int:
     console = Console()
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,7 +86,7 @@ def main() -> int:
             ("POST /v1/querybatch (100)", lambda: client.post("/v1/querybatch", json=batch), 500),
             ("pin badge", lambda: client.get(f"/badges/{repo}/revisions/{head}.json"), 20),
         ]
-        rows = [(name, _median_ms(call), target) for name, call, target in checks]
+        rows = [(name, p50_ms(call, RUNS), target) for name, call, target in checks]
         store.close()
     table = Table(title=f"web app, {REPOS * REVISIONS} revisions in SQLite (median of {RUNS})")
     for column in ("request", "median ms", "target ms", "ok"):
