@@ -133,22 +133,23 @@ def upsert_advisories(
     if not written:
         return
     conn.execute(_DELETE_EVENTS(conn), {"ids": sorted(written)})
+    events = {record.id: git_events(record.osv) for record in records if record.id in written}
     rows = [
         {
-            "advisory_id": record.id,
+            "advisory_id": advisory_id,
             "range_index": e.range_index,
             "ordinal": e.ordinal,
             "event": e.event,
             "value": clean_text(e.value),  # the osv JSON keeps the original text
             "range_repo": clean_text(e.range_repo) if e.range_repo is not None else None,
         }
-        for record in records
-        if record.id in written
-        for e in git_events(record.osv)
+        for advisory_id, listed in events.items()
+        for e in listed
     ]
     if rows:
         conn.execute(_INSERT_EVENTS(conn), rows)
-    _index_keys(conn, [r for r in records if r.id in written], placed)
+    opened = {i for i, listed in events.items() if not any(e.event == "fixed" for e in listed)}
+    _index_keys(conn, [r for r in records if r.id in written], placed, opened)
     bump_versions(conn, {placed[i][0] for i in written} - set(bumped))
 
 
@@ -163,15 +164,17 @@ def match_digest(file: str, key: str | None) -> str:
 OPEN_MATCH = hashlib.sha256(b"open: no fixed event").hexdigest()
 
 
-def _index_keys(conn: Connection, records: Sequence[AdvisoryRecord], placed: Mapping[str, tuple[int, int]]) -> None:
-    """The (file, key) pairs each of `records` names (`record_keys`), and `OPEN_MATCH` for each without
-    a `fixed` event, in place of those indexed before."""
+def _index_keys(
+    conn: Connection, records: Sequence[AdvisoryRecord], placed: Mapping[str, tuple[int, int]], opened: set[str]
+) -> None:
+    """The (file, key) pairs each of `records` names (`record_keys`), and `OPEN_MATCH` for those in
+    `opened` (the ids without a `fixed` event), in place of those indexed before."""
     conn.execute(_DELETE_KEYS(conn), {"ids": sorted(r.id for r in records)})
     rows = [
         {"advisory_id": record.id, "repo_id": placed[record.id][0], "match": match}
         for record in records
         for match in sorted({match_digest(f, k) for f, k in record_keys(record.osv)}
-                            | (set() if any(e.event == "fixed" for e in git_events(record.osv)) else {OPEN_MATCH}))
+                            | ({OPEN_MATCH} if record.id in opened else set()))
     ]
     if rows:
         conn.execute(_INSERT_KEYS(conn), rows)
