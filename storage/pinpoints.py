@@ -31,6 +31,7 @@ class PinPoints:
     here: tuple[AdvisoryRecord, ...]  # the live advisories holding the pin
     clean: str | None  # the newest revision of the line no open hazard holds (None: none, or nothing holds the pin)
     held_at_clean: frozenset[str]  # the ids of `here` that hold `clean` too
+    dropped: bool = False  # the pin is stored past the head: a force-push dropped it, `newest` is its own line's
 
 
 # How many revisions the search for the newest clean one looks at before it gives up (the caller
@@ -64,7 +65,8 @@ def pin_points(
         ).scalar_one_or_none()
     if head is None:
         return PinPoints(False, None, (), None, frozenset())
-    top = int(head) if at is None or at <= int(head) else at  # a dropped pin: its own line
+    dropped = at is not None and at > int(head)
+    top = at if at is not None and dropped else int(head)  # a dropped pin: its own line
     newest = _sha_at(conn, repo_id, top)
     if at is None:
         return PinPoints(False, newest, (), None, frozenset())
@@ -72,7 +74,7 @@ def pin_points(
     held_here = held_from(conn, repo_id, pin)
     here = tuple(records_by_id(conn, sorted(held_here)))
     if not here:
-        return PinPoints(True, newest, here, None, frozenset())
+        return PinPoints(True, newest, here, None, frozenset(), dropped)
     records = {r.id: r for r in here}
     look = top
     for _ in range(MAX_CLEAN_STEPS):
@@ -81,10 +83,11 @@ def pin_points(
         records.update((r.id, r) for r in records_by_id(conn, sorted(missing)))
         starts = [start for i, start in held.items() if i in records and open_hazard(records[i])]
         if not starts:
-            return PinPoints(True, newest, here, _sha_at(conn, repo_id, look), frozenset(held) & {r.id for r in here})
+            return PinPoints(True, newest, here, _sha_at(conn, repo_id, look), frozenset(held) & {r.id for r in here},
+                             dropped)
         look = min(starts) - 1
         if look < 0:
-            return PinPoints(True, newest, here, None, frozenset())
+            return PinPoints(True, newest, here, None, frozenset(), dropped)
     return None
 
 

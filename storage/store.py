@@ -20,7 +20,7 @@ from hubwatch.storage import (
     summaries,
     telemetry,
 )
-from hubwatch.storage import index, pinpoints
+from hubwatch.storage import index, pinpoints, standings
 from hubwatch.storage import stats as agg
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
@@ -37,6 +37,7 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
+from hubwatch.advisories.standing import Standing
 from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Engine
@@ -358,6 +359,16 @@ class Store(Transactions):
         None when the whole history answers."""
         with self._read() as c:
             return pinpoints.pin_points(c, repo, full_sha, open_hazard)
+
+    def standing(
+        self, repo: RepoId, sha: str, ignored: Iterable[str] = (), *, main_line_only: bool = False
+    ) -> Standing | None:
+        """The standing of a pin at `sha` (full or a unique prefix) in one read (`standings.pin_standing`):
+        what it lacks and carries and the revision to move to; None when the repo is not stored. A
+        revision a force-push dropped is read along its own ancestors, or with `main_line_only` is not
+        known. Raises AmbiguousRevision for a prefix several revisions share."""
+        with self._read() as c:
+            return standings.pin_standing(c, repo, sha, frozenset(ignored), main_line_only)
 
     def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
         with self._read() as c:

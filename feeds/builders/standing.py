@@ -14,43 +14,10 @@ from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId, Severity
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["Relation", "load_standing", "pin_headline", "relation", "relations", "whole_line_standing"]
+__all__ = ["Relation", "pin_headline", "relation", "relations"]
 
 # One piece of a relation: text, or a revision (a full sha; "" for none) the page links.
 Piece = tuple[str, str]
-
-
-def load_standing(store: "Store", repo: RepoId, sha: str, ignored: Iterable[str] = ()) -> Standing | None:
-    """The standing of a pin at `sha` (full or a unique prefix); None when the repo is not stored.
-
-    A stored revision a force-push dropped is read along its own ancestors. On a linear history the
-    answer comes from the events index (`Store.pin_points`): the advisories holding the pin, and the
-    newest revision no open hazard holds, without reading the whole line or every advisory; any
-    other history is read whole."""
-    acknowledged = frozenset(ignored)
-    entry = store.revision(repo, sha.lower())
-    commit = entry.revision.sha if entry is not None else sha.lower()
-
-    def open_hazard(record: AdvisoryRecord) -> bool:
-        return record.id not in acknowledged and advisory_direction(record) is Direction.HAZARD
-
-    points = store.pin_points(repo, commit, open_hazard)
-    if points is not None:
-        return standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
-                           held_at_clean=points.held_at_clean, ignored=acknowledged)
-    return whole_line_standing(store, repo, commit, entry is not None, acknowledged)
-
-
-def whole_line_standing(
-    store: "Store", repo: RepoId, commit: str, stored: bool, ignored: frozenset[str] = frozenset()
-) -> Standing | None:
-    """`load_standing` from the repo's whole main line and every advisory (any history shape)."""
-    line = store.revision_shas(repo)
-    if line is None:
-        return None
-    if stored and commit not in line:
-        line = store.revision_shas(repo, tip=commit) or line
-    return standing(line, store.advisories(repo), commit, ignored)
 
 
 def _plural(n: int, word: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
-from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, standing, template_diffs
+from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, template_diffs
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.pincheck.pins import Pin
@@ -56,7 +56,8 @@ def lookup_from_standing(found: Standing, ignored: frozenset[str]) -> Lookup:
 
 
 class StoreSource:
-    """Answers from the local store: the repo's stored main line and advisories, through `standing`."""
+    """Answers from the local store: each pin's standing on the repo's main line (`Store.standing`,
+    through the events index on a long history, so a check costs the same at any depth)."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
@@ -64,25 +65,19 @@ class StoreSource:
     def lookup(self, queries: Sequence[tuple[RepoId, str]], ignored: frozenset[str] = frozenset()) -> list[Lookup]:
         from hubwatch.storage.errors import AmbiguousRevision
 
-        lines: dict[RepoId, tuple[list[str], list[AdvisoryRecord]]] = {}
         out = []
         for repo, revision in queries:
             try:
-                entry = self._store.revision(repo, revision)
+                found = self._store.standing(repo, revision, ignored, main_line_only=True)
             except AmbiguousRevision as exc:
                 out.append(Lookup(None, note=f"{exc}; give more hex digits"))
                 continue
-            if entry is None:
-                out.append(Lookup(None))
-                continue
-            sha = entry.revision.sha
-            if repo not in lines:
-                lines[repo] = (self._store.revision_shas(repo) or [], self._store.advisories(repo))
-            shas, records = lines[repo]
-            found = standing(shas, records, sha, ignored)
-            if found.known:
+            if found is not None and found.known:
                 out.append(lookup_from_standing(found, ignored))
+            elif found is None or not self._store.stored_among(repo, [found.commit]):
+                out.append(Lookup(None))
             else:  # stored, but off the main line (a force-push dropped it): its advisories, no suggestion
+                sha = found.commit
                 hits = tuple(_hit(r, ignored) for r in self._store.advisories_affecting(repo, sha)
                              if r.withdrawn is None)
                 out.append(Lookup(sha, hits, note="not on the repo's main line any more (history rewritten)"))

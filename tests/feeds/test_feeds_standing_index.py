@@ -1,12 +1,13 @@
 """A pin's standing from the events index is the standing read off the whole line, at bounded cost.
 
-`load_standing` answers a linear history longer than `WHOLE_LINE_UP_TO` from `Store.pin_points`
+`Store.standing` answers a linear history longer than `WHOLE_LINE_UP_TO` from `Store.pin_points`
 (the advisories holding the pin, the newest revision no open hazard holds); `whole_line_standing`
 reads every revision and every advisory. Here the index answers histories of any length
 (`WHOLE_LINE_UP_TO` set to 0). Hypothesis histories of any shape (linear or not, a head moved back, advisories of both
 directions with events anywhere, withdrawn ones, acknowledged ids) must give the same Standing for
-every stored revision and an unknown one. The pages and badges that show a standing read as much
-at 152 revisions as at 12.
+every stored revision and an unknown one, read along a dropped revision's own line (the web app) or
+on the main line only (`hubwatch check`). The pages and badges that show a standing, and `hubwatch
+check` against the local store, read as much at 152 revisions as at 12.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from hypothesis import strategies as st
 import hubwatch.storage.pinpoints as pinpoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
-from hubwatch.feeds.builders.standing import load_standing, whole_line_standing
+from hubwatch.advisories.standing import Standing
+from hubwatch.pincheck.pincheck import StoreSource
 from hubwatch.storage import Store
+from hubwatch.storage.standings import whole_line_standing
 
 T0 = datetime(2024, 1, 1, 12, tzinfo=UTC)
 _names = itertools.count()
@@ -49,10 +52,17 @@ def osv(repo: RepoId, adv_id: str, ranges: list[list[dict[str, str]]], direction
     return record
 
 
+def whole_line(store: Store, repo: RepoId, pin: str, own_line: bool, ignored: frozenset[str] = frozenset()
+               ) -> Standing | None:
+    with store.engine.connect() as conn:
+        return whole_line_standing(conn, repo, pin, own_line, ignored)
+
+
 def assert_same_standing(store: Store, repo: RepoId, pins: list[str], ignored: frozenset[str]) -> None:
     for pin in pins:
         stored = store.revision(repo, pin) is not None
-        assert load_standing(store, repo, pin, ignored) == whole_line_standing(store, repo, pin, stored, ignored), pin
+        assert store.standing(repo, pin, ignored) == whole_line(store, repo, pin, stored, ignored), pin
+        assert store.standing(repo, pin, ignored, main_line_only=True) == whole_line(store, repo, pin, False, ignored), pin
 
 
 _parent = st.sampled_from(["prev", "prev", "prev", "prev", "prev", "none", "ghost", "earlier", "later"])
@@ -113,14 +123,14 @@ def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store
     for i, here in enumerate(shas):
         store.save_revision(repo, RevisionRecord(here, shas[i - 1] if i else None, T0 + timedelta(hours=i), f"c {i}"),
                             [], {}, [], None, raised if i == 0 else [])
-    found = load_standing(store, repo, shas[9])
-    assert found == whole_line_standing(store, repo, shas[9], True)
+    found = store.standing(repo, shas[9])
+    assert found == whole_line(store, repo, shas[9], True)
     assert found is not None and found.suggested == shas[5] and found.resolves == ("x_K-1", "x_K-2")
     assert store.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
     # Two looks (the head, then 5): allowed one, the index gives up and the whole line answers the same.
     monkeypatch.setattr(pinpoints, "MAX_CLEAN_STEPS", 1)
     assert store.pin_points(repo, shas[9], lambda a: True) is None
-    assert load_standing(store, repo, shas[9]) == found
+    assert store.standing(repo, shas[9]) == found
 
 
 def _deep(store: Store, repo: RepoId, depth: int) -> list[str]:
@@ -155,7 +165,7 @@ def test_pages_and_badges_of_a_pin_read_as_much_at_any_depth(
         repo = RepoId("deep", f"p{depth}")
         shas = _deep(store, repo, depth)
         pin = shas[depth - 3]
-        load_standing(store, repo, pin)  # the history's shape is checked once per version
+        store.standing(repo, pin)  # the history's shape is checked once per version
         paths = [f"/models/{repo}/revisions/{pin}", f"/api/v1/models/{repo}/revisions/{pin}/standing",
                  f"/badges/{repo}/revisions/{pin}.json", f"/badges/{repo}.json"]
         for route, path in zip(("revision page", "standing", "pin badge", "repo badge"), paths):
@@ -170,3 +180,25 @@ def test_pages_and_badges_of_a_pin_read_as_much_at_any_depth(
     for route, ((few_selects, few_decoded), (many_selects, many_decoded)) in figures.items():
         assert many_selects == few_selects, (route, figures[route])
         assert many_decoded == few_decoded <= 6, (route, figures[route])
+
+
+def test_a_check_against_the_local_store_reads_as_much_at_any_depth(
+    store: Store, decoded: list[str], count_selects: Callable[[Store], AbstractContextManager[list[str]]]
+) -> None:
+    """`hubwatch check` (no --server): a pin's answer reads no more at 152 revisions than at 12, and
+    says what the web app's standing says (the hazard it carries, the revision to move to)."""
+    figures: list[tuple[int, int]] = []
+    for depth in (12, 152):
+        repo = RepoId("check", f"p{depth}")
+        shas = _deep(store, repo, depth)
+        pin = shas[depth - 3]
+        store.standing(repo, pin)  # the history's shape is checked once per version
+        decoded.clear()
+        with count_selects(store) as selects:
+            [answer] = StoreSource(store).lookup([(repo, pin[:12])])
+        figures.append((len(selects), len(decoded)))
+        assert answer.commit == pin and [h.id for h in answer.hits] == [f"x_H-{repo.name}-{depth - 3}"]
+        assert answer.suggestion is not None and answer.suggestion.commit == shas[-1]
+        assert answer.suggestion.resolves == (f"x_H-{repo.name}-{depth - 3}",)
+    (few_selects, few_decoded), (many_selects, many_decoded) = figures
+    assert many_selects == few_selects and many_decoded == few_decoded <= 3, figures

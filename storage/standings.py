@@ -1,0 +1,56 @@
+"""A pin's standing as the store answers it, for the web app and `hubwatch check` alike.
+
+On a long linear history the answer comes from the events index (`pinpoints.pin_points`): the
+advisories holding the pin and the newest revision no open hazard holds, without reading the
+rest of the line or decoding every advisory of the repo. Any other history (a short one, one that
+is not one line, a clean revision too far back) is answered from the whole line and every
+advisory (`hubwatch.advisories.standing.standing`); both give the same Standing.
+"""
+
+from __future__ import annotations
+
+from hubwatch.advisories.standing import Standing, advisory_direction, standing, standing_of
+from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId
+from hubwatch.storage.advisories import list_advisories
+from hubwatch.storage.lookup import resolve_sha, revision_shas
+from hubwatch.storage.pinpoints import pin_points
+from hubwatch.storage.repos import find_repo
+from sqlalchemy.engine import Connection
+
+__all__ = ["pin_standing", "whole_line_standing"]
+
+
+def pin_standing(
+    conn: Connection, repo: RepoId, sha: str, ignored: frozenset[str], main_line_only: bool = False
+) -> Standing | None:
+    """The standing of a pin at `sha` (a full sha or a unique prefix); None when the repo is not stored.
+
+    A stored revision a force-push dropped is read along its own ancestors, unless `main_line_only`:
+    then it is not known (not on the main line). Raises AmbiguousRevision for a shared prefix."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    full = resolve_sha(conn, repo_id, sha.lower())
+    commit = full if full is not None else sha.lower()
+
+    def open_hazard(record: AdvisoryRecord) -> bool:
+        return record.id not in ignored and advisory_direction(record) is Direction.HAZARD
+
+    points = pin_points(conn, repo, commit, open_hazard)
+    if points is not None and not (main_line_only and points.dropped):
+        return standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
+                           held_at_clean=points.held_at_clean, ignored=ignored)
+    return whole_line_standing(conn, repo, commit, full is not None and not main_line_only, ignored)
+
+
+def whole_line_standing(
+    conn: Connection, repo: RepoId, commit: str, own_line: bool, ignored: frozenset[str] = frozenset()
+) -> Standing | None:
+    """`pin_standing` from the repo's whole main line and every advisory (any history shape); with
+    `own_line`, a stored `commit` off the main line is read along its own ancestors."""
+    line = revision_shas(conn, repo)
+    if line is None:
+        return None
+    if own_line and commit not in line:
+        line = revision_shas(conn, repo, tip=commit) or line
+    return standing(line, list_advisories(conn, repo, None), commit, ignored)
