@@ -1,27 +1,24 @@
-"""Which advisories affect a pin, by the advisory_events index: candidates first, the exact range check on them.
-
-A range can hold the pin only when one of its `introduced` events is "0" or a commit on the pin's
-line, so the candidates are the live advisories of the repo with such an event (joined through
-revisions by sha); only their events are read and checked, and no record is decoded here.
+"""Which advisories affect a pin, by the advisory_events index, no record decoded.
 
 On a linear history (positions 0..n-1, each revision's parent the one just before it) the pin's
-line is the revisions at positions 0..pin and a commit's index on it is its position: three indexed
-queries, whatever the depth (whether the history is linear is checked once per history version). Any other history walks the parent links over the stored revisions
-(`ids_by_lineage`, the reference the fast path is tested against).
+line is the revisions at positions 0..pin and a commit's index on it is its position: each range
+holds stretches of positions, read once per history version into an interval index
+(`storage.heldindex`), and a pin's answer is a stabbing query of it, whatever the depth (whether
+the history is linear is checked once per history version too). Any other history walks the
+parent links over the stored revisions (`ids_by_lineage`, the reference the fast path is tested
+against).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
-from typing import Any
 from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
+from hubwatch.storage.heldindex import held_index
 from hubwatch.storage.lookup import stored_revisions
-from hubwatch.storage.prepared import Prepared
-from hubwatch.storage.osvrange import GitEvent, affects_at, lineage, range_affects
+from hubwatch.storage.osvrange import GitEvent, lineage, range_affects
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
 from sqlalchemy.engine import Connection, Engine
 
@@ -75,13 +72,6 @@ def linear_now(conn: Connection, repo_id: int) -> bool:
     return linear
 
 
-def _ranges(rows: Iterable[Any]) -> dict[tuple[str, int], list[tuple[GitEvent, int | None]]]:
-    ranges: dict[tuple[str, int], list[tuple[GitEvent, int | None]]] = defaultdict(list)
-    for r in rows:
-        ranges[(r.advisory_id, r.range_index)].append((GitEvent(r.range_index, r.ordinal, r.event, r.value), r.at))
-    return ranges
-
-
 def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     """The ids (sorted) of the live advisories of the repo whose GIT ranges hold the stored
     revision `full_sha`; exactly what `ids_by_lineage` answers."""
@@ -98,78 +88,13 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
 def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:
     """On a linear history (`linear_now`): the live advisories whose GIT ranges hold the revision at
     position `pin`, each with the position from which one of those ranges holds every revision up
-    to the pin (its last `introduced` at or before the pin; 0 for "0"). A few indexed queries,
-    whatever the depth.
+    to the pin (its last `introduced` at or before the pin; 0 for "0"). A stabbing query of the
+    repo's interval index (`storage.heldindex`, built once per history version), whatever the depth.
 
     Why every revision from there: the pin is held, so no `fixed` (and no `last_affected` before the
     pin, nor a `limit` on its line) comes after that `introduced` up to the pin, and a revision in
     between sees a prefix of the same events."""
-    rows = conn.execute(_HELD_ROWS(conn), {"repo_id": repo_id, "pin": pin}).all()
-    held: dict[str, int] = {}
-    for (adv_id, _), placed in _ranges(rows).items():
-        on_line = [
-            (evt, -1 if evt.value == "0" else at if at is not None and at <= pin else None) for evt, at in placed
-        ]
-        if affects_at(on_line, pin):
-            start = max(0, max(at for evt, at in on_line if evt.event == "introduced" and at is not None))
-            held[adv_id] = min(start, held.get(adv_id, start))
-    return held
-
-
-def _held_rows(_dialect: str) -> sa.Select[Any]:
-    """The events of the ranges that may hold the pin (bound: `repo_id`, `pin`), built once (`Prepared`)."""
-    repo_id, pin = sa.bindparam("repo_id", type_=sa.Integer), sa.bindparam("pin", type_=sa.Integer)
-    at_rev = REVISIONS.alias("at_rev")
-    on_repo = sa.and_(at_rev.c.repo_id == repo_id, at_rev.c.sha == ADVISORY_EVENTS.c.value)
-    # A range can hold the pin only from an `introduced` at or before it that no `fixed` of the same
-    # range closes between the two (strictly after the introduction, at or before the pin): the
-    # database drops the rest, so that what is read and decided here does not grow with the
-    # history. The exact decision (`affects_at`) is still made on every remaining range.
-    fixed = ADVISORY_EVENTS.alias("fixed")
-    fixed_rev = REVISIONS.alias("fixed_rev")
-    closed = (
-        sa.select(fixed.c.id)
-        .select_from(fixed.join(fixed_rev, sa.and_(fixed_rev.c.repo_id == repo_id, fixed_rev.c.sha == fixed.c.value)))
-        .where(
-            fixed.c.advisory_id == ADVISORY_EVENTS.c.advisory_id,
-            fixed.c.range_index == ADVISORY_EVENTS.c.range_index,
-            fixed.c.event == "fixed",
-            fixed_rev.c.position <= pin,
-            fixed_rev.c.position > sa.func.coalesce(at_rev.c.position, -1),
-        )
-        .exists()
-    )
-    candidates = (
-        sa.select(ADVISORY_EVENTS.c.advisory_id)
-        .select_from(
-            ADVISORY_EVENTS.join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id).outerjoin(
-                at_rev, on_repo
-            )
-        )
-        .where(
-            ADVISORIES.c.repo_id == repo_id,
-            ADVISORIES.c.withdrawn.is_(None),
-            ADVISORY_EVENTS.c.event == "introduced",
-            sa.or_(ADVISORY_EVENTS.c.value == "0", at_rev.c.position <= pin),
-            ~closed,
-        )
-        .distinct()
-    )
-    return (
-        sa.select(
-            ADVISORY_EVENTS.c.advisory_id,
-            ADVISORY_EVENTS.c.range_index,
-            ADVISORY_EVENTS.c.ordinal,
-            ADVISORY_EVENTS.c.event,
-            ADVISORY_EVENTS.c.value,
-            at_rev.c.position.label("at"),
-        )
-        .select_from(ADVISORY_EVENTS.outerjoin(at_rev, on_repo))
-        .where(ADVISORY_EVENTS.c.advisory_id.in_(candidates))
-    )
-
-
-_HELD_ROWS = Prepared(_held_rows)
+    return held_index(conn, repo_id).held(pin)
 
 
 def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:

@@ -17,7 +17,9 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.feeds.app import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
+from hubwatch.storage.heldindex import HeldIndex, stretches
 from hubwatch.storage.osvmatch import affecting_ids, ids_by_lineage, is_linear
+from hubwatch.storage.osvrange import GitEvent, affects_at
 from hubwatch.storage.repos import find_repo
 from storage_helpers import T0, rev, sha
 
@@ -128,29 +130,73 @@ def test_query_work_does_not_grow_with_depth(
     assert figures[:2] == figures[2:], figures
 
 
-def test_ranges_closed_before_the_pin_are_not_read(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The events the matcher reads and decides on are those of the ranges still open at the pin
-    (5 here, each fixed 5 revisions after it was introduced), at any depth: ranges a `fixed` closed
-    before the pin stay in the database."""
-    import hubwatch.storage.osvmatch as osvmatch
-
-    read: list[int] = []
-    original = osvmatch._ranges
-
-    def counting(rows: Any) -> Any:
-        rows = list(rows)
-        read.append(len(rows))
-        return original(rows)
-
-    monkeypatch.setattr(osvmatch, "_ranges", counting)
+def test_the_events_are_read_once_per_history_version(
+    store: Store, count_selects: Callable[[Store], AbstractContextManager[list[str]]]
+) -> None:
+    """A repo's events are read once per history version (into `storage.heldindex`); then every
+    pin's answer reads none of them, at any depth, and equals the lineage walk's. Storing a
+    revision (a new version) is seen by the next query."""
     for depth in (12, 150):
         repo = RepoId("closed", f"c{depth}")
         shas = _linear_repo(store, repo, depth)
         with store.engine.connect() as conn:
             repo_id = find_repo(conn, repo)
             assert repo_id is not None
-            read.clear()
-            hits = affecting_ids(conn, repo_id, shas[depth // 2])
-            assert hits == ids_by_lineage(conn, repo_id, shas[depth // 2])
-        assert len(hits) == 5
-        assert read == [10]  # the five open ranges' introduced and fixed events, nothing older
+            assert len(affecting_ids(conn, repo_id, shas[0])) == 1  # the version's index is built
+        with store.engine.connect() as conn:
+            expected = {pin: ids_by_lineage(conn, repo_id, pin) for pin in shas}
+        with count_selects(store) as selects, store.engine.connect() as conn:
+            answers = {pin: affecting_ids(conn, repo_id, pin) for pin in shas}
+        assert answers == expected
+        assert answers[shas[depth // 2]] == sorted(f"x_D-{repo.name}-{i}" for i in range(depth // 2 - 4, depth // 2 + 1))
+        assert not [q for q in selects if "advisory_events" in q], "a query read the events again"
+        new = f"{repo.name}-new"
+        record = AdvisoryRecord(f"x_D-{new}", repo, sha(new), _osv(repo, f"x_D-{new}", [[{"introduced": "0"}]]), T0, None)
+        assert store.save_revision(repo, rev(new, f"{repo.name}-{depth - 1}", day=depth), [], {}, [], None, [record])
+        with store.engine.connect() as conn:
+            assert f"x_D-{new}" in affecting_ids(conn, repo_id, shas[0])
+            assert affecting_ids(conn, repo_id, shas[0]) == ids_by_lineage(conn, repo_id, shas[0])
+
+
+_placed_event = st.tuples(st.sampled_from(["introduced", "introduced", "fixed", "last_affected", "limit"]),
+                          st.sampled_from(["0", "*", "at", "at", "at", "off"]), st.integers(0, 24))
+
+
+def _assert_stretches(events: list[tuple[str, str, int]]) -> None:
+    placed = []
+    for ordinal, (kind, value, at) in enumerate(events):
+        text = "*" if value == "*" and kind == "limit" else "0" if value in ("0", "*") else sha(f"e{at}-{value}")
+        position = at if value == "at" else None  # "off": a commit not stored on the line
+        placed.append((GitEvent(0, ordinal, kind, text), None if text in ("0", "*") else position))
+    found = stretches(placed)
+    for pin in range(30):
+        on_line = [(evt, -1 if evt.value == "0" else at if at is not None and at <= pin else None) for evt, at in placed]
+        holding = [start for lo, hi, start in found if lo <= pin < hi]
+        assert len(holding) <= 1, found
+        if affects_at(on_line, pin):
+            last = max((at for evt, at in on_line if evt.event == "introduced" and at is not None), default=0)
+            assert holding == [max(0, last)], (pin, found)
+        else:
+            assert holding == [], (pin, found)
+    index = HeldIndex([(lo, hi, "x", start) for lo, hi, start in found])
+    for pin in range(30):
+        assert index.held(pin) == {"x": s for lo, hi, s in found if lo <= pin < hi}
+
+
+@settings(max_examples=400, deadline=None)
+@given(events=st.lists(_placed_event, min_size=1, max_size=7))
+def test_stretches_hold_exactly_where_the_range_affects(events: list[tuple[str, str, int]]) -> None:
+    """A range's stretches are `affects_at` at every position of a line (and the last `introduced`
+    at or before it), the pins past every event included."""
+    _assert_stretches(events)
+
+
+def test_every_range_of_one_or_two_events_is_stretched_exactly() -> None:
+    """Every range of one or two events over four positions (the shapes hubwatch writes, and their
+    edge cases: fixed where introduced, fixed before it, an end not on the line), exhaustively."""
+    one = [(kind, value, at) for kind in ("introduced", "fixed", "last_affected", "limit")
+           for value, at in [("0", 0), ("*", 0), ("off", 0), *(("at", p) for p in range(4))]]
+    for first in one:
+        _assert_stretches([first])
+        for second in one:
+            _assert_stretches([first, second])
