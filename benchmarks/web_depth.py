@@ -1,6 +1,7 @@
 """Reads that do not grow with history depth, timed through uvicorn over loopback.
 
-A SQLite store holds a 1,000-revision repo and a 12-revision repo (an advisory every 4th revision).
+A SQLite store holds a 1,000-revision repo (`--depth N` for another depth; the targets are set at
+1,000) and a 12-revision repo (an advisory every 4th revision).
 The web app runs as a user deploys it, `hubwatch serve --workers N` (uvicorn, N processes sharing
 the port; N = the machine's cores unless `--workers` says otherwise); an httpx client times, in one run:
 
@@ -10,7 +11,7 @@ the port; N = the machine's cores unless `--workers` says otherwise); an httpx c
 - `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
 - model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
 
-Run: `python -m benchmarks.web_depth [--workers N]` (writes benchmarks/results/web_depth.md).
+Run: `python -m benchmarks.web_depth [--workers N] [--depth N]` (writes benchmarks/results/web_depth.md).
 """
 
 from __future__ import annotations
@@ -158,15 +159,15 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
                 lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"), RUNS)
             assert repo.org in client.get(f"/?q={repo.org}").text  # the index, narrowed to this repo
             listed[repo] = p50_ms(lambda r=repo: client.get(f"/?q={r.org}"), RUNS)  # type: ignore[misc]
-        rows.append(("model page p50 ms (1,000 vs 12 revisions)", page[DEEP], page[SHALLOW],
+        rows.append((f"model page p50 ms ({DEPTHS[DEEP]:,} vs 12 revisions)", page[DEEP], page[SHALLOW],
                      page[DEEP] / page[SHALLOW], "≤ 2×"))
-        rows.append(("/v1/query mid-history commit p50 ms (1,000 vs 12)", query[DEEP], query[SHALLOW],
+        rows.append((f"/v1/query mid-history commit p50 ms ({DEPTHS[DEEP]:,} vs 12)", query[DEEP], query[SHALLOW],
                      query[DEEP] / query[SHALLOW], "≤ 2×"))
-        rows.append(("revision page of that commit p50 ms (1,000 vs 12)", revision[DEEP], revision[SHALLOW],
+        rows.append((f"revision page of that commit p50 ms ({DEPTHS[DEEP]:,} vs 12)", revision[DEEP], revision[SHALLOW],
                      revision[DEEP] / revision[SHALLOW], "≤ 2×"))
-        rows.append(("its standing (`/api/v1/…/standing`) p50 ms (1,000 vs 12)", standing[DEEP], standing[SHALLOW],
+        rows.append((f"its standing (`/api/v1/…/standing`) p50 ms ({DEPTHS[DEEP]:,} vs 12)", standing[DEEP], standing[SHALLOW],
                      standing[DEEP] / standing[SHALLOW], "≤ 2×"))
-        rows.append(("index page narrowed to the repo (`/?q=ORG`) p50 ms (1,000 vs 12)", listed[DEEP], listed[SHALLOW],
+        rows.append((f"index page narrowed to the repo (`/?q=ORG`) p50 ms ({DEPTHS[DEEP]:,} vs 12)", listed[DEEP], listed[SHALLOW],
                      listed[DEEP] / listed[SHALLOW], "≤ 2×"))
         idle = p50_ms(lambda: client.get("/healthz"), RUNS)
         loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
@@ -181,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     global WORKERS
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=WORKERS, help="web processes (default: the cores)")
-    WORKERS = parser.parse_args(argv).workers
+    parser.add_argument("--depth", type=int, default=DEPTHS[DEEP], help="revisions of the deep repo (default 1,000)")
+    args = parser.parse_args(argv)
+    WORKERS = args.workers
+    DEPTHS[DEEP] = args.depth
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/depth.db"
         with Store.open(url) as store:

@@ -1,0 +1,152 @@
+"""`hubwatch check` against the local store, at any history depth.
+
+A SQLite store holds repos of 12, 1,000 and 3,000 revisions; every fourth revision introduces a
+hazard fixed two revisions later, as in `benchmarks.web_depth`, so a pin in the middle of any of
+them carries one hazard and is told to move to the head: the same answer at every depth. Timed
+per repo, p50 over RUNS, the answer for one pin given as a 12-digit prefix:
+
+- now: `StoreSource.lookup` (`Store.standing`: the events index on a long linear history), with
+  the repo's interval index and linearity check already made for this history version (a server,
+  or a check of many pins), and cold: each made anew, as the first ask after a poll stored a
+  revision, or a `hubwatch check` process of one pin, pays;
+- before (what the check read until this stop): the repo's whole main line and every advisory,
+  the standing computed from them (`whole_line_standing`).
+
+The target is the web reads': the 1,000-revision repo ≤ 2× the 12-revision one.
+Run: `python -m benchmarks.check_depth` (writes benchmarks/results/check_depth.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from benchmarks.timing import p50_ms
+from hubwatch.domain.records import AdvisoryRecord, FileRecord, RepoId, RevisionRecord
+from hubwatch.pincheck.pincheck import StoreSource, lookup_from_standing
+from hubwatch.pincheck.report import Lookup
+from hubwatch.storage import Store, heldindex, osvmatch
+from hubwatch.storage.standings import whole_line_standing
+
+__all__ = ["main"]
+
+DEPTHS = {RepoId("shallow", "model"): 12, RepoId("deep", "model"): 1000, RepoId("deeper", "model"): 3000}
+RUNS, TARGET = 40, 2.0
+RESULTS = Path(__file__).parent / "results" / "check_depth.md"
+
+
+def _sha(repo: RepoId, i: int) -> str:
+    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
+
+
+def _hazard(repo: RepoId, sha: str, fix: str, when: datetime) -> AdvisoryRecord:
+    url, stamp = repo.url(), when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
+    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp,
+           "summary": f"{repo}: eos changed", "details": "x" * 600,  # a rendered record's prose, as stored
+           "affected": [{"package": {"ecosystem": "GIT", "name": url},
+                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}, {"fixed": fix}]}]}],
+           "database_specific": {"direction": "hazard", "max_severity": "high", "changes": []}}
+    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+
+
+def fill(store: Store) -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for repo, depth in DEPTHS.items():
+        store.watch(repo)
+        parent = None
+        for i in track(range(depth), description=f"filling {repo} ({depth} revisions)"):
+            sha, when = _sha(repo, i), start + timedelta(hours=i)
+            records = [_hazard(repo, sha, _sha(repo, i + 2), when)] if i % 4 == 1 and i + 2 < depth else []
+            body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
+            store.save_revision(repo, RevisionRecord(sha, parent, when, f"update {i}"),
+                                [FileRecord("config.json", len(body))], {"config.json": body}, [], None, records)
+            parent = sha
+
+
+def _pin(repo: RepoId, depth: int) -> str:
+    middle = depth // 2
+    return _sha(repo, middle - middle % 4 + 1)  # introduces a hazard: the pin carries one
+
+
+def now(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:
+    source = StoreSource(store)
+    return lambda: source.lookup([(repo, pin[:12])])[0]
+
+
+def cold(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:
+    ask = now(store, repo, pin)
+
+    def read() -> Lookup:
+        heldindex._cache.clear()  # noqa: SLF001 - what a new process or a new history version starts from
+        osvmatch._linear_seen.clear()  # noqa: SLF001
+        return ask()
+
+    return read
+
+
+def before(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:
+    def read() -> Lookup:
+        full = store.revision(repo, pin[:12])  # as the check resolved a pin
+        assert full is not None
+        with store.engine.connect() as conn:
+            found = whole_line_standing(conn, repo, full.revision.sha, False)
+        assert found is not None
+        return lookup_from_standing(found, frozenset())
+
+    return read
+
+
+def main() -> int:
+    console = Console(width=130)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.open(f"sqlite:///{Path(tmp) / 'depth.db'}")
+        try:
+            fill(store)
+            figures = {}
+            for repo, depth in DEPTHS.items():
+                pin = _pin(repo, depth)
+                answer = now(store, repo, pin)()
+                assert answer == before(store, repo, pin)(), repo  # the same answer, read two ways
+                assert len(answer.hits) == 1 and answer.suggestion is not None, answer
+                assert answer == cold(store, repo, pin)()
+                figures[repo] = (p50_ms(now(store, repo, pin), RUNS), p50_ms(cold(store, repo, pin), RUNS),
+                                 p50_ms(before(store, repo, pin), RUNS))
+        finally:
+            store.close()
+    shallow = next(iter(DEPTHS))
+    table = Table(title="`hubwatch check` of one pin against the local store, p50")
+    for col in ("repo", "revisions", "now ms", "× 12-revision", "cold ms", "× 12-revision", "before ms", "× 12-revision"):
+        table.add_column(col, justify="left" if col == "repo" else "right")
+    md = ["| repo | revisions | now (ms) | × 12-revision | cold (ms) | × 12-revision | before (ms) | × 12-revision |",
+          "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    ok = True
+    for repo, depth in DEPTHS.items():
+        new, first, old = figures[repo]
+        ratio, cold_ratio, old_ratio = (new / figures[shallow][0], first / figures[shallow][1],
+                                        old / figures[shallow][2])
+        if depth == 1000:
+            ok = ratio <= TARGET
+        cells = (str(repo), f"{depth:,}", f"{new:.2f}", f"{ratio:.2f}×", f"{first:.2f}", f"{cold_ratio:.2f}×",
+                 f"{old:.2f}", f"{old_ratio:.2f}×")
+        table.add_row(*cells)
+        md.append("| " + " | ".join(cells) + " |")
+    console.print(table)
+    verdict = f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}"
+    console.print(verdict)
+    RESULTS.write_text("# `hubwatch check` against the local store, at depth\n\n"
+                       "`python -m benchmarks.check_depth` (SQLite; one pin, answered the same at every depth)\n\n"
+                       + "\n".join(md) + f"\n\n{verdict}.\n")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
