@@ -120,14 +120,18 @@ class HeldIndex:
         return out
 
 
-_cache: WeakKeyDictionary[Engine, OrderedDict[tuple[int, int], HeldIndex]] = WeakKeyDictionary()
+_cache: WeakKeyDictionary[Engine, OrderedDict[tuple[object, ...], HeldIndex]] = WeakKeyDictionary()
 _lock = threading.Lock()
 
 
 def held_index(conn: Connection, repo_id: int) -> HeldIndex:
     """The repo's index at its history version now: read and built on the first ask of a version."""
-    version = conn.execute(sa.select(REPOS.c.history_version).where(REPOS.c.id == repo_id)).scalar_one_or_none()
-    key = (repo_id, int(version or 0))
+    # The repo's name and revision count with the version: a row id SQLite hands out again after a
+    # merge deleted its row starts its versions anew, and must not find the old row's index.
+    row = conn.execute(
+        sa.select(REPOS.c.history_version, REPOS.c.key, REPOS.c.revision_count).where(REPOS.c.id == repo_id)
+    ).one_or_none()
+    key = (repo_id, *row) if row is not None else (repo_id, 0, "", 0)
     with _lock:
         seen = _cache.setdefault(conn.engine, OrderedDict())
         found = seen.get(key)
