@@ -25,7 +25,9 @@ from sqlalchemy.engine import Connection, Engine
 __all__ = ["HeldIndex", "held_index", "stretches"]
 
 OPEN = 1 << 62  # the end of a stretch that lasts to the end of the line
-MAX_CACHED = 64  # repo versions kept per engine (least recently used dropped first)
+# Indexes kept per engine, least recently used dropped first: at most this many repo versions, and
+# this many stretches in all (some 200 bytes each; a 10,000-revision repo with 2,500 advisories holds 2,500).
+MAX_CACHED, MAX_STRETCHES = 1024, 200_000
 
 Placed = list[tuple[GitEvent, int | None]]  # a range's events, each with its commit's position (None: not stored)
 
@@ -157,6 +159,7 @@ def held_index(conn: Connection, repo_id: int) -> HeldIndex:
     with _lock:
         seen = _cache.setdefault(conn.engine, OrderedDict())
         seen[key] = index
-        while len(seen) > MAX_CACHED:
-            seen.popitem(last=False)
+        total = sum(i.size for i in seen.values())
+        while len(seen) > 1 and (len(seen) > MAX_CACHED or total > MAX_STRETCHES):
+            total -= seen.popitem(last=False)[1].size
     return index
