@@ -11,7 +11,8 @@ the port; N = the machine's cores unless `--workers` says otherwise); an httpx c
 - `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
 - model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
 
-Run: `python -m benchmarks.web_depth [--workers N] [--depth N]` (writes benchmarks/results/web_depth.md).
+Run: `python -m benchmarks.web_depth [--workers N] [--depth N] [--database-url URL]` (writes
+benchmarks/results/web_depth.md).
 """
 
 from __future__ import annotations
@@ -183,11 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=WORKERS, help="web processes (default: the cores)")
     parser.add_argument("--depth", type=int, default=DEPTHS[DEEP], help="revisions of the deep repo (default 1,000)")
+    parser.add_argument("--database-url", default=None, metavar="URL",
+                        help="an empty database to fill and serve (default: a SQLite file in a temporary folder)")
     args = parser.parse_args(argv)
     WORKERS = args.workers
     DEPTHS[DEEP] = args.depth
     with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{tmp}/depth.db"
+        url = args.database_url or f"sqlite:///{tmp}/depth.db"
         with Store.open(url) as store:
             _fill(store)
         port = _free_port()
@@ -206,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.terminate()
             server.wait()
-    lines = ["# web_depth", "", f"`hubwatch serve --workers {WORKERS}` (uvicorn) over loopback, SQLite; {os.cpu_count()} cores; "
+    backend = "PostgreSQL" if args.database_url and args.database_url.startswith("postgresql") else "SQLite"
+    lines = ["# web_depth", "", f"`hubwatch serve --workers {WORKERS}` (uvicorn) over loopback, {backend}; {os.cpu_count()} cores; "
              f"p50 of {RUNS} requests; throughput over {THROUGHPUT_S:.0f} s. One run.", "",
              "| measure | deep / loaded / 16 | shallow / idle / 1 | ratio | target | ok |", "|---|---|---|---|---|---|"]
     ok_all = True
