@@ -382,9 +382,13 @@ def advisories_fixed_at(conn: Connection, repo: RepoId, full_sha: str) -> list[A
     return [_record(r) for r in conn.execute(query)]
 
 
-def advisories_with_id_suffix(conn: Connection, repo: RepoId, suffix: str) -> list[AdvisoryRecord]:
-    """The repo's live advisories whose id ends with `suffix` (`-inherited`, …), by published time then
-    id: the ids are matched in the database, only these records decoded."""
-    query = _select().where(repo_match(repo), ADVISORIES.c.withdrawn.is_(None),
-                            ADVISORIES.c.id.endswith(suffix, autoescape=True))
+def advisories_with_id_suffix(
+    conn: Connection, repo: RepoId, suffix: str, *, withdrawn: bool = False
+) -> list[AdvisoryRecord]:
+    """The repo's live advisories (with `withdrawn`, the withdrawn ones too) whose id ends with
+    `suffix` (`-inherited`, …), by published time then id: the ids are matched in the database, only
+    these records decoded."""
+    query = _select().where(repo_match(repo), ADVISORIES.c.id.endswith(suffix, autoescape=True))
+    if not withdrawn:
+        query = query.where(ADVISORIES.c.withdrawn.is_(None))
     return [_record(r) for r in conn.execute(query)]

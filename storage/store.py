@@ -347,10 +347,11 @@ class Store(Transactions):
         with self._read() as c:
             return adv.advisories_fixed_at(c, repo, full_sha)
 
-    def advisories_with_id_suffix(self, repo: RepoId, suffix: str) -> list[AdvisoryRecord]:
-        """The repo's live advisories whose id ends with `suffix` (matched in the database)."""
+    def advisories_with_id_suffix(self, repo: RepoId, suffix: str, *, withdrawn: bool = False) -> list[AdvisoryRecord]:
+        """The repo's live advisories (with `withdrawn`, the withdrawn ones too) whose id ends with
+        `suffix` (matched in the database; only those decoded)."""
         with self._read() as c:
-            return adv.advisories_with_id_suffix(c, repo, suffix)
+            return adv.advisories_with_id_suffix(c, repo, suffix, withdrawn=withdrawn)
 
     def pin_points(
         self, repo: RepoId, full_sha: str, open_hazard: Callable[[AdvisoryRecord], bool]

@@ -20,9 +20,11 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.advisories.inherit import (
+    INHERITED_ID_SUFFIX,
     Inherited,
     carries,
     inheritable,
@@ -137,10 +139,11 @@ def _fingerprint(store: Store, member: FamilyMember, head: str) -> str:
 
 
 def _carried_since(
-    snaps: _Snapshots, member: FamilyMember, shas: Sequence[str], record: AdvisoryRecord, before: Snapshot,
+    snaps: _Snapshots, member: FamilyMember, line: Callable[[], Sequence[str]], record: AdvisoryRecord, before: Snapshot,
     after: Snapshot,
 ) -> str:  # fmt: skip
     """The oldest revision of the unbroken run up to the head that carries the stale content."""
+    shas = line()
     since = shas[-1]
     for sha in reversed(shas[:-1]):
         if not carries(record, before, after, snaps.at(member.repo, sha)):
@@ -160,12 +163,15 @@ def _check_member(
     if not force and member.notes.get("_checked") == fingerprint:
         return []
     base_records = snaps.inheritable(member.base)
-    shas = store.revision_shas(member.repo) or [head.sha]
-    if shas[-1] != head.sha:
-        shas = [*shas, head.sha]
+
+    @cache
+    def line() -> list[str]:  # the derivative's main line up to its head: read only if a record is raised
+        shas = store.revision_shas(member.repo) or [head.sha]
+        return shas if shas[-1] == head.sha else [*shas, head.sha]
+
     prior = {
         str(r.osv["database_specific"]["inherited"]["upstream"]): r
-        for r in store.advisories(member.repo)
+        for r in store.advisories_with_id_suffix(member.repo, INHERITED_ID_SUFFIX, withdrawn=True)
         if is_inherited(r.osv)
     }
     renamed: dict[str, AdvisoryRecord] = {}  # after a rename upstream: the records under the current id
@@ -181,9 +187,9 @@ def _check_member(
         parent = record.osv["database_specific"].get("parent")
         before = snaps.at(member.base, parent if isinstance(parent, str) else None)
         after = snaps.at(member.base, record.revision_sha)
-        since = _carried_since(snaps, member, shas, record, before, after)
         result = plan_inherited(
-            derivative=member.repo, relation=member.relation, head=head, snapshot=snapshot, carried_since=since,
+            derivative=member.repo, relation=member.relation, head=head, snapshot=snapshot,
+            carried_since=partial(_carried_since, snaps, member, line, record, before, after),
             base_record=record, before=before, after=after, prior=prior.get(record.id), settings=settings,
             id_repo=store.first_id(member.repo),
         )  # fmt: skip

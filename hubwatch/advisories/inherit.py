@@ -24,7 +24,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -293,7 +293,7 @@ def plan_inherited(
     relation: str,
     head: RevisionRecord,
     snapshot: Snapshot,
-    carried_since: str,
+    carried_since: Callable[[], str],
     base_record: AdvisoryRecord,
     before: Snapshot,
     after: Snapshot,
@@ -304,8 +304,10 @@ def plan_inherited(
     id_repo: RepoId | None = None,
 ) -> Inherited:
     """What `base_record` (the base's advisory; `before`/`after`: the base at its parent and at its
-    commit) means for `derivative` at `head` (`snapshot`: its files there; `carried_since`: the
-    oldest revision of the unbroken run up to `head` carrying the stale content). `prior`: the
+    commit) means for `derivative` at `head` (`snapshot`: its files there; `carried_since`: finds
+    the oldest revision of the unbroken run up to `head` carrying the stale content, asked only when
+    a record is raised: a walk back through the derivative's history that a check of a record
+    raised before, or of content not stale, does not need). `prior`: the
     inherited record raised before, if any. Pure and deterministic: the same inputs give the same
     record, so running it again writes nothing new."""
     web = (web_url if web_url is not None else settings.public_url).rstrip("/")
@@ -330,6 +332,7 @@ def plan_inherited(
     note = f"{derivative} still carries the {_what(stale)} that {base} {verb} at {base_sha[:12]}"
     if prior is not None:
         return Inherited("stale", note, None)  # raised already: open, or closed and stale again (kept as closed)
+    since = carried_since()
     severity = max((Severity(str(i.get("severity", "low"))) for i in stale), key=lambda s: s.rank)
     entries: list[dict[str, Any]] = []
     for item in stale:
@@ -356,7 +359,7 @@ def plan_inherited(
     ds: dict[str, Any] = {
         "source": "hubwatch",
         "repo": str(derivative),
-        "commit": carried_since,
+        "commit": since,
         "parent": None,
         "commit_title": f"inherited from {base}",
         "direction": Direction.HAZARD.value,
@@ -369,7 +372,7 @@ def plan_inherited(
             "base_commit": base_sha,
             "base_direction": (direction_of(base_record.osv) or Direction.UPDATE).value,
             "relation": relation,
-            "carried_since": carried_since,
+            "carried_since": since,
             "status": "stale",
         },
     }
@@ -385,7 +388,7 @@ def plan_inherited(
         "affected": [
             {
                 "package": {"ecosystem": "GIT", "name": repo_url},
-                "ranges": [{"type": "GIT", "repo": repo_url, "events": [{"introduced": carried_since}]}],
+                "ranges": [{"type": "GIT", "repo": repo_url, "events": [{"introduced": since}]}],
             }
         ],
         "references": [
@@ -396,4 +399,4 @@ def plan_inherited(
         "database_specific": ds,
     }
     validate_osv(osv)
-    return Inherited("stale", note, AdvisoryRecord(osv["id"], derivative, carried_since, osv, stamp_at))
+    return Inherited("stale", note, AdvisoryRecord(osv["id"], derivative, since, osv, stamp_at))

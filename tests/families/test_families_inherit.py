@@ -130,3 +130,57 @@ def test_withdrawing_the_base_record_withdraws_the_inherited_one(hubsim_factory:
     check_inheritance(store, settings)
     (inherited,) = _inherited(store, STALE)
     assert inherited.withdrawn is not None and store.advisories_affecting(STALE, store.head(STALE).sha) == []
+
+
+def test_a_raised_record_is_checked_again_without_walking_back_the_history(
+    hubsim_factory: Any, store: Any, data_dir: Path, monkeypatch: Any, decoded: list[str]
+) -> None:
+    """The derivative goes on committing (checkpoints that still carry the stale template, each with
+    an advisory of its own): each check of its new head, the inherited record raised already, loads
+    as few snapshots and decodes as few records after 40 new revisions as after 5. The run back from
+    the head is walked only when a record is raised; the derivative's own records are not read."""
+    import hashlib
+    from datetime import timedelta
+
+    import hubwatch.tracker.family as family
+    from hubwatch.domain.records import AdvisoryRecord, RevisionRecord
+
+    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
+    watch_family(store, hub, BASE)
+    _poll_all(store, hub, settings)
+    sim.advance(str(BASE))
+    _poll_all(store, hub, settings)
+    check_inheritance(store, settings)
+    (raised,) = _inherited(store, STALE)
+    loads: list[tuple[RepoId, str | None]] = []
+    original = family.load_baseline
+
+    def counting(st: Any, repo: RepoId, sha: str | None) -> Any:
+        loads.append((repo, sha))
+        return original(st, repo, sha)
+
+    monkeypatch.setattr(family, "load_baseline", counting)
+    figures = []
+    for more in (5, 40):
+        head = store.head(STALE)
+        files, contents = store.snapshot_files(STALE, head.sha)
+        parent = head.sha
+        for i in range(more):
+            sha = hashlib.sha1(f"checkpoint {more}-{i}".encode()).hexdigest()
+            own = f"x_OWN-{sha[:12]}"
+            osv = {"id": own, "modified": "2024-01-01T12:00:00Z", "published": "2024-01-01T12:00:00Z",
+                   "affected": [{"package": {"ecosystem": "GIT", "name": STALE.url()}, "ranges": [
+                       {"type": "GIT", "repo": STALE.url(), "events": [{"introduced": "0"}, {"fixed": sha}]}]}],
+                   "database_specific": {"direction": "update", "changes": [], "max_severity": "low"}}
+            store.save_revision(STALE, RevisionRecord(sha, parent, head.date + timedelta(hours=i + 1), f"checkpoint {i}"),
+                                files, contents, [], None, [AdvisoryRecord(own, STALE, sha, osv, head.date)])
+            parent = sha
+        assert store.head(STALE).sha == parent
+        loads.clear()
+        decoded.clear()
+        checks = [c for c in check_inheritance(store, settings) if c.repo == STALE]
+        assert [c.result.status for c in checks] == ["stale"]
+        figures.append((sum(1 for repo, _ in loads if repo == STALE), len(decoded)))
+    assert figures[0] == figures[1] and figures[0][0] <= 1, figures
+    (still,) = _inherited(store, STALE)
+    assert still.id == raised.id and still.osv == raised.osv  # the record raised first, unchanged

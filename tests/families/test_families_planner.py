@@ -40,7 +40,7 @@ def _base_record(before: Snapshot, after: Snapshot) -> AdvisoryRecord:
 
 def _plan(record: AdvisoryRecord, before: Snapshot, after: Snapshot, mine: Snapshot, prior: AdvisoryRecord | None = None) -> object:
     head = RevisionRecord(mine.sha, None, datetime(2025, 5, 1, tzinfo=timezone.utc), "upload")
-    return plan_inherited(derivative=DOWN, relation="quantized", head=head, snapshot=mine, carried_since=mine.sha,
+    return plan_inherited(derivative=DOWN, relation="quantized", head=head, snapshot=mine, carried_since=lambda: mine.sha,
                           base_record=record, before=before, after=after, prior=prior, settings=SETTINGS)
 
 
