@@ -12,22 +12,18 @@ query costs O(n).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from bisect import bisect_right
-from weakref import WeakKeyDictionary
 
 import sqlalchemy as sa
 from hubwatch.storage.osvrange import GitEvent, affects_at
-from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
-from sqlalchemy.engine import Connection, Engine
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
+from hubwatch.storage.versioned import per_version
+from sqlalchemy.engine import Connection
 
-__all__ = ["HeldIndex", "held_index", "stretches"]
+__all__ = ["HeldIndex", "LinearLine", "held_index", "linear_line", "stretches"]
 
 OPEN = 1 << 62  # the end of a stretch that lasts to the end of the line
-# Indexes kept per engine, least recently used dropped first: at most this many repo versions, and
-# this many stretches in all (some 200 bytes each; a 10,000-revision repo with 2,500 advisories holds 2,500).
-MAX_CACHED, MAX_STRETCHES = 1024, 200_000
 
 Placed = list[tuple[GitEvent, int | None]]  # a range's events, each with its commit's position (None: not stored)
 
@@ -122,24 +118,41 @@ class HeldIndex:
         return out
 
 
-_cache: WeakKeyDictionary[Engine, OrderedDict[tuple[object, ...], HeldIndex]] = WeakKeyDictionary()
-_lock = threading.Lock()
+class LinearLine:
+    """A linear history as reads use it: the sha at each position, each sha's position, and the
+    interval index of its advisory ranges (`HeldIndex`)."""
+
+    def __init__(self, shas: list[str], held: HeldIndex) -> None:
+        self.shas = shas
+        self.positions = {sha: i for i, sha in enumerate(shas)}
+        self.held = held
+        self.size = len(shas) + held.size
+
+    def sha_at(self, position: int) -> str | None:
+        return self.shas[position] if 0 <= position < len(self.shas) else None
+
+
+def linear_line(conn: Connection, repo_id: int) -> LinearLine:
+    """The repo's line and index at its history version now, read and built on the first ask of a
+    version (`storage.versioned`); only for a linear history (`osvmatch.linear_now`)."""
+    return per_version(conn, repo_id, "linear line", lambda: _line(conn, repo_id))
 
 
 def held_index(conn: Connection, repo_id: int) -> HeldIndex:
-    """The repo's index at its history version now: read and built on the first ask of a version."""
-    # The repo's name and revision count with the version: a row id SQLite hands out again after a
-    # merge deleted its row starts its versions anew, and must not find the old row's index.
-    row = conn.execute(
-        sa.select(REPOS.c.history_version, REPOS.c.key, REPOS.c.revision_count).where(REPOS.c.id == repo_id)
-    ).one_or_none()
-    key = (repo_id, *row) if row is not None else (repo_id, 0, "", 0)
-    with _lock:
-        seen = _cache.setdefault(conn.engine, OrderedDict())
-        found = seen.get(key)
-        if found is not None:
-            seen.move_to_end(key)
-            return found
+    """The interval index of the repo's advisory ranges at its history version now (linear histories)."""
+    return linear_line(conn, repo_id).held
+
+
+def _line(conn: Connection, repo_id: int) -> tuple[LinearLine, int]:
+    rows = conn.execute(
+        sa.select(REVISIONS.c.position, REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)
+        .order_by(REVISIONS.c.position)
+    )
+    line = LinearLine([sha for _, sha in rows], _build(conn, repo_id))
+    return line, line.size
+
+
+def _build(conn: Connection, repo_id: int) -> HeldIndex:
     at_rev = REVISIONS.alias("at_rev")
     rows = conn.execute(
         sa.select(ADVISORY_EVENTS.c.advisory_id, ADVISORY_EVENTS.c.range_index, ADVISORY_EVENTS.c.ordinal,
@@ -154,12 +167,5 @@ def held_index(conn: Connection, repo_id: int) -> HeldIndex:
     ranges: dict[tuple[str, int], Placed] = defaultdict(list)
     for adv_id, range_index, ordinal, event, value, position in rows:
         ranges[(adv_id, range_index)].append((GitEvent(range_index, ordinal, event, value), position))
-    index = HeldIndex([(lo, hi, adv_id, start) for (adv_id, _), placed in ranges.items()
-                       for lo, hi, start in stretches(placed)])
-    with _lock:
-        seen = _cache.setdefault(conn.engine, OrderedDict())
-        seen[key] = index
-        total = sum(i.size for i in seen.values())
-        while len(seen) > 1 and (len(seen) > MAX_CACHED or total > MAX_STRETCHES):
-            total -= seen.popitem(last=False)[1].size
-    return index
+    return HeldIndex([(lo, hi, adv_id, start) for (adv_id, _), placed in ranges.items()
+                      for lo, hi, start in stretches(placed)])

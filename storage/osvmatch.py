@@ -11,16 +11,15 @@ against).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict, defaultdict
-from weakref import WeakKeyDictionary
+from collections import defaultdict
 
 import sqlalchemy as sa
-from hubwatch.storage.heldindex import held_index
+from hubwatch.storage.heldindex import held_index, linear_line
 from hubwatch.storage.lookup import stored_revisions
-from hubwatch.storage.osvrange import GitEvent, lineage, range_affects
-from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REPOS, REVISIONS
-from sqlalchemy.engine import Connection, Engine
+from hubwatch.storage.osvrange import Ancestry, GitEvent, Lineage, lineage, range_affects
+from hubwatch.storage.versioned import per_version
+from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
+from sqlalchemy.engine import Connection
 
 __all__ = ["affecting_ids", "held_from", "ids_by_lineage", "is_linear", "linear_now"]
 
@@ -49,40 +48,21 @@ def is_linear(conn: Connection, repo_id: int) -> bool:
     return not conn.execute(sa.select(odd)).scalar_one()
 
 
-_linear_seen: WeakKeyDictionary[Engine, OrderedDict[tuple[int, int], bool]] = WeakKeyDictionary()
-_linear_lock = threading.Lock()
-
-
 def linear_now(conn: Connection, repo_id: int) -> bool:
     """Whether the repo's stored history is linear now: `is_linear`, kept per (repo, history version): every write that can change the history's
     shape (a stored revision, a force-push, a head move, a merge) raises the version
     (storage.summaries), so the check over every revision runs once per version, not per query."""
-    version = conn.execute(sa.select(REPOS.c.history_version).where(REPOS.c.id == repo_id)).scalar_one_or_none()
-    key = (repo_id, int(version or 0))
-    with _linear_lock:
-        seen = _linear_seen.setdefault(conn.engine, OrderedDict())
-        if key in seen:
-            seen.move_to_end(key)
-            return seen[key]
-    linear = is_linear(conn, repo_id)
-    with _linear_lock:
-        seen[key] = linear
-        while len(seen) > 4096:
-            seen.popitem(last=False)
-    return linear
+    return per_version(conn, repo_id, "linear", lambda: (is_linear(conn, repo_id), 1))
 
 
 def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     """The ids (sorted) of the live advisories of the repo whose GIT ranges hold the stored
     revision `full_sha`; exactly what `ids_by_lineage` answers."""
-    pin = conn.execute(
-        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == full_sha)
-    ).scalar_one_or_none()
-    if pin is None:
-        return []
     if not linear_now(conn, repo_id):
-        return ids_by_lineage(conn, repo_id, full_sha)
-    return sorted(held_from(conn, repo_id, int(pin)))
+        return _ids_on_any_history(conn, repo_id, full_sha)
+    line = linear_line(conn, repo_id)
+    pin = line.positions.get(full_sha)
+    return [] if pin is None else sorted(line.held.held(pin))
 
 
 def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:
@@ -100,9 +80,22 @@ def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:
 def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     """The same answer by walking parent links over every stored revision and checking every
     live advisory of the repo (any history shape; the reference for `affecting_ids`)."""
-    line = lineage(stored_revisions(conn, repo_id), full_sha)
-    if line is None:
-        return []
+    return _affecting(lineage(stored_revisions(conn, repo_id), full_sha), _live_ranges(conn, repo_id))
+
+
+def _ids_on_any_history(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
+    """`ids_by_lineage` with the stored links and the live ranges read once per history version
+    (`storage.versioned`): a pin's answer is then its walk back and the range checks, no read."""
+    ancestry, ranges = per_version(conn, repo_id, "lineage", lambda: _lineage_inputs(conn, repo_id))
+    return _affecting(ancestry.lineage(full_sha), ranges)
+
+
+def _lineage_inputs(conn: Connection, repo_id: int) -> tuple[tuple[Ancestry, dict[tuple[str, int], list[GitEvent]]], int]:
+    ancestry, ranges = Ancestry(stored_revisions(conn, repo_id)), _live_ranges(conn, repo_id)
+    return (ancestry, ranges), ancestry.size + sum(len(events) for events in ranges.values())
+
+
+def _live_ranges(conn: Connection, repo_id: int) -> dict[tuple[str, int], list[GitEvent]]:
     rows = conn.execute(
         sa.select(ADVISORY_EVENTS)
         .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
@@ -111,4 +104,10 @@ def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     ranges: dict[tuple[str, int], list[GitEvent]] = defaultdict(list)
     for r in rows:
         ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
+    return ranges
+
+
+def _affecting(line: Lineage | None, ranges: dict[tuple[str, int], list[GitEvent]]) -> list[str]:
+    if line is None:
+        return []
     return sorted({adv_id for (adv_id, _), events in ranges.items() if range_affects(events, line)})

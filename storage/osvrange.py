@@ -13,6 +13,7 @@ from hubwatch.advisories.gitrange import EVENT_KINDS, GitEvent, Lineage, affects
 
 __all__ = [
     "EVENT_KINDS",
+    "Ancestry",
     "GitEvent",
     "Lineage",
     "StoredRevision",
@@ -37,24 +38,35 @@ def lineage(revisions: Sequence[StoredRevision], pin: str) -> Lineage | None:
     When a revision has no recorded parent but is not the first one, the latest stored
     revision at the position before it stands in as its parent (linear history).
     """
-    by_sha = {r.sha: r for r in revisions}
-    current = by_sha.get(pin)
-    if current is None:
-        return None
-    by_position: dict[int, StoredRevision] = {}
-    for r in sorted(revisions, key=lambda r: (r.position, r.id)):
-        by_position[r.position] = r
-    chain = [current.sha]
-    seen = {current.sha}
-    while True:
-        nxt: StoredRevision | None
-        if current.parent is not None:
-            nxt = by_sha.get(current.parent)
-        else:
-            nxt = by_position.get(current.position - 1) if current.position > 0 else None
-        if nxt is None or nxt.sha in seen:
-            break
-        chain.append(nxt.sha)
-        seen.add(nxt.sha)
-        current = nxt
-    return Lineage(tuple(reversed(chain)))
+    return Ancestry(revisions).lineage(pin)
+
+
+class Ancestry:
+    """`lineage` of any pin over one set of stored revisions, their links read once."""
+
+    def __init__(self, revisions: Sequence[StoredRevision]) -> None:
+        self._by_sha = {r.sha: r for r in revisions}
+        self._by_position: dict[int, StoredRevision] = {}
+        for r in sorted(revisions, key=lambda r: (r.position, r.id)):
+            self._by_position[r.position] = r
+        self.size = len(revisions)
+
+    def lineage(self, pin: str) -> Lineage | None:
+        by_sha, by_position = self._by_sha, self._by_position
+        current = by_sha.get(pin)
+        if current is None:
+            return None
+        chain = [current.sha]
+        seen = {current.sha}
+        while True:
+            nxt: StoredRevision | None
+            if current.parent is not None:
+                nxt = by_sha.get(current.parent)
+            else:
+                nxt = by_position.get(current.position - 1) if current.position > 0 else None
+            if nxt is None or nxt.sha in seen:
+                break
+            chain.append(nxt.sha)
+            seen.add(nxt.sha)
+            current = nxt
+        return Lineage(tuple(reversed(chain)))

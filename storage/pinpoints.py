@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.advisories import records_by_id
-from hubwatch.storage.osvmatch import held_from, linear_now
+from hubwatch.storage.heldindex import linear_line
+from hubwatch.storage.osvmatch import linear_now
 from hubwatch.storage.summaries import repo_summary
-from hubwatch.storage.tables import REVISIONS
 from sqlalchemy.engine import Connection
 
 __all__ = ["MAX_CLEAN_STEPS", "WHOLE_LINE_UP_TO", "PinPoints", "pin_points"]
@@ -57,50 +56,34 @@ def pin_points(
     if summary is None or summary.revisions <= WHOLE_LINE_UP_TO or not linear_now(conn, summary.repo_id):
         return None
     repo_id = summary.repo_id
-    at = _position_of(conn, repo_id, full_sha)
-    head = _position_of(conn, repo_id, summary.head_sha) if summary.head_sha is not None else None
+    line = linear_line(conn, repo_id)  # positions and the interval index, kept per history version
+    at = line.positions.get(full_sha)
+    head = line.positions.get(summary.head_sha) if summary.head_sha is not None else None
     if head is None:  # no recorded head stored: the main line ends at the newest position (`revision_shas`)
-        head = conn.execute(
-            sa.select(sa.func.max(REVISIONS.c.position)).where(REVISIONS.c.repo_id == repo_id)
-        ).scalar_one_or_none()
+        head = len(line.shas) - 1 if line.shas else None
     if head is None:
         return PinPoints(False, None, (), None, frozenset())
-    dropped = at is not None and at > int(head)
-    top = at if at is not None and dropped else int(head)  # a dropped pin: its own line
-    newest = _sha_at(conn, repo_id, top)
+    dropped = at is not None and at > head
+    top = at if at is not None and dropped else head  # a dropped pin: its own line
+    newest = line.sha_at(top)
     if at is None:
         return PinPoints(False, newest, (), None, frozenset())
     pin = at
-    held_here = held_from(conn, repo_id, pin)
+    held_here = line.held.held(pin)
     here = tuple(records_by_id(conn, sorted(held_here)))
     if not here:
         return PinPoints(True, newest, here, None, frozenset(), dropped)
     records = {r.id: r for r in here}
     look = top
     for _ in range(MAX_CLEAN_STEPS):
-        held = held_here if look == pin else held_from(conn, repo_id, look)
+        held = held_here if look == pin else line.held.held(look)
         missing = [i for i in held if i not in records]
         records.update((r.id, r) for r in records_by_id(conn, sorted(missing)))
         starts = [start for i, start in held.items() if i in records and open_hazard(records[i])]
         if not starts:
-            return PinPoints(True, newest, here, _sha_at(conn, repo_id, look), frozenset(held) & {r.id for r in here},
+            return PinPoints(True, newest, here, line.sha_at(look), frozenset(held) & {r.id for r in here},
                              dropped)
         look = min(starts) - 1
         if look < 0:
             return PinPoints(True, newest, here, None, frozenset(), dropped)
     return None
-
-
-def _position_of(conn: Connection, repo_id: int, sha: str) -> int | None:
-    """The position of the stored revision `sha` (None: not stored)."""
-    found = conn.execute(
-        sa.select(REVISIONS.c.position).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha)
-    ).scalar_one_or_none()
-    return None if found is None else int(found)
-
-
-def _sha_at(conn: Connection, repo_id: int, position: int) -> str | None:
-    """The sha at `position` of a linear history (one revision per position)."""
-    return conn.execute(
-        sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.position == position)
-    ).scalar_one_or_none()

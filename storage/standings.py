@@ -9,12 +9,15 @@ advisory (`hubwatch.advisories.standing.standing`); both give the same Standing.
 
 from __future__ import annotations
 
-from hubwatch.advisories.standing import Standing, advisory_direction, standing, standing_of
+from hubwatch.advisories.standing import (
+    LineFacts, Standing, advisory_direction, line_facts, standing, standing_of, standing_on,
+)
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId
 from hubwatch.storage.advisories import list_advisories
 from hubwatch.storage.lookup import resolve_sha, revision_shas
 from hubwatch.storage.pinpoints import pin_points
 from hubwatch.storage.repos import find_repo
+from hubwatch.storage.versioned import RECORD_UNITS, per_version
 from sqlalchemy.engine import Connection
 
 __all__ = ["pin_standing", "whole_line_standing"]
@@ -47,10 +50,26 @@ def whole_line_standing(
     conn: Connection, repo: RepoId, commit: str, own_line: bool, ignored: frozenset[str] = frozenset()
 ) -> Standing | None:
     """`pin_standing` from the repo's whole main line and every advisory (any history shape); with
-    `own_line`, a stored `commit` off the main line is read along its own ancestors."""
+    `own_line`, a stored `commit` off the main line is read along its own ancestors.
+
+    The main line's facts (`line_facts`: every advisory placed along it) are made once per history
+    version (`storage.versioned`), so every later pin of the line is answered without reading the
+    line or decoding a record again; a pin off it is read whole each time (a rare page)."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    facts = per_version(conn, repo_id, "main line", lambda: _main_line(conn, repo))
+    if facts is None:
+        return None
+    if own_line and commit not in facts.at:
+        line = revision_shas(conn, repo, tip=commit) or list(facts.shas)
+        return standing(line, list_advisories(conn, repo, None), commit, ignored)
+    return standing_on(facts, commit, ignored)
+
+
+def _main_line(conn: Connection, repo: RepoId) -> tuple[LineFacts | None, int]:
     line = revision_shas(conn, repo)
     if line is None:
-        return None
-    if own_line and commit not in line:
-        line = revision_shas(conn, repo, tip=commit) or line
-    return standing(line, list_advisories(conn, repo, None), commit, ignored)
+        return None, 1
+    records = list_advisories(conn, repo, None)
+    return line_facts(line, records), len(line) + RECORD_UNITS * len(records)

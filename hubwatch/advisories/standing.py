@@ -15,8 +15,8 @@ from hubwatch.advisories.advise_match import direction_of
 from hubwatch.advisories.gitrange import GitEvent, affected_mask, git_events
 from hubwatch.domain.records import AdvisoryRecord, Direction, Severity
 
-__all__ = ["Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "standing", "standing_of",
-           "template_diffs"]
+__all__ = ["LineFacts", "Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "line_facts", "standing",
+           "standing_of", "standing_on", "template_diffs"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,30 @@ class Standing:
         }
 
 
+@dataclass(frozen=True)
+class LineFacts:
+    """What `standing` derives from a main line and its advisories before it looks at a pin: made
+    once, it answers every pin of that line (`standing_on`) without placing the events again."""
+
+    shas: tuple[str, ...]  # the line, oldest → newest, lowercased
+    at: Mapping[str, int]  # each sha's last index on the line
+    live: tuple[AdvisoryRecord, ...]  # the advisories not withdrawn
+    along: Mapping[str, int]  # per live record: the pins along the line it affects (bit i: shas[i])
+    direction: Mapping[str, Direction]  # per live record: update or hazard
+
+
+def line_facts(revisions: Sequence[str], advisories: Sequence[AdvisoryRecord]) -> LineFacts:
+    """The facts of the line `revisions` (oldest → newest) under `advisories`."""
+    shas = tuple(s.lower() for s in revisions)
+    at = {sha: i for i, sha in enumerate(shas)}  # the last index of each
+    live = tuple(a for a in advisories if a.withdrawn is None)
+    first: dict[str, int] = {}
+    for i, sha in enumerate(shas):
+        first.setdefault(sha, i)
+    along = {a.id: _affected(a, first, len(shas)) for a in live}
+    return LineFacts(shas, at, live, along, {a.id: advisory_direction(a) for a in live})
+
+
 def standing(
     revisions: Sequence[str],
     advisories: Sequence[AdvisoryRecord],
@@ -91,26 +115,26 @@ def standing(
     ignored: frozenset[str] = frozenset(),
 ) -> Standing:
     """The standing of a pin at `commit` (a full sha) along `revisions` (oldest → newest)."""
+    return standing_on(line_facts(revisions, advisories), commit, ignored)
+
+
+def standing_on(facts: LineFacts, commit: str, ignored: frozenset[str] = frozenset()) -> Standing:
+    """`standing` of a pin at `commit` on the line `facts` were made from."""
     pin = commit.strip().lower()
-    shas = [s.lower() for s in revisions]
+    shas = facts.shas
     newest = shas[-1] if shas else None
-    if pin not in shas:
+    at = facts.at.get(pin)
+    if at is None:
         return Standing(pin, False, (), (), (), None, (), (), newest)
-    at = len(shas) - 1 - shas[::-1].index(pin)
-    live = [a for a in advisories if a.withdrawn is None]
-    first: dict[str, int] = {}
-    for i, sha in enumerate(shas):
-        first.setdefault(sha, i)
-    along = {a.id: _affected(a, first, len(shas)) for a in live}  # bit i: affects a pin at shas[i]
+    live, along, direction = facts.live, facts.along, facts.direction
     here = [a for a in live if along[a.id] >> at & 1]
-    direction = {a.id: advisory_direction(a) for a in live}
     lacks = _ordered(a for a in here if direction[a.id] is Direction.UPDATE)
     carries = _ordered(a for a in here if direction[a.id] is Direction.HAZARD)
     acknowledged = tuple(sorted(a.id for a in here if a.id in ignored))
-    hazards = [a for a in live if direction[a.id] is Direction.HAZARD and a.id not in ignored]
     open_at = 0
-    for a in hazards:
-        open_at |= along[a.id]
+    for a in live:
+        if direction[a.id] is Direction.HAZARD and a.id not in ignored:
+            open_at |= along[a.id]
     clean = ~open_at & ((1 << len(shas)) - 1)
     target = clean.bit_length() - 1 if clean else None
     if target is None or target == at or not here:  # nothing better, or nothing to move for

@@ -204,17 +204,18 @@ def test_every_range_of_one_or_two_events_is_stretched_exactly() -> None:
 
 def test_the_kept_indexes_stay_within_their_budget(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Indexes of more repos than the budget holds: the least recently used go, the answers stay right."""
-    import hubwatch.storage.heldindex as heldindex
+    import hubwatch.storage.versioned as versioned
 
-    monkeypatch.setattr(heldindex, "MAX_STRETCHES", 15)
+    monkeypatch.setattr(versioned, "MAX_UNITS", 45)
     repos = [RepoId("budget", f"b{n}") for n in range(4)]
-    lines = {repo: _linear_repo(store, repo, 10) for repo in repos}  # 10 stretches each
+    lines = {repo: _linear_repo(store, repo, 10) for repo in repos}  # 10 revisions and 10 stretches each
     for _ in range(2):
         for repo, shas in lines.items():
             with store.engine.connect() as conn:
                 repo_id = find_repo(conn, repo)
                 assert repo_id is not None
                 assert affecting_ids(conn, repo_id, shas[7]) == ids_by_lineage(conn, repo_id, shas[7])
-            kept = heldindex._cache[store.engine]
-            assert sum(index.size for index in kept.values()) <= 15 or len(kept) == 1
-            assert next(reversed(kept))[0] == repo_id  # the one just asked is kept
+            kept = versioned._kept[store.engine]
+            assert versioned.kept_units(store.engine) <= 45
+            assert len(kept) < 2 * len(repos)  # some were dropped
+            assert next(reversed(kept))[:2] == ("linear line", repo_id)  # the one just asked is kept
