@@ -21,7 +21,7 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, repo_match
 from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, ADVISORY_KEYS, REPOS, REVISIONS
-from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable
+from hubwatch.storage.validate import as_prefix, check_json, clean_text, is_storable, prefix_match
 from sqlalchemy.engine import Connection
 
 __all__ = [
@@ -356,7 +356,7 @@ def _holders(conn: Connection, sha: str) -> list[tuple[int, RepoId]]:
     prefix = as_prefix(sha)
     if prefix is None:
         return []
-    cond = REVISIONS.c.sha == prefix if len(prefix) == 40 else REVISIONS.c.sha.like(prefix + "%")
+    cond = prefix_match(REVISIONS.c.sha, prefix)
     holders = conn.execute(
         sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)
         .distinct()

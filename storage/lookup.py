@@ -8,7 +8,7 @@ from hubwatch.domain.records import RepoId
 from hubwatch.storage.osvrange import StoredRevision, lineage
 from hubwatch.storage.repos import repo_match
 from hubwatch.storage.tables import REPOS, REVISIONS
-from hubwatch.storage.validate import as_prefix
+from hubwatch.storage.validate import as_prefix, prefix_match
 from sqlalchemy.engine import Connection
 
 __all__ = ["resolve_sha", "revision_shas", "stored_revisions"]
@@ -20,12 +20,7 @@ def resolve_sha(conn: Connection, repo_id: int, sha: str) -> str | None:
     prefix = as_prefix(sha)
     if prefix is None:
         return None
-    query = sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)
-    if len(prefix) == 40:
-        query = query.where(REVISIONS.c.sha == prefix)
-    else:
-        # Hex only (checked above), so no LIKE wildcard can be smuggled in.
-        query = query.where(REVISIONS.c.sha.like(prefix + "%"))
+    query = sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, prefix_match(REVISIONS.c.sha, prefix))
     found = list(conn.execute(query.limit(5)).scalars())
     if len(found) > 1:
         raise AmbiguousRevision(

@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RevisionRecord, Severity, is_commit_sha
@@ -98,3 +99,11 @@ def as_prefix(sha: object) -> str | None:
     """
     text = sha.lower() if isinstance(sha, str) else ""  # matched in full: "abc1234\n" is no prefix
     return text if MIN_PREFIX <= len(text) <= 40 and _HEX.fullmatch(text) else None
+
+
+def prefix_match(column: Any, prefix: str) -> Any:
+    """The condition that `column` (full lowercase shas) starts with the hex `prefix` (`as_prefix`):
+    equality for a full sha, else a range [prefix, prefix + "g") that a b-tree index on the column
+    answers ("g" sorts after every hex digit, so only shas that start so lie in it), where `LIKE
+    'abc%'` scans every row on SQLite and on PostgreSQL outside the C collation."""
+    return column == prefix if len(prefix) == 40 else sa.and_(column >= prefix, column < prefix + "g")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 import sqlalchemy as sa
 from hubwatch.storage import AmbiguousRevision, InvalidRecord, Store
-from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, Severity
+from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from storage_helpers import T0, advisory, change, rev, sha
 
 REPO = RepoId("meta-llama", "Llama-2-7b-hf")
@@ -261,3 +261,29 @@ def test_hostile_text_is_stored_not_refused(store: Store) -> None:
     assert entry.changes[0].detail == c.detail  # JSON keeps the exact text
     assert store.snapshot_files(REPO, sha("a"))[1] == {"eos\ufffdtoken\ufffd": b"\x00"}
     assert store.watched() == [] and store.repo_state(REPO).last_error == "eos\ufffdtoken\ufffd"  # type: ignore[union-attr]
+
+
+def test_a_prefix_finds_exactly_the_revisions_that_start_with_it(store: Store) -> None:
+    """Prefix lookups (a range on the sha index, not LIKE) find what `startswith` finds: one, several
+    (ambiguous) or none, at the ends of the hex range too."""
+    import random
+
+    rng = random.Random(7)
+    repo = RepoId("prefix", "lookup")
+    shas = [f"{rng.getrandbits(160):040x}" for _ in range(150)] + ["f" * 40, "0" * 40, "f" * 7 + "0" * 33]
+    parent = None
+    for i, full in enumerate(shas):
+        assert store.save_revision(repo, RevisionRecord(full, parent, T0 + timedelta(hours=i), f"c{i}"), [], {}, [],
+                                   None, [])
+        parent = full
+    prefixes = [s[:n] for s in shas[::7] for n in (7, 9, 40)] + ["fffffff", "0000000", "ffffffff", "abcdef0"]
+    prefixes += [f"{rng.getrandbits(28):07x}" for _ in range(40)]
+    for prefix in prefixes:
+        matching = [s for s in shas if s.startswith(prefix)]
+        if len(matching) > 1:
+            with pytest.raises(AmbiguousRevision):
+                store.revision(repo, prefix)
+        else:
+            found = store.revision(repo, prefix)
+            assert (found.revision.sha if found else None) == (matching[0] if matching else None), prefix
+        assert store.repos_holding(prefix) == ([repo] if matching else []), prefix
