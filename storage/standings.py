@@ -20,7 +20,7 @@ from hubwatch.storage.repos import find_repo
 from hubwatch.storage.versioned import RECORD_UNITS, per_version
 from sqlalchemy.engine import Connection
 
-__all__ = ["pin_standing", "whole_line_standing"]
+__all__ = ["pin_standing"]
 
 
 def pin_standing(
@@ -43,10 +43,10 @@ def pin_standing(
     if points is not None and not (main_line_only and points.dropped):
         return standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
                            held_at_clean=points.held_at_clean, ignored=ignored)
-    return whole_line_standing(conn, repo, commit, full is not None and not main_line_only, ignored)
+    return _whole_line(conn, repo, commit, full is not None and not main_line_only, ignored)
 
 
-def whole_line_standing(
+def _whole_line(
     conn: Connection, repo: RepoId, commit: str, own_line: bool, ignored: frozenset[str] = frozenset()
 ) -> Standing | None:
     """`pin_standing` from the repo's whole main line and every advisory (any history shape); with

@@ -19,6 +19,7 @@ from weakref import WeakKeyDictionary
 
 from hubwatch.advisories.standing import Standing
 from hubwatch.domain.records import RepoId
+from hubwatch.feeds.builders.standing import load_standing
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
@@ -56,6 +57,6 @@ def per_version(store: "Store", summary: "RepoSummary | None", key: Hashable, co
 
 
 def head_standing(store: "Store", repo: RepoId, sha: str, summary: "RepoSummary | None" = None) -> Standing | None:
-    """`store.standing(repo, sha)`, reused while the repo's history version has not moved."""
+    """`load_standing(store, repo, sha)`, reused while the repo's history version has not moved."""
     summary = summary if summary is not None else store.summary(repo)
-    return per_version(store, summary, ("standing", sha.lower()), lambda: store.standing(repo, sha))
+    return per_version(store, summary, ("standing", sha.lower()), lambda: load_standing(store, repo, sha))

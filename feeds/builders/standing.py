@@ -8,16 +8,36 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hubwatch.advisories.gitrange import git_events
-from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, standing, standing_of
+from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, standing
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId, Severity
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["Relation", "pin_headline", "relation", "relations"]
+__all__ = ["Relation", "load_standing", "pin_headline", "relation", "relations", "whole_line_standing"]
 
 # One piece of a relation: text, or a revision (a full sha; "" for none) the page links.
 Piece = tuple[str, str]
+
+
+def load_standing(store: "Store", repo: RepoId, sha: str, ignored: Iterable[str] = ()) -> Standing | None:
+    """The standing of a pin at `sha` (full or a unique prefix), as every page shows it: `Store.standing`
+    (the events index on a linear history, what is kept per history version otherwise); None when the
+    repo is not stored. A stored revision a force-push dropped is read along its own ancestors."""
+    return store.standing(repo, sha, ignored)
+
+
+def whole_line_standing(
+    store: "Store", repo: RepoId, commit: str, stored: bool, ignored: frozenset[str] = frozenset()
+) -> Standing | None:
+    """`load_standing` from the repo's whole main line and every advisory, read again (any history
+    shape; nothing kept): the reference the store's answer is tested against."""
+    line = store.revision_shas(repo)
+    if line is None:
+        return None
+    if stored and commit not in line:
+        line = store.revision_shas(repo, tip=commit) or line
+    return standing(line, store.advisories(repo), commit, ignored)
 
 
 def _plural(n: int, word: str) -> str:

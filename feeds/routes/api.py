@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Query, Response
 
+from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
@@ -89,7 +90,7 @@ def revision_standing(
     """What a pin at `sha` lacks and carries, and the revision to move to (`?ignore=ID`, repeatable,
     acknowledges an advisory). An unknown commit is `known: false`; an unknown repo a 404."""
     repo = repo_from_path(org, name)
-    result = ctx.store.standing(repo, sha, ignore or ())
+    result = load_standing(ctx.store, repo, sha, ignore or ())
     if result is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
     return result.to_json()

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query
 
 from hubwatch.feeds.builders.badges import model_badge, pin_badge
+from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.routes.common import parse_severity, require_known
@@ -26,7 +27,7 @@ def revision_badge(
     """The pin's standing as a badge ("2 hazards", "lacks 3 updates", "up to date", "unknown revision")."""
     repo = repo_from_path(org, name)
     severity = parse_severity(min_severity) or Severity.LOW
-    result = ctx.store.standing(repo, sha, ignore or ())
+    result = load_standing(ctx.store, repo, sha, ignore or ())
     if result is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
     return pin_badge(result, severity)

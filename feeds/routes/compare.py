@@ -28,7 +28,7 @@ from hubwatch.feeds.builders.compare import (
     stored_snapshot,
     template_texts,
 )
-from hubwatch.feeds.builders.standing import relations
+from hubwatch.feeds.builders.standing import load_standing, relations
 from hubwatch.feeds.builders.views import estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
@@ -64,9 +64,9 @@ def _snapshot(ctx: AppContext, repo: RepoId, sha: str) -> "Snapshot":
 
 
 def _standings(ctx: AppContext, repo: RepoId, base: str, head: str) -> tuple[Standing, Standing]:
-    """The standing of a pin at `base` and at `head` (two stored full shas), each as `Store.standing`
+    """The standing of a pin at `base` and at `head` (two stored full shas), each as `load_standing`
     finds it (from the events index on a linear history)."""
-    at_base, at_head = ctx.store.standing(repo, base), ctx.store.standing(repo, head)
+    at_base, at_head = load_standing(ctx.store, repo, base), load_standing(ctx.store, repo, head)
     assert at_base is not None and at_head is not None  # both are stored revisions of the repo
     return at_base, at_head
 

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.head_cache import head_standing, per_version
-from hubwatch.feeds.builders.standing import pin_headline, relations
+from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
 from hubwatch.feeds.builders.plots import Series, line_chart
 from hubwatch.feeds.builders.views import EstimateView, HistoryEntryLike, chart_view, estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from_path
@@ -201,7 +201,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         raise not_found(f"{repo} has no stored revision {sha!r}")
     shown = entry.revision.sha
     raised = [a for a in (ctx.store.advisory(i) for i in entry.advisory_ids) if a is not None]
-    result = ctx.store.standing(repo, shown)
+    result = load_standing(ctx.store, repo, shown)
     assert result is not None  # the repo holds this revision
     hits = [a.id for a in result.lacks + result.carries]
     context: dict[str, Any] = {

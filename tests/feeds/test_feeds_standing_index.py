@@ -30,8 +30,8 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
 from hubwatch.advisories.standing import Standing
 from hubwatch.pincheck.pincheck import StoreSource
+from hubwatch.feeds.builders.standing import load_standing, whole_line_standing
 from hubwatch.storage import Store
-from hubwatch.storage.standings import whole_line_standing
 
 T0 = datetime(2024, 1, 1, 12, tzinfo=UTC)
 _names = itertools.count()
@@ -54,14 +54,14 @@ def osv(repo: RepoId, adv_id: str, ranges: list[list[dict[str, str]]], direction
 
 def whole_line(store: Store, repo: RepoId, pin: str, own_line: bool, ignored: frozenset[str] = frozenset()
                ) -> Standing | None:
-    with store.engine.connect() as conn:
-        return whole_line_standing(conn, repo, pin, own_line, ignored)
+    """The standing read off the whole line again, nothing kept (the reference)."""
+    return whole_line_standing(store, repo, pin, own_line, ignored)
 
 
 def assert_same_standing(store: Store, repo: RepoId, pins: list[str], ignored: frozenset[str]) -> None:
     for pin in pins:
         stored = store.revision(repo, pin) is not None
-        assert store.standing(repo, pin, ignored) == whole_line(store, repo, pin, stored, ignored), pin
+        assert load_standing(store, repo, pin, ignored) == whole_line(store, repo, pin, stored, ignored), pin
         assert store.standing(repo, pin, ignored, main_line_only=True) == whole_line(store, repo, pin, False, ignored), pin
 
 
