@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 import sqlalchemy as sa
-from hubwatch.storage.heldindex import held_index, linear_line
+from hubwatch.storage.heldindex import HeldIndex, held_index, linear_line, stretches
 from hubwatch.storage.lookup import stored_revisions
 from hubwatch.storage.osvrange import Ancestry, GitEvent, Lineage, lineage, range_affects
 from hubwatch.storage.versioned import per_version
@@ -84,15 +84,85 @@ def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
 
 
 def _ids_on_any_history(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
-    """`ids_by_lineage` with the stored links and the live ranges read once per history version
-    (`storage.versioned`): a pin's answer is then its walk back and the range checks, no read."""
-    ancestry, ranges = per_version(conn, repo_id, "lineage", lambda: _lineage_inputs(conn, repo_id))
+    """`ids_by_lineage` from what is kept per history version (`storage.versioned`), nothing read:
+    the history's lines with an interval index each (`_Lines`), or, where the links loop or the
+    lines would be too long together, the links and live ranges for a walk back and range checks."""
+    lines, ancestry, ranges = per_version(conn, repo_id, "lineage", lambda: _lineage_inputs(conn, repo_id))
+    if lines is not None:
+        return lines.affecting(full_sha)
     return _affecting(ancestry.lineage(full_sha), ranges)
 
 
-def _lineage_inputs(conn: Connection, repo_id: int) -> tuple[tuple[Ancestry, dict[tuple[str, int], list[GitEvent]]], int]:
+class _Lines:
+    """A history of several lines (a force-push started a new one from an older commit) as a pin's
+    answer needs it: each tip's line, root to tip, with the interval index of the ranges placed
+    along it, and for each revision a line it lies on and its index there. On links without loops a
+    revision's ancestry is the start of every line through it, so its answer is a stabbing query
+    of that line's index (what `range_affects` says over its ancestry)."""
+
+    def __init__(self, lines: list[tuple[str, ...]], ranges: dict[tuple[str, int], list[GitEvent]]) -> None:
+        self._where: dict[str, tuple[int, int]] = {}
+        self._held: list[HeldIndex] = []
+        for number, line in enumerate(lines):
+            index = {sha: i for i, sha in enumerate(line)}
+            for sha, i in index.items():
+                self._where.setdefault(sha, (number, i))
+            self._held.append(HeldIndex([
+                (lo, hi, adv_id, start)
+                for (adv_id, _), events in ranges.items()
+                for lo, hi, start in stretches([(e, None if e.value == "0" else index.get(e.value)) for e in events])
+            ]))
+        self.size = sum(len(line) for line in lines) + sum(held.size for held in self._held)
+
+    def affecting(self, sha: str) -> list[str]:
+        found = self._where.get(sha)
+        if found is None:
+            return []
+        number, at = found
+        return sorted(self._held[number].held(at))
+
+
+MAX_LINES_FACTOR = 8  # the lines together at most this many times the stored revisions, or the walk answers
+
+
+def _lineage_inputs(
+    conn: Connection, repo_id: int
+) -> tuple[tuple[_Lines | None, Ancestry, dict[tuple[str, int], list[GitEvent]]], int]:
     ancestry, ranges = Ancestry(stored_revisions(conn, repo_id)), _live_ranges(conn, repo_id)
-    return (ancestry, ranges), ancestry.size + sum(len(events) for events in ranges.values())
+    lines = _lines_of(ancestry, ranges)
+    size = ancestry.size + sum(len(events) for events in ranges.values()) + (0 if lines is None else lines.size)
+    return (lines, ancestry, ranges), size
+
+
+def _lines_of(ancestry: Ancestry, ranges: dict[tuple[str, int], list[GitEvent]]) -> _Lines | None:
+    """The history's lines (one per tip: a revision no other one leads to), or None when the links
+    loop (a revision's ancestry is then not the start of a line through it) or the lines would hold
+    more than MAX_LINES_FACTOR times the revisions."""
+    shas = ancestry.shas
+    parent = {sha: ancestry.parent_of(sha) for sha in shas}
+    state: dict[str, int] = {}  # 1: on the walk now, 2: done (its ancestry ends without a loop)
+    for start in shas:
+        walk = []
+        sha: str | None = start
+        while sha is not None and sha not in state:
+            state[sha] = 1
+            walk.append(sha)
+            sha = parent[sha]
+        if sha is not None and state[sha] == 1:
+            return None  # a loop
+        for done in walk:
+            state[done] = 2
+    led_to = {p for p in parent.values() if p is not None}
+    lines: list[tuple[str, ...]] = []
+    total = 0
+    for tip in (sha for sha in shas if sha not in led_to):
+        line = ancestry.lineage(tip)
+        assert line is not None
+        total += len(line.shas)
+        if total > MAX_LINES_FACTOR * max(1, len(shas)):
+            return None
+        lines.append(line.shas)
+    return _Lines(lines, ranges)
 
 
 def _live_ranges(conn: Connection, repo_id: int) -> dict[tuple[str, int], list[GitEvent]]:

@@ -51,22 +51,28 @@ class Ancestry:
             self._by_position[r.position] = r
         self.size = len(revisions)
 
+    @property
+    def shas(self) -> list[str]:
+        return list(self._by_sha)
+
+    def parent_of(self, sha: str) -> str | None:
+        """The stored revision the walk goes to from `sha` (its parent, or the one stood in for it)."""
+        current = self._by_sha[sha]
+        if current.parent is not None:
+            nxt = self._by_sha.get(current.parent)
+        else:
+            nxt = self._by_position.get(current.position - 1) if current.position > 0 else None
+        return None if nxt is None else nxt.sha
+
     def lineage(self, pin: str) -> Lineage | None:
-        by_sha, by_position = self._by_sha, self._by_position
-        current = by_sha.get(pin)
-        if current is None:
+        if pin not in self._by_sha:
             return None
-        chain = [current.sha]
-        seen = {current.sha}
+        chain = [pin]
+        seen = {pin}
         while True:
-            nxt: StoredRevision | None
-            if current.parent is not None:
-                nxt = by_sha.get(current.parent)
-            else:
-                nxt = by_position.get(current.position - 1) if current.position > 0 else None
-            if nxt is None or nxt.sha in seen:
+            nxt = self.parent_of(chain[-1])
+            if nxt is None or nxt in seen:
                 break
-            chain.append(nxt.sha)
-            seen.add(nxt.sha)
-            current = nxt
+            chain.append(nxt)
+            seen.add(nxt)
         return Lineage(tuple(reversed(chain)))

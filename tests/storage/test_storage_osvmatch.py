@@ -98,6 +98,35 @@ def test_any_history_answers_as_the_lineage_walk(
     _check_repo(store, repo)
 
 
+# Shapes the lines of a non-linear history must answer as the walk does: (label, parent label) in
+# the order stored. A force-push from an older commit (two lines), two of them, links in a loop (a
+# revision's ancestry is then not the start of a line through it: the walk answers), a loop with a
+# tail, revisions arriving before their parents.
+_SHAPES = {
+    "forked": [("a", None), ("b", "a"), ("c", "b"), ("d", "c"), ("e", "b"), ("f", "e")],
+    "forked twice": [("a", None), ("b", "a"), ("c", "b"), ("d", "a"), ("e", "d"), ("f", "c"), ("g", "e")],
+    "loop": [("a", "c"), ("b", "a"), ("c", "b")],
+    "loop with a tail": [("a", None), ("b", "d"), ("c", "b"), ("d", "c"), ("e", "c"), ("f", "a")],
+    "parents later": [("c", "b"), ("b", "a"), ("a", None), ("d", "c"), ("e", "b")],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+def test_each_shape_answers_as_the_lineage_walk(store: Store, shape: str) -> None:
+    repo = RepoId("shape", shape.replace(" ", "-"))
+    labels = [label for label, _ in _SHAPES[shape]]
+    for i, (label, parent) in enumerate(_SHAPES[shape]):
+        name, up = f"{repo.name}-{label}", f"{repo.name}-{parent}" if parent else None
+        later = labels[(i + 2) % len(labels)]
+        raised = [AdvisoryRecord(f"x_S-{name}", repo, sha(name), _osv(repo, f"x_S-{name}", [[
+            {"introduced": sha(name)}, {"fixed": sha(f"{repo.name}-{later}")}]]), T0, None)]
+        if i == 0:  # and an update from the start, fixed at the last revision stored
+            raised.append(AdvisoryRecord(f"x_U-{name}", repo, sha(name), _osv(repo, f"x_U-{name}", [[
+                {"introduced": "0"}, {"fixed": sha(f"{repo.name}-{labels[-1]}")}]]), T0, None))
+        assert store.save_revision(repo, rev(name, up, day=i), [], {}, [], None, raised)
+    assert _check_repo(store, repo) == [False]
+
+
 def _linear_repo(store: Store, repo: RepoId, depth: int) -> list[str]:
     """`depth` revisions in a line; at every revision an advisory introduced there, fixed 5 later."""
     labels = [f"{repo.name}-{i}" for i in range(depth)]
