@@ -12,8 +12,9 @@ query costs O(n).
 
 from __future__ import annotations
 
-from collections import defaultdict
 from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Sequence
 
 import sqlalchemy as sa
 from hubwatch.storage.osvrange import GitEvent, affects_at
@@ -21,7 +22,7 @@ from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
 from hubwatch.storage.versioned import per_version
 from sqlalchemy.engine import Connection
 
-__all__ = ["HeldIndex", "LinearLine", "held_index", "linear_line", "stretches"]
+__all__ = ["HeldIndex", "LineIndex", "Ranges", "linear_line", "live_ranges", "stretches"]
 
 OPEN = 1 << 62  # the end of a stretch that lasts to the end of the line
 
@@ -98,8 +99,8 @@ class HeldIndex:
         self.size = len(self._items)
 
     def held(self, pin: int) -> dict[str, int]:
-        """`osvmatch.held_from` at position `pin`: each advisory holding it, with the least start
-        of its ranges that do."""
+        """The advisories holding the pin at `pin`, each with the least start of its ranges that do
+        (the position from which that range holds every pin up to this one)."""
         out: dict[str, int] = {}
         end = bisect_right(self._los, pin)  # the stretches from the first `end` start at or before the pin
         tree, size, items = self._tree, self._size, self._items
@@ -118,54 +119,48 @@ class HeldIndex:
         return out
 
 
-class LinearLine:
-    """A linear history as reads use it: the sha at each position, each sha's position, and the
-    interval index of its advisory ranges (`HeldIndex`)."""
+Ranges = dict[tuple[str, int], list[GitEvent]]  # (advisory id, range index) → its events
 
-    def __init__(self, shas: list[str], held: HeldIndex) -> None:
-        self.shas = shas
-        self.positions = {sha: i for i, sha in enumerate(shas)}
-        self.held = held
-        self.size = len(shas) + held.size
+
+class LineIndex:
+    """One line of stored revisions (oldest first) as reads use it: the sha at each index, each
+    sha's index, and the interval index (`HeldIndex`) of the advisory ranges placed along it."""
+
+    def __init__(self, shas: Sequence[str], ranges: Ranges) -> None:
+        self.shas = tuple(shas)
+        self.positions = {sha: i for i, sha in enumerate(self.shas)}
+        place = self.positions.get  # "0" is no sha: not placed, as `stretches` expects
+        self.held = HeldIndex([(lo, hi, adv_id, start) for (adv_id, _), events in ranges.items()
+                               for lo, hi, start in stretches([(e, place(e.value)) for e in events])])
+        self.size = len(self.shas) + self.held.size
 
     def sha_at(self, position: int) -> str | None:
         return self.shas[position] if 0 <= position < len(self.shas) else None
 
 
-def linear_line(conn: Connection, repo_id: int) -> LinearLine:
-    """The repo's line and index at its history version now, read and built on the first ask of a
-    version (`storage.versioned`); only for a linear history (`osvmatch.linear_now`)."""
+def linear_line(conn: Connection, repo_id: int) -> LineIndex:
+    """A linear history's line (its revisions by position) and index at its history version now,
+    read and built on the first ask of a version (`storage.versioned`); only for a linear history
+    (`osvmatch.linear_now`), where a revision's position is its index on the line."""
     return per_version(conn, repo_id, "linear line", lambda: _line(conn, repo_id))
 
 
-def held_index(conn: Connection, repo_id: int) -> HeldIndex:
-    """The interval index of the repo's advisory ranges at its history version now (linear histories)."""
-    return linear_line(conn, repo_id).held
-
-
-def _line(conn: Connection, repo_id: int) -> tuple[LinearLine, int]:
+def _line(conn: Connection, repo_id: int) -> tuple[LineIndex, int]:
     rows = conn.execute(
-        sa.select(REVISIONS.c.position, REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id)
-        .order_by(REVISIONS.c.position)
+        sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id).order_by(REVISIONS.c.position)
     )
-    line = LinearLine([sha for _, sha in rows], _build(conn, repo_id))
+    line = LineIndex([sha for (sha,) in rows], live_ranges(conn, repo_id))
     return line, line.size
 
 
-def _build(conn: Connection, repo_id: int) -> HeldIndex:
-    at_rev = REVISIONS.alias("at_rev")
+def live_ranges(conn: Connection, repo_id: int) -> Ranges:
+    """The GIT ranges of the repo's live advisories, each with its events."""
     rows = conn.execute(
-        sa.select(ADVISORY_EVENTS.c.advisory_id, ADVISORY_EVENTS.c.range_index, ADVISORY_EVENTS.c.ordinal,
-                  ADVISORY_EVENTS.c.event, ADVISORY_EVENTS.c.value, at_rev.c.position)
-        .select_from(
-            ADVISORY_EVENTS.join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id).outerjoin(
-                at_rev, sa.and_(at_rev.c.repo_id == repo_id, at_rev.c.sha == ADVISORY_EVENTS.c.value)
-            )
-        )
+        sa.select(ADVISORY_EVENTS)
+        .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
         .where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None))
     )
-    ranges: dict[tuple[str, int], Placed] = defaultdict(list)
-    for adv_id, range_index, ordinal, event, value, position in rows:
-        ranges[(adv_id, range_index)].append((GitEvent(range_index, ordinal, event, value), position))
-    return HeldIndex([(lo, hi, adv_id, start) for (adv_id, _), placed in ranges.items()
-                      for lo, hi, start in stretches(placed)])
+    ranges: Ranges = defaultdict(list)
+    for r in rows:
+        ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
+    return ranges

@@ -11,17 +11,15 @@ against).
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import sqlalchemy as sa
-from hubwatch.storage.heldindex import HeldIndex, held_index, linear_line, stretches
+from hubwatch.storage.heldindex import LineIndex, Ranges, linear_line, live_ranges
 from hubwatch.storage.lookup import stored_revisions
-from hubwatch.storage.osvrange import Ancestry, GitEvent, Lineage, lineage, range_affects
+from hubwatch.storage.osvrange import Ancestry, Lineage, lineage, range_affects
 from hubwatch.storage.versioned import per_version
-from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
+from hubwatch.storage.tables import REVISIONS
 from sqlalchemy.engine import Connection
 
-__all__ = ["affecting_ids", "held_from", "ids_by_lineage", "is_linear", "linear_now"]
+__all__ = ["affecting_ids", "ids_by_lineage", "is_linear", "linear_now"]
 
 
 def is_linear(conn: Connection, repo_id: int) -> bool:
@@ -65,22 +63,10 @@ def affecting_ids(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     return [] if pin is None else sorted(line.held.held(pin))
 
 
-def held_from(conn: Connection, repo_id: int, pin: int) -> dict[str, int]:
-    """On a linear history (`linear_now`): the live advisories whose GIT ranges hold the revision at
-    position `pin`, each with the position from which one of those ranges holds every revision up
-    to the pin (its last `introduced` at or before the pin; 0 for "0"). A stabbing query of the
-    repo's interval index (`storage.heldindex`, built once per history version), whatever the depth.
-
-    Why every revision from there: the pin is held, so no `fixed` (and no `last_affected` before the
-    pin, nor a `limit` on its line) comes after that `introduced` up to the pin, and a revision in
-    between sees a prefix of the same events."""
-    return held_index(conn, repo_id).held(pin)
-
-
 def ids_by_lineage(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
     """The same answer by walking parent links over every stored revision and checking every
     live advisory of the repo (any history shape; the reference for `affecting_ids`)."""
-    return _affecting(lineage(stored_revisions(conn, repo_id), full_sha), _live_ranges(conn, repo_id))
+    return _affecting(lineage(stored_revisions(conn, repo_id), full_sha), live_ranges(conn, repo_id))
 
 
 def _ids_on_any_history(conn: Connection, repo_id: int, full_sha: str) -> list[str]:
@@ -95,31 +81,22 @@ def _ids_on_any_history(conn: Connection, repo_id: int, full_sha: str) -> list[s
 
 class _Lines:
     """A history of several lines (a force-push started a new one from an older commit) as a pin's
-    answer needs it: each tip's line, root to tip, with the interval index of the ranges placed
-    along it, and for each revision a line it lies on and its index there. On links without loops a
-    revision's ancestry is the start of every line through it, so its answer is a stabbing query
-    of that line's index (what `range_affects` says over its ancestry)."""
+    answer needs it: each tip's line, root to tip, indexed (`LineIndex`), and for each revision a
+    line it lies on. On links without loops a revision's ancestry is the start of every line
+    through it, so its answer is a stabbing query of that line's index (what `range_affects` says
+    over its ancestry)."""
 
-    def __init__(self, lines: list[tuple[str, ...]], ranges: dict[tuple[str, int], list[GitEvent]]) -> None:
-        self._where: dict[str, tuple[int, int]] = {}
-        self._held: list[HeldIndex] = []
-        for number, line in enumerate(lines):
-            index = {sha: i for i, sha in enumerate(line)}
-            for sha, i in index.items():
-                self._where.setdefault(sha, (number, i))
-            self._held.append(HeldIndex([
-                (lo, hi, adv_id, start)
-                for (adv_id, _), events in ranges.items()
-                for lo, hi, start in stretches([(e, None if e.value == "0" else index.get(e.value)) for e in events])
-            ]))
-        self.size = sum(len(line) for line in lines) + sum(held.size for held in self._held)
+    def __init__(self, lines: list[tuple[str, ...]], ranges: Ranges) -> None:
+        self._lines = [LineIndex(line, ranges) for line in lines]
+        self._where: dict[str, LineIndex] = {}
+        for line in self._lines:
+            for sha in line.shas:
+                self._where.setdefault(sha, line)
+        self.size = sum(line.size for line in self._lines)
 
     def affecting(self, sha: str) -> list[str]:
-        found = self._where.get(sha)
-        if found is None:
-            return []
-        number, at = found
-        return sorted(self._held[number].held(at))
+        line = self._where.get(sha)
+        return [] if line is None else sorted(line.held.held(line.positions[sha]))
 
 
 MAX_LINES_FACTOR = 8  # the lines together at most this many times the stored revisions, or the walk answers
@@ -127,14 +104,14 @@ MAX_LINES_FACTOR = 8  # the lines together at most this many times the stored re
 
 def _lineage_inputs(
     conn: Connection, repo_id: int
-) -> tuple[tuple[_Lines | None, Ancestry, dict[tuple[str, int], list[GitEvent]]], int]:
-    ancestry, ranges = Ancestry(stored_revisions(conn, repo_id)), _live_ranges(conn, repo_id)
+) -> tuple[tuple[_Lines | None, Ancestry, Ranges], int]:
+    ancestry, ranges = Ancestry(stored_revisions(conn, repo_id)), live_ranges(conn, repo_id)
     lines = _lines_of(ancestry, ranges)
     size = ancestry.size + sum(len(events) for events in ranges.values()) + (0 if lines is None else lines.size)
     return (lines, ancestry, ranges), size
 
 
-def _lines_of(ancestry: Ancestry, ranges: dict[tuple[str, int], list[GitEvent]]) -> _Lines | None:
+def _lines_of(ancestry: Ancestry, ranges: Ranges) -> _Lines | None:
     """The history's lines (one per tip: a revision no other one leads to), or None when the links
     loop (a revision's ancestry is then not the start of a line through it) or the lines would hold
     more than MAX_LINES_FACTOR times the revisions."""
@@ -165,19 +142,7 @@ def _lines_of(ancestry: Ancestry, ranges: dict[tuple[str, int], list[GitEvent]])
     return _Lines(lines, ranges)
 
 
-def _live_ranges(conn: Connection, repo_id: int) -> dict[tuple[str, int], list[GitEvent]]:
-    rows = conn.execute(
-        sa.select(ADVISORY_EVENTS)
-        .join(ADVISORIES, ADVISORIES.c.id == ADVISORY_EVENTS.c.advisory_id)
-        .where(ADVISORIES.c.repo_id == repo_id, ADVISORIES.c.withdrawn.is_(None))
-    )
-    ranges: dict[tuple[str, int], list[GitEvent]] = defaultdict(list)
-    for r in rows:
-        ranges[(r.advisory_id, r.range_index)].append(GitEvent(r.range_index, r.ordinal, r.event, r.value))
-    return ranges
-
-
-def _affecting(line: Lineage | None, ranges: dict[tuple[str, int], list[GitEvent]]) -> list[str]:
+def _affecting(line: Lineage | None, ranges: Ranges) -> list[str]:
     if line is None:
         return []
     return sorted({adv_id for (adv_id, _), events in ranges.items() if range_affects(events, line)})

@@ -50,7 +50,7 @@ def pin_points(
     None when the whole history answers: a repo not stored, a short one (WHOLE_LINE_UP_TO), one that is
     not one line (`linear_now`), or more than MAX_CLEAN_STEPS looks to find the clean revision. Each look is a
     few indexed queries; from a revision held by open hazards the next look is the one before the
-    earliest revision from which they all hold it (`held_from`), so a run of held revisions is
+    earliest revision from which they all hold it (`HeldIndex.held`), so a run of held revisions is
     crossed in one step."""
     summary = repo_summary(conn, repo)
     if summary is None or summary.revisions <= WHOLE_LINE_UP_TO or not linear_now(conn, summary.repo_id):

@@ -43,11 +43,11 @@ def pin_standing(
     if points is not None and not (main_line_only and points.dropped):
         return standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
                            held_at_clean=points.held_at_clean, ignored=ignored)
-    return _whole_line(conn, repo, commit, full is not None and not main_line_only, ignored)
+    return _whole_line(conn, repo, repo_id, commit, full is not None and not main_line_only, ignored)
 
 
 def _whole_line(
-    conn: Connection, repo: RepoId, commit: str, own_line: bool, ignored: frozenset[str] = frozenset()
+    conn: Connection, repo: RepoId, repo_id: int, commit: str, own_line: bool, ignored: frozenset[str]
 ) -> Standing | None:
     """`pin_standing` from the repo's whole main line and every advisory (any history shape); with
     `own_line`, a stored `commit` off the main line is read along its own ancestors.
@@ -55,9 +55,6 @@ def _whole_line(
     The main line's facts (`line_facts`: every advisory placed along it) are made once per history
     version (`storage.versioned`), so every later pin of the line is answered without reading the
     line or decoding a record again; a pin off it is read whole each time (a rare page)."""
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return None
     facts = per_version(conn, repo_id, "main line", lambda: _main_line(conn, repo))
     if facts is None:
         return None
