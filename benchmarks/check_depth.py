@@ -20,20 +20,19 @@ Run: `python -m benchmarks.check_depth` (writes benchmarks/results/check_depth.m
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import tempfile
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import track
 from rich.table import Table
 
+from benchmarks.deep_history import advisory, fill_line, sha_at
 from benchmarks.timing import p50_ms
 from hubwatch.advisories.standing import standing
-from hubwatch.domain.records import AdvisoryRecord, FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.pincheck.pincheck import StoreSource, lookup_from_standing
 from hubwatch.pincheck.report import Lookup
 from hubwatch.storage import Store, versioned
@@ -47,40 +46,27 @@ RUNS, TARGET = 40, 2.0
 RESULTS = Path(__file__).parent / "results" / "check_depth.md"
 
 
-def _sha(repo: RepoId, i: int) -> str:
-    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
-
-
 def _hazard(repo: RepoId, sha: str, fix: str, when: datetime) -> AdvisoryRecord:
-    url, stamp = repo.url(), when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
-    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp,
-           "summary": f"{repo}: eos changed", "details": "x" * 600,  # a rendered record's prose, as stored
-           "affected": [{"package": {"ecosystem": "GIT", "name": url},
-                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}, {"fixed": fix}]}]}],
-           "database_specific": {"direction": "hazard", "max_severity": "high", "changes": []}}
-    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+    return advisory(repo, sha, when, [{"introduced": sha}, {"fixed": fix}], f"{repo}: eos changed",
+                    direction="hazard", changes=[])
 
 
 def fill(store: Store) -> None:
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     for repo, depth in DEPTHS.items():
-        store.watch(repo)
-        parent = None
-        for i in track(range(depth), description=f"filling {repo} ({depth} revisions)"):
-            sha, when = _sha(repo, i), start + timedelta(hours=i)
-            records = [_hazard(repo, sha, _sha(repo, i + 2), when)] if i % 4 == 1 and i + 2 < depth else []
+        def records(i: int, sha: str, when: datetime, repo: RepoId = repo, depth: int = depth) -> list[AdvisoryRecord]:
+            return [_hazard(repo, sha, sha_at(repo, i + 2), when)] if i % 4 == 1 and i + 2 < depth else []
+
+        def parent(i: int, previous: str | None, repo: RepoId = repo, depth: int = depth) -> str | None:
             if repo == REWRITTEN and i == depth // 3 + 1:
-                parent = _sha(repo, depth // 3 - 5)  # a force-push onto an older commit
-            body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
-            store.save_revision(repo, RevisionRecord(sha, parent, when, f"update {i}"),
-                                [FileRecord("config.json", len(body))], {"config.json": body}, [], None, records)
-            parent = sha
+                return sha_at(repo, depth // 3 - 5)  # a force-push onto an older commit
+            return previous
+
+        fill_line(store, repo, depth, records, parent)
 
 
 def _pin(repo: RepoId, depth: int) -> str:
     middle = depth // 2
-    return _sha(repo, middle - middle % 4 + 1)  # introduces a hazard: the pin carries one
+    return sha_at(repo, middle - middle % 4 + 1)  # introduces a hazard: the pin carries one
 
 
 def now(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:

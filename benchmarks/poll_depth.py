@@ -21,16 +21,16 @@ import hashlib
 import sys
 import tempfile
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import track
 from rich.table import Table
 
+from benchmarks.deep_history import advisory, fill_line, sha_at
 from benchmarks.timing import p50_ms
 from hubwatch.advisories.advise_match import change_keys
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, Severity
 from hubwatch.storage import Store
 
 __all__ = ["main"]
@@ -40,41 +40,24 @@ KEYS, RUNS, TARGET = 40, 40, 2.0
 RESULTS = Path(__file__).parent / "results" / "poll_depth.md"
 
 
-def _sha(repo: RepoId, i: int) -> str:
-    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
-
-
 def _record(repo: RepoId, i: int, when: datetime, direction: str, events: list[dict[str, str]]) -> AdvisoryRecord:
-    sha, key = _sha(repo, i), f"k{i % KEYS}"
-    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
+    key = f"k{i % KEYS}"
     entry = {"kind": "config", "severity": "high", "path": f"config.json:{key}", "summary": f"{key} {i}",
              "direction": direction, "detail": {"file": "config.json", "key": key, "old": i, "new": i + 1}}
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp, "summary": f"{repo}: {key}",
-           "details": "x" * 600,  # a rendered record's prose, as stored
-           "affected": [{"package": {"ecosystem": "GIT", "name": repo.url()},
-                         "ranges": [{"type": "GIT", "repo": repo.url(), "events": events}]}],
-           "database_specific": {"direction": direction, "max_severity": "high", "changes": [entry]}}
-    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+    return advisory(repo, sha_at(repo, i), when, events, f"{repo}: {key}", direction=direction, changes=[entry])
 
 
 def fill(store: Store) -> None:
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     for repo, depth in DEPTHS.items():
-        store.watch(repo)
-        parent = None
-        for i in track(range(depth), description=f"filling {repo} ({depth} revisions)"):
-            sha, when = _sha(repo, i), start + timedelta(hours=i)
-            records = []
+        def records(i: int, sha: str, when: datetime, repo: RepoId = repo, depth: int = depth) -> list[AdvisoryRecord]:
             if i and i % 10 == 0:
-                fix = [{"fixed": _sha(repo, i + 3)}] if i + 10 < depth else []  # the last one stays open
-                records.append(_record(repo, i, when, "hazard", [{"introduced": sha}, *fix]))
-            elif i and i % 2 == 0:
-                records.append(_record(repo, i, when, "update", [{"introduced": "0"}, {"fixed": sha}]))
-            body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
-            store.save_revision(repo, RevisionRecord(sha, parent, when, f"update {i}"),
-                                [FileRecord("config.json", len(body))], {"config.json": body}, [], None, records)
-            parent = sha
+                fix = [{"fixed": sha_at(repo, i + 3)}] if i + 10 < depth else []  # the last one stays open
+                return [_record(repo, i, when, "hazard", [{"introduced": sha}, *fix])]
+            if i and i % 2 == 0:
+                return [_record(repo, i, when, "update", [{"introduced": "0"}, {"fixed": sha}])]
+            return []
+
+        fill_line(store, repo, depth, records)
 
 
 def now_reads(store: Store, repo: RepoId) -> Callable[[], list[AdvisoryRecord]]:

@@ -18,7 +18,6 @@ benchmarks/results/web_depth.md).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import multiprocessing
 import os
 import socket
@@ -26,12 +25,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from benchmarks.deep_history import START, advisory, sha_at
 from benchmarks.timing import p50_ms
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.advisories.reconcile import ADVISORY_MODEL
@@ -47,36 +47,24 @@ RESULTS = Path(__file__).parent / "results" / "web_depth.md"
 WORKERS = os.cpu_count() or 1  # `hubwatch serve --workers N`: one web process per core, as deployed
 
 
-def _sha(repo: RepoId, i: int) -> str:
-    return hashlib.sha1(f"{repo}/{i}".encode()).hexdigest()
-
-
 def _advisory(repo: RepoId, sha: str, fix: str, when: datetime) -> AdvisoryRecord:
     """A hazard introduced at `sha` and fixed two revisions later (a pin carries at most one at any depth)."""
-    url, stamp = repo.url(), when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    adv_id = f"x_HUBWATCH-{when.year}-{hashlib.sha256(f'{repo}@{sha}'.encode()).hexdigest()[:12]}"
-    osv = {"schema_version": "1.7.5", "id": adv_id, "modified": stamp, "published": stamp,
-           "summary": f"{repo}: eos changed",
-           "affected": [{"package": {"ecosystem": "GIT", "name": url},
-                         "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": sha}, {"fixed": fix}]}]}],
-           "database_specific": {"max_severity": "high"}}
-    return AdvisoryRecord(adv_id, repo, sha, osv, when)
+    return advisory(repo, sha, when, [{"introduced": sha}, {"fixed": fix}], f"{repo}: eos changed", prose=False)
 
 
 def _fill(store: Store) -> None:
-    start = datetime(2024, 1, 1, tzinfo=UTC)
     # the store is current (as the tracker leaves it): `serve` re-derives nothing at start-up
     store.set_meta(MODEL_KEY, str(ADVISORY_MODEL))
     for repo, depth in DEPTHS.items():
         store.watch(repo)
         parent = None
         for i in range(depth):
-            sha, when = _sha(repo, i), start + timedelta(hours=i)
+            sha, when = sha_at(repo, i), START + timedelta(hours=i)
             changes = [ChangeRecord(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
                                     f"eos_token_id {i} → {i + 1}", {"file": "generation_config.json",
                                                                     "key": "eos_token_id", "old": i, "new": i + 1})]
             body = f'{{"model_type": "llama", "rev": {i}}}'.encode()
-            advisories = [_advisory(repo, sha, _sha(repo, i + 2), when)] if i % 4 == 1 else []
+            advisories = [_advisory(repo, sha, sha_at(repo, i + 2), when)] if i % 4 == 1 else []
             store.save_revision(repo, RevisionRecord(sha, parent, when, f"Update {i}"),
                                 [FileRecord("config.json", len(body))], {"config.json": body}, changes,
                                 ("bench", {"params": {"derived": 7_000_000_000 + i}}), advisories)
@@ -149,7 +137,7 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
             # a commit in the middle of the history that carries one advisory (introduced there,
             # i % 4 == 1), in both repos: the two answers are the same size
             middle = depth // 2
-            pin = _sha(repo, middle - middle % 4 + 1)
+            pin = sha_at(repo, middle - middle % 4 + 1)
             mid = {"commit": pin}
             for path in (f"/models/{repo}/revisions/{pin}", f"/api/v1/models/{repo}/revisions/{pin}/standing"):
                 assert client.get(path).status_code == 200, path
