@@ -35,6 +35,17 @@ def _poll_all(store: Any, hub: HubClient, settings: Settings) -> None:
     poll_repos([s.repo for s in store.watched()], hub=hub, store=store, settings=settings)
 
 
+def _base_fixed_and_checked(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubClient, Settings]:
+    """The family watched and polled at v1, the base's fix (v2) polled and inheritance checked."""
+    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
+    watch_family(store, hub, BASE)
+    _poll_all(store, hub, settings)
+    sim.advance(str(BASE))
+    _poll_all(store, hub, settings)
+    check_inheritance(store, settings)
+    return sim, hub, settings
+
+
 def _inherited(store: Any, repo: RepoId) -> list[Any]:
     return [r for r in store.advisories(repo) if is_inherited(r.osv)]
 
@@ -87,12 +98,7 @@ def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, s
 
 
 def test_the_inherited_advisory_closes_when_the_derivative_updates(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
-    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
-    watch_family(store, hub, BASE)
-    _poll_all(store, hub, settings)
-    sim.advance(str(BASE))
-    _poll_all(store, hub, settings)
-    check_inheritance(store, settings)
+    sim, hub, settings = _base_fixed_and_checked(hubsim_factory, store, data_dir)
     (opened,) = _inherited(store, STALE)
     old_head = store.head(STALE).sha
 
@@ -116,12 +122,7 @@ def test_withdrawing_the_base_record_withdraws_the_inherited_one(hubsim_factory:
     from hubwatch.domain.records import AdvisoryRecord
     from hubwatch.domain.times import rfc3339
 
-    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
-    watch_family(store, hub, BASE)
-    _poll_all(store, hub, settings)
-    sim.advance(str(BASE))
-    _poll_all(store, hub, settings)
-    check_inheritance(store, settings)
+    sim, hub, settings = _base_fixed_and_checked(hubsim_factory, store, data_dir)
     (base_fix,) = store.advisories(BASE)
     later = base_fix.modified + timedelta(days=1)
     withdrawn = AdvisoryRecord(base_fix.id, base_fix.repo, base_fix.revision_sha,
@@ -145,12 +146,7 @@ def test_a_raised_record_is_checked_again_without_walking_back_the_history(
     import hubwatch.tracker.family as family
     from hubwatch.domain.records import AdvisoryRecord, RevisionRecord
 
-    sim, hub, settings = _setup(hubsim_factory, store, data_dir)
-    watch_family(store, hub, BASE)
-    _poll_all(store, hub, settings)
-    sim.advance(str(BASE))
-    _poll_all(store, hub, settings)
-    check_inheritance(store, settings)
+    sim, hub, settings = _base_fixed_and_checked(hubsim_factory, store, data_dir)
     (raised,) = _inherited(store, STALE)
     loads: list[tuple[RepoId, str | None]] = []
     original = family.load_baseline
