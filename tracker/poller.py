@@ -133,11 +133,17 @@ def poll_repo(
         first_time = stored_head is None
         stored = _StoredShas(store, repo, stored_head)
         commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None, since=stored)
+        upstream = {c.sha for c in commits}
         if stored_head is not None and (not commits or commits[0].sha != stored_head.sha):
             # The listing did not stop at the stored head (a force-push, or a head stored out of
-            # line): the whole history is read to find what upstream dropped.
-            commits = hub.commits(repo)
-        upstream = {c.sha for c in commits}
+            # line): upstream's history is what it listed and, below the stored commit it stopped
+            # at, that commit's stored ancestors; read whole only when the store cannot tell.
+            below = _upstream_below(store, repo, commits, stored)
+            if below is None:
+                commits = hub.commits(repo)
+                upstream = {c.sha for c in commits}
+            else:
+                upstream |= below
         # Of what the listing names (and the head), what is stored: the lookups of those alone.
         known = stored.among([*upstream, head])
         extra = []
@@ -195,6 +201,27 @@ def poll_repo(
         return Failed(repo, reason, state, exc.fix, tuple(saved))
     finally:
         end_poll_deadline(deadline)
+
+
+def _upstream_below(
+    store: Store, repo: RepoId, commits: Sequence[RevisionRecord], stored: _StoredShas
+) -> set[str] | None:
+    """What upstream's history holds below `commits`, a newest-first listing (oldest first here)
+    that did not end at the stored head: read from the store, not the hub.
+
+    When the listing met no stored commit it reached the root: it is the whole history, nothing
+    lies below. When it stopped at a stored commit (the fork point of a force-push, or a head
+    pushed back to), what lies below is that commit's ancestry, which a commit keeps whatever is
+    pushed after it: its stored ancestors. None (the hub is asked for everything) when nothing was
+    listed or the store holds no line to that commit.
+    """
+    if not commits:
+        return None
+    oldest = commits[0].sha
+    if oldest not in stored:
+        return set()
+    line = store.revision_shas(repo, oldest)
+    return set(line) if line else None
 
 
 class _StoredShas:

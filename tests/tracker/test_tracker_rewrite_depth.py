@@ -1,0 +1,135 @@
+"""A force-push costs the hub requests of what it changed, not of the repo's whole history.
+
+The listing stops at the first stored commit, as on any poll; below it lies that commit's stored
+ancestry, so the poll no longer lists every commit again to find what upstream dropped. A push that
+shares nothing with the stored history is listed to its root once, not twice. What is stored is the
+same as when every commit was listed: the tests compare it with a store that polled the whole
+listing (a fresh backfill of the new history) and with the rewrite the old path recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tracker_polling import poll_once
+
+from hubwatch.domain.records import RepoId
+from hubwatch.storage import Store
+from hubwatch.tracker.poller import NewRevisions, Unchanged
+
+DEEP = RepoId.parse("acme/deep")
+PAGE = 2  # commits per listing page: a whole listing of n commits is n / 2 requests
+
+
+def deep_root(root: Path, versions: list[str], repo: RepoId = DEEP) -> Path:
+    """`repo` (default `acme/deep`) with one commit per entry of `versions`: equal entries at one position make equal
+    commits (the emulator derives a sha from the repo, the version and its files)."""
+    folder = root / f"{repo.org}__{repo.name}"
+    for number, content in enumerate(versions, start=1):
+        (folder / f"v{number}").mkdir(parents=True)
+        config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+                  "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+                  "num_key_value_heads": 4, "vocab_size": 1000, "max_position_embeddings": 512,
+                  "torch_dtype": "bfloat16", "transformers_version": content}
+        (folder / f"v{number}" / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return root
+
+
+def polled(sim: Any, store: Store, repo: RepoId = DEEP) -> tuple[Any, int]:
+    """One poll of `repo` and the hub requests it made."""
+    before = sim.requests()["seen"]
+    outcome = poll_once(sim, store, repo)
+    return outcome, sim.requests()["seen"] - before
+
+
+def shas(store: Store, repo: RepoId = DEEP) -> list[str]:
+    return [e.revision.sha for e in store.history(repo)]
+
+
+def test_a_force_push_of_the_top_commit_asks_the_same_requests_at_any_depth(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    asked = {depth: _top_commit_replaced(hubsim_factory, store, tmp_path / str(depth), depth) for depth in (8, 40)}
+    # The head, two pages of the listing (the new commit, then the stored one it stopped at) and the
+    # new revision's files, whatever the depth (listing it all again was depth / 2 more requests).
+    assert asked[8] == asked[40], asked
+
+
+def _top_commit_replaced(hubsim_factory: Any, store: Store, root: Path, depth: int) -> int:
+    """Backfill a `depth`-commit repo, replace its newest commit upstream, poll: the requests of that poll."""
+    repo = RepoId.parse(f"acme/deep{depth}")
+    versions = [f"4.{i}.0" for i in range(depth)]
+    first = hubsim_factory(root=deep_root(root / "a", versions, repo), at=None, page_size=PAGE)
+    assert isinstance(poll_once(first, store, repo), NewRevisions)
+    old = shas(store, repo)
+    assert len(old) == depth
+    first.stop()
+
+    # Upstream replaces the newest commit by another one on the same parent.
+    pushed = hubsim_factory(root=deep_root(root / "b", versions[:-1] + ["replaced"], repo), at=None, page_size=PAGE)
+    outcome, requests = polled(pushed, store, repo)
+    new_head = pushed.head(str(repo))
+    assert isinstance(outcome, NewRevisions) and outcome.shas == (new_head,)
+    (rewrite,) = store.rewrites(repo)
+    assert (rewrite.old_head, rewrite.new_head, rewrite.dropped) == (old[-1], new_head, (old[-1],))
+    entry = store.revision(repo, new_head)
+    assert entry is not None and entry.revision.parent == old[-2]
+    assert store.off_main_branch(repo) == {old[-1]}
+    assert store.revision_shas(repo) == [*old[:-1], new_head]
+    pushed.stop()
+    return requests
+
+
+def test_a_push_back_and_a_push_forward_again_list_no_more_than_they_change(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    versions = [f"4.{i}.0" for i in range(30)]
+    first = hubsim_factory(root=deep_root(tmp_path / "a", versions), at=None, page_size=PAGE)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    first.stop()
+
+    # Back to the 27th commit: three dropped, nothing new; one listing page (it stops at once).
+    back = hubsim_factory(root=deep_root(tmp_path / "b", versions[:27]), at=None, page_size=PAGE)
+    outcome, requests = polled(back, store)
+    assert isinstance(outcome, Unchanged) and outcome.head == old[26] and outcome.rewritten == tuple(old[27:])
+    assert store.head(DEEP).sha == old[26] and store.off_main_branch(DEEP) == set(old[27:])
+    assert requests == 2  # the head and the listing's first page
+    back.stop()
+
+    # The three pushed back: the head follows, nothing is stored twice or counted dropped.
+    again = hubsim_factory(root=deep_root(tmp_path / "c", versions), at=None, page_size=PAGE)
+    outcome, requests = polled(again, store)
+    assert isinstance(outcome, Unchanged) and outcome.head == old[-1] and outcome.rewritten == ()
+    assert store.head(DEEP).sha == old[-1] and store.off_main_branch(DEEP) == set()
+    assert shas(store) == old and len(store.rewrites(DEEP)) == 1
+    assert requests == 2
+
+
+def test_a_push_that_shares_no_commit_is_listed_once(hubsim_factory: Any, store: Store, tmp_path: Path) -> None:
+    depth = 20
+    first = hubsim_factory(root=deep_root(tmp_path / "a", [f"4.{i}.0" for i in range(depth)]), at=None,
+                           page_size=PAGE)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    first.stop()
+
+    rewritten = [f"5.{i}.0" for i in range(depth)]
+    pushed = hubsim_factory(root=deep_root(tmp_path / "b", rewritten), at=None, page_size=PAGE)
+    outcome, requests = polled(pushed, store)
+    assert isinstance(outcome, NewRevisions) and len(outcome.shas) == depth
+    (rewrite,) = store.rewrites(DEEP)
+    assert rewrite.dropped == tuple(old) and store.off_main_branch(DEEP) == set(old)
+
+    # A fresh store backfilling the same history asks the same requests: the listing once.
+    fresh = Store.open(f"sqlite:///{tmp_path / 'fresh.db'}")
+    try:
+        backfill, fresh_requests = polled(pushed, fresh)
+        assert isinstance(backfill, NewRevisions) and backfill.shas == outcome.shas
+        assert requests == fresh_requests
+        assert [e.revision.parent for e in fresh.history(DEEP)] == [
+            store.revision(DEEP, sha).revision.parent for sha in outcome.shas]
+    finally:
+        fresh.close()
