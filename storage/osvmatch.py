@@ -24,8 +24,9 @@ __all__ = ["affecting_ids", "ids_by_lineage", "is_linear", "linear_now"]
 
 def is_linear(conn: Connection, repo_id: int) -> bool:
     """Whether the repo's stored history is one line that positions alone describe: positions
-    0..n-1 each held once, and every recorded parent the revision just before (or, for the
-    first, a commit not stored). Then `lineage` of any revision is the revisions up to its position."""
+    0..n-1 each held once, and every revision's parent the revision just before (for the first, a
+    commit not stored, or none). Then `lineage` of any revision is the revisions up to its
+    position. A root placed after others (a history squashed upstream) starts a line of its own."""
     counts = conn.execute(
         sa.select(sa.func.count(), sa.func.count(sa.distinct(REVISIONS.c.position)), sa.func.max(REVISIONS.c.position))
         .where(REVISIONS.c.repo_id == repo_id)
@@ -39,9 +40,10 @@ def is_linear(conn: Connection, repo_id: int) -> bool:
     stored_parent = sa.exists().where(parent_is)
     odd = sa.exists().where(
         rev.c.repo_id == repo_id,
-        rev.c.parent_sha.is_not(None),
-        ~right_before,
-        sa.or_(rev.c.position != 0, stored_parent),
+        sa.or_(
+            sa.and_(rev.c.parent_sha.is_not(None), ~right_before, sa.or_(rev.c.position != 0, stored_parent)),
+            sa.and_(rev.c.parent_sha.is_(None), rev.c.position != 0),
+        ),
     )
     return not conn.execute(sa.select(odd)).scalar_one()
 

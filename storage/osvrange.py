@@ -35,8 +35,9 @@ class StoredRevision:
 def lineage(revisions: Sequence[StoredRevision], pin: str) -> Lineage | None:
     """Ancestors of `pin` (inclusive), oldest first, following parent links.
 
-    When a revision has no recorded parent but is not the first one, the latest stored
-    revision at the position before it stands in as its parent (linear history).
+    A revision without a recorded parent is a root, wherever it is placed: the first commit, or
+    the one commit a history squashed upstream (`super_squash_history`, a force-push sharing no
+    commit) starts again from; the revisions stored before it are not its ancestors.
     """
     return Ancestry(revisions).lineage(pin)
 
@@ -46,9 +47,6 @@ class Ancestry:
 
     def __init__(self, revisions: Sequence[StoredRevision]) -> None:
         self._by_sha = {r.sha: r for r in revisions}
-        self._by_position: dict[int, StoredRevision] = {}
-        for r in sorted(revisions, key=lambda r: (r.position, r.id)):
-            self._by_position[r.position] = r
         self.size = len(revisions)
 
     @property
@@ -56,13 +54,9 @@ class Ancestry:
         return list(self._by_sha)
 
     def parent_of(self, sha: str) -> str | None:
-        """The stored revision the walk goes to from `sha` (its parent, or the one stood in for it)."""
-        current = self._by_sha[sha]
-        if current.parent is not None:
-            nxt = self._by_sha.get(current.parent)
-        else:
-            nxt = self._by_position.get(current.position - 1) if current.position > 0 else None
-        return None if nxt is None else nxt.sha
+        """The stored revision the walk goes to from `sha`: its parent, when that is stored."""
+        parent = self._by_sha[sha].parent
+        return parent if parent is not None and parent in self._by_sha else None
 
     def lineage(self, pin: str) -> Lineage | None:
         if pin not in self._by_sha:

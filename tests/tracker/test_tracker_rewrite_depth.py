@@ -131,5 +131,31 @@ def test_a_push_that_shares_no_commit_is_listed_once(hubsim_factory: Any, store:
         assert requests == fresh_requests
         assert [e.revision.parent for e in fresh.history(DEEP)] == [
             store.revision(DEEP, sha).revision.parent for sha in outcome.shas]
+        # The main line is the new history alone: the old one is not its ancestry.
+        assert fresh.revision_shas(DEEP) == store.revision_shas(DEEP) == list(outcome.shas)
     finally:
         fresh.close()
+
+
+def test_a_squashed_history_is_one_root_and_old_pins_are_off_the_main_line(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    """`HfApi.super_squash_history` leaves one commit without a parent: the stored revisions before it
+    are no ancestors of it, so a pin on them is answered as dropped, not as on the line."""
+    versions = [f"4.{i}.0" for i in range(12)]
+    first = hubsim_factory(root=deep_root(tmp_path / "a", versions), at=None, page_size=PAGE)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    first.stop()
+
+    squashed = hubsim_factory(root=deep_root(tmp_path / "b", ["squashed"]), at=None, page_size=PAGE)
+    outcome, requests = polled(squashed, store)
+    (root,) = outcome.shas
+    assert store.revision(DEEP, root).revision.parent is None
+    assert store.revision_shas(DEEP) == [root] and store.head(DEEP).sha == root
+    assert store.off_main_branch(DEEP) == set(old)
+    for pin in (old[0], old[5], old[-1]):
+        assert store.standing(DEEP, pin, main_line_only=True).known is False, pin
+        assert store.revision_shas(DEEP, pin) == old[:old.index(pin) + 1]  # its own line is still read
+    now = store.standing(DEEP, root, main_line_only=True)
+    assert now.known and now.lacks == () and now.suggested is None
