@@ -147,7 +147,7 @@ def process_revision(
     repo's first id when the caller holds it; else it is read from the store.
     """
     from hubwatch.advisories.advise import plan_advisories
-    from hubwatch.advisories.advise_match import change_keys
+    from hubwatch.advisories.advise_match import change_keys, direction_of
     from hubwatch.diff import diff_snapshots
 
     # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
@@ -163,17 +163,19 @@ def process_revision(
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
-    # Diffed against something other than its parent (a rewritten commit whose parent was never
-    # stored is compared with the old head): an update's range ("revisions before this one lack
-    # it") would not be what was measured, so only the hazards this revision carries are advised.
-    advised = changes if baseline.snapshot.sha == revision.parent else [c for c in changes if c.direction is Direction.HAZARD]
     if initial:
         advisories = []
     else:
-        pairs = frozenset().union(*(change_keys(c) for c in advised))
+        pairs = frozenset().union(*(change_keys(c) for c in changes))
         known = store.advisories_to_plan(repo, pairs) if prior is None else prior(pairs)
-        advisories = plan_advisories(repo, revision, advised, known, settings,
-                                     id_repo=store.first_id(repo) if id_repo is None else id_repo)
+        # Diffed against something other than its parent (a squashed history's commit, or a rewritten
+        # one whose parent was never stored, is compared with the old head): only the hazards it adds
+        # are advised, and those open at the old head that it does not clear still hold at it.
+        carried = None if baseline.snapshot.sha == revision.parent else [
+            r for r in store.advisories_affecting(repo, baseline.snapshot.sha)
+            if r.withdrawn is None and direction_of(r.osv) is Direction.HAZARD]
+        advisories = plan_advisories(repo, revision, changes, known, settings,
+                                     id_repo=store.first_id(repo) if id_repo is None else id_repo, carried=carried)
     contents = _stored_contents(snapshot)
     saved = store.save_revision(
         repo,

@@ -57,6 +57,7 @@ def plan_advisories(
     hub_url: str = DEFAULT_HUB,
     web_url: str | None = None,
     id_repo: RepoId | None = None,
+    carried: Sequence[AdvisoryRecord] | None = None,
 ) -> list[AdvisoryRecord]:
     """The advisories to upsert with `revision`: new records for it, and earlier ones it updates.
 
@@ -66,8 +67,15 @@ def plan_advisories(
     (`related`). Every record returned is validated against the OSV schema. Pure: the same inputs
     always give the same records. Ids derive from `id_repo` (the id the store first knew the repo
     by; default `repo`), so a renamed repo keeps its advisory ids.
+
+    `carried`, when given, says `changes` were measured against a revision that is not this one's
+    parent (a rewritten history: the old head), and holds the hazard records open there. Only the
+    hazards among the changes are advised then; the others only close what they clear. This
+    revision is not the carried records' descendant, so their ranges would not reach it; those its
+    changes do not clear still hold here, and each gets an `introduced` event at this commit (a
+    root, parent None, included: a history squashed upstream keeps what it carried).
     """
-    if revision.parent is None:
+    if revision.parent is None and carried is None:
         return []
     prefix = check_prefix(settings.advisory_prefix)
     minimum = threshold_rank(settings)
@@ -75,8 +83,9 @@ def plan_advisories(
     for change in changes:
         Direction.parse(change.direction, f"change {change.path!r}")
     ordered = sorted(changes, key=_change_key)
+    by_id = {a.id: a for a in (*prior, *(carried or ()))}
     earlier = sorted(
-        (a for a in prior if a.repo == repo and a.withdrawn is None and a.revision_sha != revision.sha),
+        (a for a in by_id.values() if a.repo == repo and a.withdrawn is None and a.revision_sha != revision.sha),
         key=lambda a: (a.osv.get("published", ""), a.id),
     )
     updated: dict[str, dict[str, Any]] = {}
@@ -99,6 +108,16 @@ def plan_advisories(
             entries.append(reopened)
         elif not closed_any:
             entries.append(_Entry(change, Direction.parse(change.direction), change.severity))
+    if carried is not None:
+        # Measured against another revision than the parent, an update's range ("the revisions before
+        # this one lack it") would not be what was measured: updates only close what they clear.
+        entries = [e for e in entries if e.direction is Direction.HAZARD]
+    for record in carried or ():
+        if record.withdrawn is not None or direction_of(record.osv) is not Direction.HAZARD:
+            continue
+        osv = updated.get(record.id, record.osv)
+        if not _all_undone(osv) and not _introduced_at(osv, revision.sha):
+            _introduce(updated.setdefault(record.id, copy.deepcopy(record.osv)), revision.sha)
     results: list[AdvisoryRecord] = []
     new_ids: dict[Direction, str] = {}
     for direction in Direction:
@@ -115,6 +134,27 @@ def plan_advisories(
     for record in results:
         validate_osv(record.osv)
     return results
+
+
+def _all_undone(osv: dict[str, Any]) -> bool:
+    """Whether every change a hazard record carries (its estimate aside) was undone: it is closed."""
+    undoable = [c for c in osv["database_specific"].get("changes", []) if c.get("path") != "estimate"]
+    return bool(undoable) and all(c.get("reverted_by") for c in undoable)
+
+
+def _git_ranges(osv: dict[str, Any]) -> list[dict[str, Any]]:
+    return [rng for affected in osv["affected"] for rng in affected["ranges"] if rng.get("type") == "GIT"]
+
+
+def _introduced_at(osv: dict[str, Any], sha: str) -> bool:
+    return all({"introduced": sha} in rng["events"] for rng in _git_ranges(osv))
+
+
+def _introduce(osv: dict[str, Any], sha: str) -> None:
+    """Add `introduced: sha` to each GIT range of `osv` lacking it."""
+    for rng in _git_ranges(osv):
+        if {"introduced": sha} not in rng["events"]:
+            rng["events"].append({"introduced": sha})
 
 
 def _change_key(change: ChangeRecord) -> tuple[Any, ...]:

@@ -173,3 +173,38 @@ def test_withdrawn_and_other_repo_records_are_left_alone() -> None:
     withdrawn = AdvisoryRecord(opened.id, REPO, sha(2), opened.osv, opened.modified, withdrawn=opened.modified)
     out = plan_advisories(REPO, rev(3), [DROP_PICKLE], [other, withdrawn], SETTINGS)
     assert out == []  # nothing open to close; the removal itself is info and not advised
+
+
+def root(n: int) -> RevisionRecord:
+    """A commit without a parent (a history squashed upstream), a day after the others."""
+    return RevisionRecord(sha(n), None, T0 + timedelta(days=n), f"squashed {n}")
+
+
+def test_a_commit_compared_with_another_line_carries_its_open_hazards() -> None:
+    """`carried`: the changes were measured against the old head, not the parent. Open hazards there
+    that the changes do not clear get an `introduced` event at this commit; updates are not advised."""
+    db = Upserts()
+    [pickle] = db.apply(2, [ADD_PICKLE])
+    [code] = db.apply(3, [ch(Kind.CUSTOM_CODE, Severity.HIGH, "modeling.py", None, None, {"size": 5})])
+    raised = ch(Kind.LICENSE, Severity.MEDIUM, "README.md", "license", "mit", "other")
+    update = ch(Kind.CONFIG, Severity.MEDIUM, "config.json", "eos_token_id", 1, 2, "update")
+    carried = [db.records[pickle.id], db.records[code.id]]
+    # Parent None: without `carried` nothing is advised (a first revision); with it, as measured.
+    assert plan_advisories(REPO, root(9), [raised, DROP_PICKLE, update], list(db.records.values()), SETTINGS) == []
+    out = plan_advisories(REPO, root(9), [raised, DROP_PICKLE, update], list(db.records.values()), SETTINGS,
+                          carried=carried)
+    by_id = {r.id: r for r in out}
+    new = [r for r in out if r.id not in (pickle.id, code.id)]
+    assert [r.osv["database_specific"]["direction"] for r in new] == ["hazard"]  # the update is not advised
+    assert new[0].revision_sha == sha(9)
+    # The pickle is gone at the squashed commit: closed there (no introduced); the code still held.
+    pickle_events = by_id[pickle.id].osv["affected"][0]["ranges"][0]["events"]
+    assert pickle_events == [{"introduced": sha(2)}, {"fixed": sha(9)}]
+    code_events = by_id[code.id].osv["affected"][0]["ranges"][0]["events"]
+    assert code_events == [{"introduced": sha(3)}, {"introduced": sha(9)}]
+    for record in out:
+        validate_osv(record.osv)
+    # Carried again at the same commit: nothing more to add.
+    db.records.update(by_id)
+    again = plan_advisories(REPO, root(9), [], list(db.records.values()), SETTINGS, carried=[db.records[code.id]])
+    assert again == []

@@ -159,3 +159,70 @@ def test_a_squashed_history_is_one_root_and_old_pins_are_off_the_main_line(
         assert store.revision_shas(DEEP, pin) == old[:old.index(pin) + 1]  # its own line is still read
     now = store.standing(DEEP, root, main_line_only=True)
     assert now.known and now.lacks == () and now.suggested is None
+
+
+def pickled_root(root: Path, versions: list[tuple[str, bool]]) -> Path:
+    """`acme/deep` as `deep_root` makes it, each commit with a pickled `pytorch_model.bin` when asked."""
+    deep_root(root, [content for content, _ in versions])
+    for number, (_, pickled) in enumerate(versions, start=1):
+        if pickled:
+            (root / "acme__deep" / f"v{number}" / "pytorch_model.bin").write_bytes(b"\x80\x02c__builtin__\neval\n")
+    return root
+
+
+def test_a_squash_keeps_the_hazards_its_content_still_carries(hubsim_factory: Any, store: Store, tmp_path: Path) -> None:
+    """The squashed commit descends from nothing stored, so no range of the old line reaches it: the
+    hazards open at the old head that the squash does not remove hold at it by a range event of its own."""
+    first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True), ("4.2", True)]), at=None)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    (hazard,) = [a for a in store.advisories(DEEP) if a.revision_sha == old[1]]
+    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}
+    first.stop()
+
+    squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.2", True)]), at=None)
+    outcome, _ = polled(squashed, store)
+    (root,) = outcome.shas
+    assert {a.id for a in store.advisories_affecting(DEEP, root)} == {hazard.id}
+    now = store.standing(DEEP, root, main_line_only=True)
+    assert [a.id for a in now.carries] == [hazard.id]
+    events = store.advisory(hazard.id).osv["affected"][0]["ranges"][0]["events"]
+    assert {"introduced": old[1]} in events and {"introduced": root} in events
+    # The old pins keep their answer, along their own line.
+    assert {a.id for a in store.advisories_affecting(DEEP, old[0])} == set()
+    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}
+    squashed.stop()
+
+    # A commit on top that removes the pickle fixes it on the new line.
+    fixed = hubsim_factory(root=pickled_root(tmp_path / "c", [("4.2", True), ("4.3", False)]), at=None)
+    # (v1 is the squashed root again: the same repo, version and files make the same sha)
+    outcome, _ = polled(fixed, store)
+    (clean,) = outcome.shas
+    assert store.advisories_affecting(DEEP, clean) == []
+    assert {a.id for a in store.advisories_affecting(DEEP, root)} == {hazard.id}
+    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}  # the old line has no fix
+
+
+def test_a_squash_that_drops_a_hazard_is_clean_and_one_that_adds_one_is_advised(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True)]), at=None)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    (hazard,) = store.advisories(DEEP)
+    first.stop()
+
+    squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.1", False)]), at=None)
+    outcome, _ = polled(squashed, store)
+    (root,) = outcome.shas
+    assert store.advisories_affecting(DEEP, root) == []
+    assert {a.id for a in store.advisories_affecting(DEEP, old[1])} == {hazard.id}
+    squashed.stop()
+
+    # Squashed again, now with a pickle the head it replaces did not have: a hazard raised at it.
+    again = hubsim_factory(root=pickled_root(tmp_path / "c", [("4.9", True)]), at=None)
+    outcome, _ = polled(again, store)
+    (pickled,) = outcome.shas
+    (raised,) = store.advisories_affecting(DEEP, pickled)
+    assert raised.revision_sha == pickled and raised.id != hazard.id
+    assert "pickle" in raised.osv["summary"].lower() or "pickle" in json.dumps(raised.osv).lower()
