@@ -10,13 +10,14 @@ advisory (`hubwatch.advisories.standing.standing`); both give the same Standing.
 from __future__ import annotations
 
 from hubwatch.advisories.standing import (
-    LineFacts, Standing, advisory_direction, line_facts, standing, standing_of, standing_on,
+    LineFacts, Standing, advisory_direction, line_facts, off_the_main_line, standing, standing_of, standing_on,
 )
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId
 from hubwatch.storage.advisories import list_advisories
 from hubwatch.storage.lookup import resolve_sha, revision_shas
 from hubwatch.storage.pinpoints import pin_points
 from hubwatch.storage.repos import find_repo
+from hubwatch.storage.summaries import repo_summary
 from hubwatch.storage.versioned import RECORD_UNITS, per_version
 from sqlalchemy.engine import Connection
 
@@ -41,27 +42,43 @@ def pin_standing(
 
     points = pin_points(conn, repo, commit, open_hazard)
     if points is not None and not (main_line_only and points.dropped):
-        return standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
-                           held_at_clean=points.held_at_clean, ignored=ignored)
-    return _whole_line(conn, repo, repo_id, commit, full is not None and not main_line_only, ignored)
+        found = standing_of(commit, known=points.known, newest=points.newest, here=points.here, clean=points.clean,
+                            held_at_clean=points.held_at_clean, ignored=ignored)
+        return _back_onto_the_main_line(conn, repo, found, ignored) if points.dropped else found
+    read, off = _whole_line(conn, repo, repo_id, commit, full is not None and not main_line_only, ignored)
+    return _back_onto_the_main_line(conn, repo, read, ignored) if read is not None and off else read
+
+
+def _back_onto_the_main_line(conn: Connection, repo: RepoId, own: Standing, ignored: frozenset[str]) -> Standing:
+    """A pin off the main line (read along its own) with the main line's revision to move to: the one
+    a pin at the head is told to move to, else the head itself (`off_the_main_line`)."""
+    summary = repo_summary(conn, repo)
+    head_sha = summary.head_sha if summary is not None else None
+    head = pin_standing(conn, repo, head_sha, ignored, main_line_only=True) if head_sha is not None else None
+    if head is None or not head.known:
+        return own  # no main line to move onto
+    target = head if head.suggested is None else pin_standing(conn, repo, head.suggested, ignored, main_line_only=True)
+    return off_the_main_line(own, target if target is not None and target.known else head)
 
 
 def _whole_line(
     conn: Connection, repo: RepoId, repo_id: int, commit: str, own_line: bool, ignored: frozenset[str]
-) -> Standing | None:
-    """`pin_standing` from the repo's whole main line and every advisory (any history shape); with
-    `own_line`, a stored `commit` off the main line is read along its own ancestors.
+) -> tuple[Standing | None, bool]:
+    """`pin_standing` from the repo's whole main line and every advisory (any history shape), and
+    whether the pin was read off it: with `own_line`, a stored `commit` off the main line is read
+    along its own ancestors.
 
     The main line's facts (`line_facts`: every advisory placed along it) are made once per history
     version (`storage.versioned`), so every later pin of the line is answered without reading the
     line or decoding a record again; a pin off it is read whole each time (a rare page)."""
     facts = per_version(conn, repo_id, "main line", lambda: _main_line(conn, repo))
     if facts is None:
-        return None
+        return None, False
     if own_line and commit not in facts.at:
-        line = revision_shas(conn, repo, tip=commit) or list(facts.shas)
-        return standing(line, list_advisories(conn, repo, None), commit, ignored)
-    return standing_on(facts, commit, ignored)
+        line = revision_shas(conn, repo, tip=commit)
+        if line:
+            return standing(line, list_advisories(conn, repo, None), commit, ignored), True
+    return standing_on(facts, commit, ignored), False
 
 
 def _main_line(conn: Connection, repo: RepoId) -> tuple[LineFacts | None, int]:

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hubwatch.advisories.gitrange import git_events
-from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, standing
+from hubwatch.advisories.standing import (
+    Standing, advisory_direction, advisory_severity, off_the_main_line, standing,
+)
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId, Severity
 
 if TYPE_CHECKING:
@@ -35,9 +37,14 @@ def whole_line_standing(
     line = store.revision_shas(repo)
     if line is None:
         return None
-    if stored and commit not in line:
-        line = store.revision_shas(repo, tip=commit) or line
-    return standing(line, store.advisories(repo), commit, ignored)
+    records = store.advisories(repo)
+    own = store.revision_shas(repo, tip=commit) if stored and commit not in line else None
+    if not own:
+        return standing(line, records, commit, ignored)
+    # Off the main line: read along its own, told the main line's revision to move to.
+    head = standing(line, records, line[-1], ignored)
+    target = head if head.suggested is None else standing(line, records, head.suggested, ignored)
+    return off_the_main_line(standing(own, records, commit, ignored), target)
 
 
 def _plural(n: int, word: str) -> str:
@@ -60,6 +67,8 @@ def pin_headline(result: Standing, subject: str = "a pin here", min_severity: Se
     text = f"{subject} " + (" and ".join(parts) if parts else "is up to date: it lacks no update and carries no hazard")
     if result.ignored:
         text += f" ({len(result.ignored)} acknowledged)"
+    if not result.on_main_line:
+        text += "; it is not on the main line any more (history rewritten upstream)"
     return text
 
 

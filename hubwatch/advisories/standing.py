@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.advisories.advise_match import direction_of
 from hubwatch.advisories.gitrange import GitEvent, affected_mask, git_events
 from hubwatch.domain.records import AdvisoryRecord, Direction, Severity
 
-__all__ = ["LineFacts", "Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "line_facts", "standing",
-           "standing_of", "standing_on", "template_diffs"]
+__all__ = ["LineFacts", "Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "line_facts",
+           "off_the_main_line", "standing", "standing_of", "standing_on", "template_diffs"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class Standing:
     resolves: tuple[str, ...]  # ids affecting the pin that do not affect `suggested`
     on_the_way: tuple[AdvisoryRecord, ...]  # updates between the pin and `suggested`, most severe first
     newest: str | None = field(default=None)  # the newest stored revision (None: no history)
+    # False: a stored revision a force-push (or a squash) took off the main line: its advisories are
+    # read along its own line, and `suggested` is the main line's revision to move back onto
+    on_main_line: bool = field(default=True)
 
     @property
     def worst_lack(self) -> Severity | None:
@@ -71,6 +74,7 @@ class Standing:
         return {
             "commit": self.commit,
             "known": self.known,
+            "on_main_line": self.on_main_line,
             "newest": self.newest,
             "lacks": [_advisory_json(a, ignored) for a in self.lacks],
             "carries": [_advisory_json(a, ignored) for a in self.carries],
@@ -170,6 +174,16 @@ def standing_of(
     resolves = tuple(sorted(a.id for a in live if a.id not in held_at_clean))
     on_the_way = tuple(a for a in lacks if a.id in resolves)
     return Standing(pin, True, lacks, carries, acknowledged, clean, resolves, on_the_way, newest)
+
+
+def off_the_main_line(own: Standing, target: Standing) -> Standing:
+    """The standing of a pin a force-push took off the main line: `own` (its advisories along its own
+    line) with the move back onto the main line, to `target`'s commit (the main line's standing of
+    the revision to move to). The pin itself may be gone upstream, so the move is suggested even when
+    nothing affects it; it resolves what affects the pin and not the target, and has no way between."""
+    held_there = {a.id for a in (*target.lacks, *target.carries)}
+    resolves = tuple(sorted(a.id for a in (*own.lacks, *own.carries) if a.id not in held_there))
+    return replace(own, suggested=target.commit, resolves=resolves, on_the_way=(), on_main_line=False)
 
 
 def advisory_direction(record: AdvisoryRecord) -> Direction:

@@ -8,7 +8,7 @@ from hubwatch.advisories.standing import Standing, advisory_direction, advisory_
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.pincheck.pins import Pin
-from hubwatch.pincheck.report import AdvisoryHit, Change, Lookup, PinReport, Suggestion, hit_from_osv
+from hubwatch.pincheck.report import OFF_THE_MAIN_LINE, AdvisoryHit, Change, Lookup, PinReport, Suggestion, hit_from_osv
 from hubwatch.pincheck.server import ServerSource
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def lookup_from_standing(found: Standing, ignored: frozenset[str]) -> Lookup:
             for r in found.on_the_way
         )
         suggestion = Suggestion(found.suggested, found.resolves, changes)
-    return Lookup(found.commit, hits, suggestion=suggestion)
+    return Lookup(found.commit, hits, suggestion=suggestion, note="" if found.on_main_line else OFF_THE_MAIN_LINE)
 
 
 class StoreSource:
@@ -68,19 +68,11 @@ class StoreSource:
         out = []
         for repo, revision in queries:
             try:
-                found = self._store.standing(repo, revision, ignored, main_line_only=True)
+                found = self._store.standing(repo, revision, ignored)
             except AmbiguousRevision as exc:
                 out.append(Lookup(None, note=f"{exc}; give more hex digits"))
                 continue
-            if found is not None and found.known:
-                out.append(lookup_from_standing(found, ignored))
-            elif found is None or not self._store.stored_among(repo, [found.commit]):
-                out.append(Lookup(None))
-            else:  # stored, but off the main line (a force-push dropped it): its advisories, no suggestion
-                sha = found.commit
-                hits = tuple(_hit(r, ignored) for r in self._store.advisories_affecting(repo, sha)
-                             if r.withdrawn is None)
-                out.append(Lookup(sha, hits, note="not on the repo's main line any more (history rewritten)"))
+            out.append(lookup_from_standing(found, ignored) if found is not None and found.known else Lookup(None))
         return out
 
 

@@ -9,7 +9,8 @@ from hubwatch.advisories.standing import TemplateDiff
 from hubwatch.domain.records import Severity
 from hubwatch.pincheck.pins import Pin
 
-__all__ = ["AdvisoryHit", "Change", "Lookup", "PinReport", "Suggestion", "hit_from_osv", "parse_severity"]
+__all__ = ["OFF_THE_MAIN_LINE", "AdvisoryHit", "Change", "Lookup", "PinReport", "Suggestion", "hit_from_osv",
+           "parse_severity"]
 
 
 def parse_severity(value: object) -> Severity | None:
@@ -69,6 +70,10 @@ class Suggestion:
 
     def to_json(self) -> dict[str, Any]:
         return {"commit": self.commit, "resolves": list(self.resolves), "changes": [c.to_json() for c in self.changes]}
+
+
+# What a pin a force-push (or a squash) took off the main line is told, beside its move back onto it.
+OFF_THE_MAIN_LINE = "not on the repo's main line any more (history rewritten)"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ import httpx
 from hubwatch.advisories.standing import TemplateDiff
 from hubwatch.domain.records import RepoId
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
-from hubwatch.pincheck.report import AdvisoryHit, Change, Lookup, Suggestion, hit_from_osv, parse_severity
+from hubwatch.pincheck.report import (
+    OFF_THE_MAIN_LINE, AdvisoryHit, Change, Lookup, Suggestion, hit_from_osv, parse_severity,
+)
 
 __all__ = ["ServerSource"]
 
@@ -81,16 +83,17 @@ class ServerSource:
         entries = [e for key in ("lacks", "carries") for e in body.get(key) or [] if isinstance(e, Mapping)]
         hits = tuple(sorted((self._vuln(str(e.get("id")), str(e.get("direction", "")), bool(e.get("ignored")))
                              for e in entries), key=lambda h: h.id))
+        note = OFF_THE_MAIN_LINE if body.get("on_main_line") is False else ""
         suggested = body.get("suggested")
         if not isinstance(suggested, str) or not suggested:
-            return Lookup(sha, hits)
+            return Lookup(sha, hits, note=note)
         changes = tuple(
             Change(str(e.get("id")), parse_severity(e.get("severity")), _strs(e.get("kinds")),
                    str(e.get("summary", "")), str(e.get("revision", "")),
                    tuple(_template(d) for d in e.get("chat_template") or [] if isinstance(d, Mapping)))
             for e in body.get("on_the_way") or [] if isinstance(e, Mapping)
         )
-        return Lookup(sha, hits, suggestion=Suggestion(suggested, _strs(body.get("resolves")), changes))
+        return Lookup(sha, hits, suggestion=Suggestion(suggested, _strs(body.get("resolves")), changes), note=note)
 
     def lookup(self, queries: Sequence[tuple[RepoId, str]], ignored: frozenset[str] = frozenset()) -> list[Lookup]:
         out = []

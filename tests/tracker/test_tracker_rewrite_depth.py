@@ -226,3 +226,47 @@ def test_a_squash_that_drops_a_hazard_is_clean_and_one_that_adds_one_is_advised(
     (raised,) = store.advisories_affecting(DEEP, pickled)
     assert raised.revision_sha == pickled and raised.id != hazard.id
     assert "pickle" in raised.osv["summary"].lower() or "pickle" in json.dumps(raised.osv).lower()
+
+
+def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    """`hubwatch check` (the local store and `--server` alike) and the standing API: a pin on the old
+    history keeps its advisories along its own line, is said to be off the main line, and is told the
+    main line's revision to move to (the head here: nothing cleaner), even when nothing affects it."""
+    from fastapi.testclient import TestClient
+
+    from hubwatch.feeds import create_app
+    from hubwatch.pincheck.pincheck import ServerSource, StoreSource, check_pins
+    from hubwatch.pincheck.pins import scan_path
+    from hubwatch.pincheck.report import OFF_THE_MAIN_LINE
+    from hubwatch.settings import Settings
+
+    first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True), ("4.2", True)]), at=None)
+    poll_once(first, store, DEEP)
+    old = shas(store)
+    (hazard,) = store.advisories(DEEP)
+    first.stop()
+    squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.3", False)]), at=None)  # the pickle gone
+    (root,) = polled(squashed, store)[0].shas
+
+    code = tmp_path / "app.py"
+    code.write_text("".join(f'hf_hub_download("{DEEP}", "config.json", revision="{sha}")\n' for sha in (*old, root)))
+    pins = scan_path(code).pins
+    local = check_pins(pins, StoreSource(store))
+    with TestClient(create_app(Settings(), store)) as client:
+        remote = check_pins(pins, ServerSource(client))
+        api = [client.get(f"/api/v1/models/{DEEP}/revisions/{sha}/standing").json() for sha in (*old, root)]
+    assert [(r.status, r.commit, r.hits, r.suggestion, r.note) for r in remote] == [
+        (r.status, r.commit, r.hits, r.suggestion, r.note) for r in local]
+    clean_old, *held_old, now = local
+    for report in (clean_old, *held_old):
+        assert report.note == OFF_THE_MAIN_LINE and report.suggestion is not None
+        assert report.suggestion.commit == root and report.suggestion.changes == ()
+    assert clean_old.status == "clean" and clean_old.suggestion.resolves == ()
+    for report in held_old:  # the pickle, along the old line; gone at the squashed commit
+        assert report.status == "affected" and [h.id for h in report.hits] == [hazard.id]
+        assert report.suggestion.resolves == (hazard.id,)
+    assert now.status == "clean" and now.note == "" and now.suggestion is None
+    assert [a["on_main_line"] for a in api] == [False, False, False, True]
+    assert [a["suggested"] for a in api] == [root, root, root, None]
