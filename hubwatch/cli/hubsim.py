@@ -72,8 +72,10 @@ def hubsim(
     """Run the hub emulator: the hub API huggingface_hub uses, over a folder of repo histories.
 
     The first line on stdout is `hubsim listening on http://HOST:PORT`. Control routes:
-    POST /_sim/{org}/{name}/advance (reveal the next version), POST /_sim/reset,
-    GET|POST /_sim/faults (JSON with the fault options' names, underscored), GET /_sim/state.
+    POST /_sim/{org}/{name}/advance (reveal the next version), POST /_sim/{org}/{name}/rewind
+    {"to": "vK"} and POST /_sim/{org}/{name}/squash (force-pushes), POST /_sim/{org}/{name}/rename
+    {"to": "org/name"}, POST /_sim/reset, GET|POST /_sim/faults (JSON with the fault options' names,
+    underscored), GET /_sim/state.
     """
     from hubwatch.hubsim.faults import FaultConfig, FaultError
     from hubwatch.hubsim.repos import HistoryError

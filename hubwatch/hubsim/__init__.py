@@ -1,7 +1,9 @@
 """Hub emulator: an HTTP server speaking the part of the Hugging Face hub API huggingface_hub uses.
 
 It serves repo histories from a folder (`ROOT/<org>__<name>/v1/…`), reveals new commits on
-demand (`HubSim.advance`, `POST /_sim/{org}/{name}/advance`) and injects faults. See
+demand (`HubSim.advance`, `POST /_sim/{org}/{name}/advance`), force-pushes (`HubSim.rewind`,
+`POST /_sim/{org}/{name}/rewind {"to": "vK"}`; `HubSim.squash`, `POST /_sim/{org}/{name}/squash`:
+`super_squash_history`), renames repos and injects faults. See
 `hubwatch hubsim --help` and the module docstrings of `app`, `api`, `files` and `faults`.
 """
 

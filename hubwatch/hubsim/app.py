@@ -88,6 +88,8 @@ def create_app(state: SimState) -> ASGIApp:
         Route("/_sim/reset", control.reset, methods=["POST"]),
         Route("/_sim/faults", control.faults, methods=["GET", "POST"]),
         Route("/_sim/{org}/{name}/advance", control.advance, methods=["POST"]),
+        Route("/_sim/{org}/{name}/rewind", control.rewind, methods=["POST"]),
+        Route("/_sim/{org}/{name}/squash", control.squash, methods=["POST"]),
         Route("/_sim/{org}/{name}/rename", names.rename, methods=["POST"]),
         Route("/_sim/{org}/{name}/refs", names.set_ref, methods=["POST"]),
         Route("/{org}/{name}/resolve/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),

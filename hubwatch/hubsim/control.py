@@ -1,4 +1,4 @@
-"""The emulator's `/_sim` control routes (advance, reset, faults, state) and outgoing hub-style webhooks."""
+"""The emulator's `/_sim` control routes (advance, rewind, squash, reset, faults, state) and outgoing hub-style webhooks."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hubwatch.hubsim import modes
 from hubwatch.hubsim.faults import FaultConfig, FaultError
 from hubwatch.hubsim.state import Advance, SimError, SimState, parse_at
 
-__all__ = ["WebhookSender", "advance", "faults", "reset", "sim_state", "webhook_payload"]
+__all__ = ["WebhookSender", "advance", "faults", "reset", "rewind", "sim_state", "squash", "webhook_payload"]
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +85,25 @@ async def advance(request: Request) -> Response:
             "total": event.total,
         }
     )
+
+
+async def rewind(request: Request) -> Response:
+    """`POST /_sim/{org}/{name}/rewind {"to": "v2"}`: force-push main back to that version."""
+    to = (await _json_body(request)).get("to")
+    if not isinstance(to, (str, int)) or isinstance(to, bool):
+        raise SimError(400, "BadRequest", 'body must be {"to": "vK"}')
+    state = _state(request)
+    repo_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    head = state.rewind(repo_id, to)
+    return JSONResponse({"repo": state.canonical(repo_id, follow=True), "sha": head.sha, "version": head.version})
+
+
+async def squash(request: Request) -> Response:
+    """`POST /_sim/{org}/{name}/squash`: `super_squash_history` on main (one commit, no parent)."""
+    state = _state(request)
+    repo_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    commit = state.squash(repo_id)
+    return JSONResponse({"repo": state.canonical(repo_id, follow=True), "sha": commit.sha, "title": commit.title})
 
 
 async def _json_body(request: Request) -> dict[str, object]:

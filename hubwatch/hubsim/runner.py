@@ -161,6 +161,14 @@ class HubSim:
         (default now); returns the new sha."""
         return self.state.advance(repo_id, at).commit.sha
 
+    def rewind(self, repo_id: str, to: str | int) -> str:
+        """Force-push main back to version `to` (`advance` pushes the later ones back); the new head's sha."""
+        return self.state.rewind(repo_id, to).sha
+
+    def squash(self, repo_id: str) -> str:
+        """Squash main's history into one commit without a parent (`super_squash_history`); its sha."""
+        return self.state.squash(repo_id).sha
+
     def head(self, repo_id: str) -> str:
         """The sha `main` points at now."""
         return self.state.head(repo_id).sha

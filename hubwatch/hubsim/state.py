@@ -1,8 +1,10 @@
 """The emulator's live state: which revisions of each repo are visible, revision lookup (branches, tags,
-`refs/pr/N`, HEAD), ids matched case-insensitively, renames (the old id answers 307), advance/reset."""
+`refs/pr/N`, HEAD), ids matched case-insensitively, renames (the old id answers 307), force-pushes
+(rewind, squash), advance/reset."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Callable
@@ -87,12 +89,16 @@ class SimState:
         self._advanced_at: dict[str, datetime] = {}
         self._refs: dict[str, dict[str, Commit]] = {}  # repo id → full ref name → commit
         self._moved: dict[str, str] = {}  # a renamed id, lowercased → the id it now is
+        self._squashed: dict[str, RepoHistory] = {}  # repo id → its history before the first squash
+        self._squashes = 0  # squashes so far: each one's commit gets a sha of its own
         self.reset(at)
 
     def reset(self, at: int | None = None, *, faults: bool = True) -> None:
         """Back to the start: versions ≤ `at` visible (all when None); faults to the start ones."""
         with self._lock:
             self._at = at
+            self.repos.update(self._squashed)  # squashed histories come back whole
+            self._squashed.clear()
             self._visible = {
                 rid: sum(1 for c in h.commits if at is None or c.number <= at) for rid, h in self.repos.items()
             }
@@ -135,10 +141,63 @@ class SimState:
                 self._advanced_at[new] = self._advanced_at.pop(old)
             if old in self._refs:
                 self._refs[new] = self._refs.pop(old)
+            if old in self._squashed:
+                self._squashed[new] = replace(self._squashed.pop(old), repo_id=new)
             self._moved = {k: (new if v == old else v) for k, v in self._moved.items() if k != new.lower()}
             if old.lower() != new.lower():
                 self._moved[old.lower()] = new
         return new
+
+    def rewind(self, repo_id: str, to: str | int) -> Commit:
+        """Force-push main back to version `to` (the versions after it leave main; `advance` pushes
+        them back one at a time); returns the new head."""
+        repo_id = self.canonical(repo_id, follow=True)
+        repo = self.history(repo_id)
+        try:
+            number = parse_at(to)
+        except ValueError as exc:
+            raise SimError(400, "BadRequest", str(exc)) from exc
+        shown = self.commits(repo_id)
+        kept = [c for c in shown if number is not None and c.number <= number]
+        if not kept or len(kept) == len(shown):
+            raise SimError(409, "Conflict", f"{repo_id} shows {shown[0].version}..{shown[-1].version}: "
+                                             f"rewind to a version before its head ({to!r} is not)")
+        with self._lock:
+            self._visible[repo.repo_id] = len(kept)
+            self._advanced_at[repo.repo_id] = datetime.now(UTC)
+        self._pushed(repo.repo_id, shown[-1].sha, kept[-1])
+        return kept[-1]
+
+    def squash(self, repo_id: str, at: datetime | None = None) -> Commit:
+        """`HfApi.super_squash_history` on main: the visible history becomes one commit without a
+        parent holding the head's files (a new sha); versions not revealed yet follow it, as new
+        commits (new shas). Returns it."""
+        repo_id = self.canonical(repo_id, follow=True)
+        repo = self.history(repo_id)
+        shown = self.commits(repo_id)
+        head = shown[-1]
+        when = at or datetime.now(UTC)
+        with self._lock:
+            self._squashes += 1
+            count = self._squashes
+        digest = hashlib.sha1(f"{repo.repo_id}\nsquash {count}\n{head.sha}\n".encode())
+        squashed = Commit(digest.hexdigest(), head.version, head.number, when,
+                          "Super-squash branch 'main' using huggingface_hub", "", head.files)
+        # The versions still to come land on the new base: new commits, so new shas.
+        later = tuple(replace(c, sha=hashlib.sha1(f"{c.sha}\nafter squash {count}\n".encode()).hexdigest())
+                      for c in repo.commits[len(shown):])
+        with self._lock:
+            self._squashed.setdefault(repo.repo_id, repo)
+            self.repos[repo.repo_id] = replace(repo, commits=(squashed, *later))
+            self._visible[repo.repo_id] = 1
+            self._advanced_at[repo.repo_id] = when
+        self._pushed(repo.repo_id, head.sha, squashed)
+        return squashed
+
+    def _pushed(self, repo_id: str, old_sha: str, head: Commit) -> None:
+        """Tell `on_advance` (the webhook sender) that main moved to `head` by a force-push."""
+        if self.on_advance is not None:
+            self.on_advance(Advance(repo_id, old_sha, head, self.visible_count(repo_id), len(self.repos[repo_id].commits)))
 
     def set_ref(self, repo_id: str, kind: str, name: str, version: str | int) -> tuple[str, Commit]:
         """Point a branch, tag or `refs/pr/N` at a version of the repo (any, even one main does not

@@ -270,3 +270,27 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
     assert now.status == "clean" and now.note == "" and now.suggestion is None
     assert [a["on_main_line"] for a in api] == [False, False, False, True]
     assert [a["suggested"] for a in api] == [root, root, root, None]
+
+
+def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    """The emulator's own force-pushes (`/_sim/…/rewind`, `/_sim/…/squash`), as a running daemon sees them."""
+    sim = hubsim_factory(root=pickled_root(tmp_path, [("4.0", False), ("4.1", True), ("4.2", True), ("4.3", True)]),
+                         at="v3")
+    poll_once(sim, store, DEEP)
+    old = shas(store)
+    assert len(old) == 3
+    back = sim.rewind(str(DEEP), "v2")
+    outcome = poll_once(sim, store, DEEP)
+    assert isinstance(outcome, Unchanged) and outcome.head == back == old[1] and outcome.rewritten == (old[2],)
+    squashed = sim.squash(str(DEEP))
+    outcome = poll_once(sim, store, DEEP)
+    assert isinstance(outcome, NewRevisions) and outcome.shas == (squashed,)
+    assert store.revision_shas(DEEP) == [squashed] and store.off_main_branch(DEEP) == set(old)
+    (hazard,) = store.advisories(DEEP)
+    assert [a.id for a in store.standing(DEEP, squashed).carries] == [hazard.id]  # the pickle is still there
+    assert store.standing(DEEP, old[1]).suggested == squashed
+    following = sim.advance(str(DEEP))  # v4 lands on top of the squashed commit
+    assert poll_once(sim, store, DEEP).shas == (following,)
+    assert store.revision_shas(DEEP) == [squashed, following]
