@@ -53,9 +53,12 @@ def _same(a: list[ChangeRecord], b: list[ChangeRecord]) -> bool:
 def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock = system_clock) -> RederiveResult:
     """Re-derive one repo's changes and advisories from its stored history; write the differences."""
     from hubwatch.advisories.advise import plan_advisories
+    from hubwatch.advisories.standing import standing
     from hubwatch.diff import diff_snapshots
 
     derived: dict[str, AdvisoryRecord] = {}
+    # Each force-push's old head, by the revisions it dropped (what its rewrite change names).
+    old_heads = {tuple(r.dropped): r.old_head for r in store.rewrites(repo)}
     origin = store.first_id(repo)
     replaced: dict[str, list[ChangeRecord]] = {}
     cache: Baseline | None = None
@@ -70,13 +73,22 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         current = load_baseline(store, repo, revision.sha)
         initial = not base.snapshot.files
         rewrite = [c for c in entry.changes if c.detail.get("history_rewrite")]
+        carried: list[AdvisoryRecord] | None = None
+        old_head = old_heads.get(tuple(rewrite[0].detail.get("old") or ())) if rewrite and initial else None
+        if old_head is not None and (old := load_baseline(store, repo, old_head)).snapshot.files:
+            # As the poll did: a rewritten commit without a stored parent (a squash) is compared with
+            # the old head, and carries the hazards open there that it does not clear.
+            base, initial = old, False
+            line = store.revision_shas(repo, tip=old_head) or [old_head]
+            carried = list(standing(line, list(derived.values()), old_head).carries)
         changes = [history_rewrite_change(list(c.detail.get("old") or [])) for c in rewrite]
         changes += diff_snapshots(None if initial else base.snapshot, current.snapshot)
         moved = estimate_change(base.estimate, current.estimate)
         if moved is not None:
             changes.append(moved)
         if not initial:
-            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin):
+            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin,
+                                          carried=carried):
                 derived[record.id] = record
         if not _same(changes, entry.changes):
             replaced[revision.sha] = changes

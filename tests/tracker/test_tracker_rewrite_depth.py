@@ -294,3 +294,26 @@ def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
     following = sim.advance(str(DEEP))  # v4 lands on top of the squashed commit
     assert poll_once(sim, store, DEEP).shas == (following,)
     assert store.revision_shas(DEEP) == [squashed, following]
+
+
+def test_re_deriving_a_squashed_history_gives_what_the_polls_stored(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    """A new advisory model re-derives every repo from its stored history (`rederive_repo`): the
+    squashed commit is compared with the old head again and carries the same hazard, so nothing
+    the polls stored is replaced."""
+    from hubwatch.settings import Settings
+    from hubwatch.tracker.rederive import rederive_repo
+
+    sim = hubsim_factory(root=pickled_root(tmp_path, [("4.0", False), ("4.1", True), ("4.2", False)]), at="v2")
+    poll_once(sim, store, DEEP)
+    sim.squash(str(DEEP))
+    poll_once(sim, store, DEEP)
+    sim.advance(str(DEEP))  # the pickle removed on top of the squash
+    poll_once(sim, store, DEEP)
+    before = {a.id: a.osv for a in store.advisories(DEEP)}
+    changes = {e.revision.sha: [c.summary for c in e.changes] for e in store.history(DEEP)}
+    result = rederive_repo(store, DEEP, Settings(database_url="sqlite://"))
+    assert result.revisions == 0 and result.records == []
+    assert {a.id: a.osv for a in store.advisories(DEEP)} == before
+    assert {e.revision.sha: [c.summary for c in e.changes] for e in store.history(DEEP)} == changes
