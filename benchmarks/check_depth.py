@@ -27,9 +27,8 @@ from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from benchmarks.deep_history import advisory, fill_line, sha_at
+from benchmarks.deep_history import advisory, fill_line, publish, sha_at
 from benchmarks.timing import p50_ms
 from hubwatch.advisories.standing import standing
 from hubwatch.domain.records import AdvisoryRecord, RepoId
@@ -112,28 +111,21 @@ def main() -> int:
         finally:
             store.close()
     shallow = next(iter(DEPTHS))
-    table = Table(title="`hubwatch check` of one pin against the local store, p50")
-    for col in ("repo", "revisions", "now ms", "× 12-revision", "cold ms", "× 12-revision", "before ms", "× 12-revision"):
-        table.add_column(col, justify="left" if col == "repo" else "right")
-    md = ["| repo | revisions | now (ms) | × 12-revision | cold (ms) | × 12-revision | before (ms) | × 12-revision |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    ok = True
+    rows, ok = [], True
     for repo, depth in DEPTHS.items():
         new, first, old = figures[repo]
         ratio, cold_ratio, old_ratio = (new / figures[shallow][0], first / figures[shallow][1],
                                         old / figures[shallow][2])
         if depth == 1000:
             ok = ok and ratio <= TARGET
-        cells = (str(repo), f"{depth:,}", f"{new:.2f}", f"{ratio:.2f}×", f"{first:.2f}", f"{cold_ratio:.2f}×",
-                 f"{old:.2f}", f"{old_ratio:.2f}×")
-        table.add_row(*cells)
-        md.append("| " + " | ".join(cells) + " |")
-    console.print(table)
-    verdict = f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}"
-    console.print(verdict)
-    RESULTS.write_text("# `hubwatch check` against the local store, at depth\n\n"
-                       "`python -m benchmarks.check_depth` (SQLite; one pin, answered the same at every depth)\n\n"
-                       + "\n".join(md) + f"\n\n{verdict}.\n")
+        rows.append((str(repo), f"{depth:,}", f"{new:.2f}", f"{ratio:.2f}×", f"{first:.2f}", f"{cold_ratio:.2f}×",
+                     f"{old:.2f}", f"{old_ratio:.2f}×"))
+    publish(console, "`hubwatch check` of one pin against the local store, p50",
+            ("repo", "revisions", "now (ms)", "× 12-revision", "cold (ms)", "× 12-revision", "before (ms)",
+             "× 12-revision"), rows, RESULTS,
+            "# `hubwatch check` against the local store, at depth\n\n"
+            "`python -m benchmarks.check_depth` (SQLite; one pin, answered the same at every depth)",
+            f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 
 

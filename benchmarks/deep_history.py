@@ -4,16 +4,19 @@ advisory records shaped as hubwatch stores them, and a line of revisions filled 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.progress import track
+from rich.table import Table
 
 from hubwatch.domain.records import AdvisoryRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage import Store
 
-__all__ = ["START", "advisory", "fill_line", "sha_at"]
+__all__ = ["START", "advisory", "fill_line", "publish", "sha_at"]
 
 START = datetime(2024, 1, 1, tzinfo=UTC)  # revision i is committed i hours after this
 
@@ -58,3 +61,19 @@ def fill_line(store: Store, repo: RepoId, depth: int, records_at: Callable[[int,
                             [FileRecord("config.json", len(body))], {"config.json": body}, [], None,
                             records_at(i, sha, when))
         previous = sha
+
+
+def publish(console: Console, title: str, columns: Sequence[str], rows: Sequence[Sequence[str]], results: Path,
+            heading: str, verdict: str) -> None:
+    """Print `rows` under `columns` as a table with the `verdict`, and write them to `results` as
+    markdown after `heading` (the first column left-aligned, the figures right-aligned)."""
+    table = Table(title=title)
+    for i, col in enumerate(columns):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for cells in rows:
+        table.add_row(*cells)
+    console.print(table)
+    console.print(verdict)
+    md = ["| " + " | ".join(columns) + " |", "|---|" + "---:|" * (len(columns) - 1)]
+    md += ["| " + " | ".join(cells) + " |" for cells in rows]
+    results.write_text(heading + "\n\n" + "\n".join(md) + f"\n\n{verdict}.\n")

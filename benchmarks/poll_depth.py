@@ -25,9 +25,8 @@ from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
-from benchmarks.deep_history import advisory, fill_line, sha_at
+from benchmarks.deep_history import advisory, fill_line, publish, sha_at
 from benchmarks.timing import p50_ms
 from hubwatch.advisories.advise_match import change_keys
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, Severity
@@ -97,26 +96,19 @@ def main() -> int:
         finally:
             store.close()
     shallow = next(iter(DEPTHS))
-    table = Table(title="a poll's store reads before its new revision, p50")
-    for col in ("repo", "revisions", "records", "read now", "now ms", "× 12-revision", "before ms", "× 12-revision"):
-        table.add_column(col, justify="left" if col == "repo" else "right")
-    md = ["| repo | revisions | advisories | records read now | now (ms) | × 12-revision | before (ms) | × 12-revision |",
-          "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    ok = True
+    rows, ok = [], True
     for repo, depth in DEPTHS.items():
         now, before, read, stored = figures[repo]
         ratio, old_ratio = now / figures[shallow][0], before / figures[shallow][1]
         if depth == 1000:
             ok = ratio <= TARGET
-        cells = (str(repo), f"{depth:,}", f"{stored:,}", str(read), f"{now:.2f}", f"{ratio:.2f}×", f"{before:.2f}",
-                 f"{old_ratio:.2f}×")
-        table.add_row(*cells)
-        md.append("| " + " | ".join(cells) + " |")
-    console.print(table)
-    verdict = f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}"
-    console.print(verdict)
-    RESULTS.write_text("# A poll's store reads at depth\n\n`python -m benchmarks.poll_depth` (SQLite)\n\n"
-                       + "\n".join(md) + f"\n\n{verdict}.\n")
+        rows.append((str(repo), f"{depth:,}", f"{stored:,}", str(read), f"{now:.2f}", f"{ratio:.2f}×",
+                     f"{before:.2f}", f"{old_ratio:.2f}×"))
+    publish(console, "a poll's store reads before its new revision, p50",
+            ("repo", "revisions", "advisories", "records read now", "now (ms)", "× 12-revision", "before (ms)",
+             "× 12-revision"), rows, RESULTS,
+            "# A poll's store reads at depth\n\n`python -m benchmarks.poll_depth` (SQLite)",
+            f"1,000 revisions ≤ {TARGET}× 12: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1
 
 
