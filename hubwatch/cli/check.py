@@ -57,7 +57,8 @@ def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: 
 @click.option("--ignore", "ignore_ids", multiple=True, metavar="ID",
               help="Acknowledge this advisory id (repeatable); it is still listed, never failing.")
 @click.option("--strict", is_flag=True, help="Exit 1 also when a pin is unknown (never seen, ambiguous, computed).")
-@click.option("--fix", is_flag=True, help="Rewrite each affected pin to its suggested commit, in place.")
+@click.option("--fix", is_flag=True, help="Rewrite each affected pin, and each pin a force-push dropped from the main line, to its "
+                   "suggested commit, in place.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff, write nothing.")
 def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_ids: tuple[str, ...], strict: bool,
           fix: bool, dry_run: bool) -> None:
@@ -66,7 +67,8 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     Unpinned uses (no revision, or main) are warnings; a pin the database does not know is
     reported as unknown, never as safe. Advisories acknowledged in .hubwatch.toml (or
     [tool.hubwatch] in pyproject.toml) or with --ignore are listed as ignored and never fail.
-    Each affected pin gets the revision to move to; --fix writes it. Exit 1 when an advisory
+    Each affected pin, and each pin whose commit a force-push upstream dropped, gets the revision to
+    move to; --fix writes it. Exit 1 when an advisory
     not ignored, at or above --fail-on, affects a pin (and, with --strict, when a pin is unknown).
     """
     from hubwatch.cli.check_render import print_fixes, report_json, report_table
@@ -90,7 +92,7 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     fixed: list[dict[str, Any]] | None = None
     diff: str | None = None
     if fix:
-        targets = [(r.pin, r.suggestion.commit) for r in reports if r.status == "affected" and r.suggestion]
+        targets = [(r.pin, r.suggestion.commit) for r in reports if r.moves and r.suggestion]
         fixes, left = plan_fixes(path, targets, scan.pins)
         fixed = [{"path": e.pin.path, "line": e.pin.line, "cell": e.pin.cell, "repo": str(e.pin.repo),
                   "old": e.old, "new": e.new, "written": not dry_run} for f in fixes for e in f.edits]

@@ -41,7 +41,7 @@ def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]]
         rows.append({
             "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": str(r.pin.repo),
             "revision": r.pin.revision, "style": r.pin.style, "status": r.status, "commit": r.commit,
-            "note": r.note, "advisories": [h.to_json() for h in r.hits],
+            "note": r.note, "on_main_line": r.on_main_line, "advisories": [h.to_json() for h in r.hits],
             "suggested": suggested,
         })
     body: dict[str, Any] = {
@@ -133,4 +133,4 @@ def print_fixes(fixes: Sequence[FileFix], left: Sequence[tuple[Pin, str]], dry_r
         out.print(f"[yellow]left alone:[/yellow] {escape(f'{pin.where}: {pin.repo}@{pin.revision}: {why}')}",
                   soft_wrap=True)
     if not fixes and not left:
-        out.print("nothing to fix: no affected pin has a revision to move to")
+        out.print("nothing to fix: no affected or dropped pin has a revision to move to")

@@ -52,7 +52,8 @@ def lookup_from_standing(found: Standing, ignored: frozenset[str]) -> Lookup:
             for r in found.on_the_way
         )
         suggestion = Suggestion(found.suggested, found.resolves, changes)
-    return Lookup(found.commit, hits, suggestion=suggestion, note="" if found.on_main_line else OFF_THE_MAIN_LINE)
+    return Lookup(found.commit, hits, suggestion=suggestion, note="" if found.on_main_line else OFF_THE_MAIN_LINE,
+                  on_main_line=found.on_main_line)
 
 
 class StoreSource:
@@ -90,7 +91,8 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[s
                 reports.append(PinReport(pin, "unknown", None, (), why))
             else:
                 status = "affected" if answer.hits else "clean"
-                reports.append(PinReport(pin, status, answer.commit, answer.hits, answer.note, answer.suggestion))
+                reports.append(PinReport(pin, status, answer.commit, answer.hits, answer.note, answer.suggestion,
+                                         answer.on_main_line))
         elif pin.kind == "dynamic":
             reports.append(PinReport(pin, "unknown", None, (), "revision is computed at run time"))
         elif pin.kind == "ref":

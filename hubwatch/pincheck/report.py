@@ -84,6 +84,7 @@ class Lookup:
     hits: tuple[AdvisoryHit, ...] = ()
     note: str = ""  # why the commit is unknown, when it is
     suggestion: Suggestion | None = None
+    on_main_line: bool = True  # False: a stored commit that a force-push or squash upstream dropped
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,14 @@ class PinReport:
     hits: tuple[AdvisoryHit, ...]
     note: str = ""
     suggestion: Suggestion | None = None
+    on_main_line: bool = True
+
+    @property
+    def moves(self) -> bool:
+        """Whether `check --fix` rewrites this pin: it has a revision to move to and is affected, or
+        its commit is off the repo's main line (the hub may no longer serve it) even when clean."""
+        return self.suggestion is not None and (self.status == "affected" or
+                                                (self.status == "clean" and not self.on_main_line))
 
 
 def hit_from_osv(osv: Mapping[str, Any], direction: str = "", ignored: bool = False) -> AdvisoryHit:

@@ -83,17 +83,19 @@ class ServerSource:
         entries = [e for key in ("lacks", "carries") for e in body.get(key) or [] if isinstance(e, Mapping)]
         hits = tuple(sorted((self._vuln(str(e.get("id")), str(e.get("direction", "")), bool(e.get("ignored")))
                              for e in entries), key=lambda h: h.id))
-        note = OFF_THE_MAIN_LINE if body.get("on_main_line") is False else ""
+        on_main_line = body.get("on_main_line") is not False
+        note = "" if on_main_line else OFF_THE_MAIN_LINE
         suggested = body.get("suggested")
         if not isinstance(suggested, str) or not suggested:
-            return Lookup(sha, hits, note=note)
+            return Lookup(sha, hits, note=note, on_main_line=on_main_line)
         changes = tuple(
             Change(str(e.get("id")), parse_severity(e.get("severity")), _strs(e.get("kinds")),
                    str(e.get("summary", "")), str(e.get("revision", "")),
                    tuple(_template(d) for d in e.get("chat_template") or [] if isinstance(d, Mapping)))
             for e in body.get("on_the_way") or [] if isinstance(e, Mapping)
         )
-        return Lookup(sha, hits, suggestion=Suggestion(suggested, _strs(body.get("resolves")), changes), note=note)
+        return Lookup(sha, hits, suggestion=Suggestion(suggested, _strs(body.get("resolves")), changes), note=note,
+                      on_main_line=on_main_line)
 
     def lookup(self, queries: Sequence[tuple[RepoId, str]], ignored: frozenset[str] = frozenset()) -> list[Lookup]:
         out = []

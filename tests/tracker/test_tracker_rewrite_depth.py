@@ -272,6 +272,49 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
     assert [a["suggested"] for a in api] == [root, root, root, None]
 
 
+def test_check_fix_moves_every_pin_the_squash_dropped_clean_ones_too(
+    hubsim_factory: Any, store: Store, database_url: str, tmp_path: Path
+) -> None:
+    """The hub may stop serving a commit a squash dropped, so `check --fix` moves a pin on it even when
+    nothing affects it; a pin at the head stays. The second check passes and has nothing to move."""
+    from click.testing import CliRunner
+
+    from hubwatch.cli import _register, cli
+
+    first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True)]), at=None)
+    poll_once(first, store, DEEP)
+    clean, pickled = shas(store)
+    first.stop()
+    squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.3", False)]), at=None)
+    (root,) = polled(squashed, store)[0].shas
+    squashed.stop()
+    project = tmp_path / "project"
+    project.mkdir()
+    code = project / "app.py"
+    code.write_text(f'CLEAN = "{clean}"\nPICKLED = "{pickled}"\nHEAD = "{root}"\n'
+                    + "".join(f'hf_hub_download("{DEEP}", "config.json", revision={name})\n'
+                              for name in ("CLEAN", "PICKLED", "HEAD")))
+    _register()
+
+    def check(*args: str) -> Any:
+        return CliRunner().invoke(cli, ["check", str(project), *args],
+                                  env={"HUBWATCH_DATABASE_URL": database_url, "COLUMNS": "200"})
+
+    before = json.loads(check("--json").output)
+    assert [(p["status"], p["on_main_line"]) for p in before["pins"]] == [
+        ("clean", False), ("affected", False), ("clean", True)]
+    dry = json.loads(check("--fix", "--dry-run", "--json").output)
+    assert [(f["old"], f["new"], f["written"]) for f in dry["fixed"]] == [(clean, root, False), (pickled, root, False)]
+    result = check("--fix")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("changed ") == 2 and "left alone" not in result.output
+    assert code.read_text() == f'CLEAN = "{root}"\nPICKLED = "{root}"\nHEAD = "{root}"\n' + "".join(
+        f'hf_hub_download("{DEEP}", "config.json", revision={name})\n' for name in ("CLEAN", "PICKLED", "HEAD"))
+    after = json.loads(check("--json").output)
+    assert [(p["status"], p["on_main_line"], p["suggested"]) for p in after["pins"]] == [("clean", True, None)] * 3
+    assert "nothing to fix" in check("--fix").output
+
+
 def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
     hubsim_factory: Any, store: Store, tmp_path: Path
 ) -> None:
