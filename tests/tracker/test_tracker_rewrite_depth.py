@@ -257,8 +257,9 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
     with TestClient(create_app(Settings(), store)) as client:
         remote = check_pins(pins, ServerSource(client))
         api = [client.get(f"/api/v1/models/{DEEP}/revisions/{sha}/standing").json() for sha in (*old, root)]
-    assert [(r.status, r.commit, r.hits, r.suggestion, r.note) for r in remote] == [
-        (r.status, r.commit, r.hits, r.suggestion, r.note) for r in local]
+    assert [(r.status, r.commit, r.hits, r.suggestion, r.note, r.on_main_line, r.moves) for r in remote] == [
+        (r.status, r.commit, r.hits, r.suggestion, r.note, r.on_main_line, r.moves) for r in local]
+    assert [r.moves for r in local] == [True, True, True, False]  # `check --fix` moves every dropped pin
     clean_old, *held_old, now = local
     for report in (clean_old, *held_old):
         assert report.note == OFF_THE_MAIN_LINE and report.suggestion is not None
