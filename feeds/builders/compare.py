@@ -196,11 +196,10 @@ class Comparison:
     deltas: tuple[EstimateDelta, ...]
     resolved: tuple[AdvisoryRecord, ...]
     introduced: tuple[AdvisoryRecord, ...]
-
-    @property
-    def steps(self) -> int:
-        """Revisions from BASE to HEAD along the stored history (negative: HEAD is older)."""
-        return self.head.position - self.base.position
+    # Revisions from BASE to HEAD along the repo's main line (negative: HEAD is older); None when a
+    # side is off it (a force-push or squash upstream dropped it): the two are not on one line.
+    steps: int | None = 0
+    off_main_line: tuple[str, ...] = ()  # "BASE", "HEAD": the sides a rewrite dropped from the main line
 
 
 def _side(entry: HistoryEntryLike) -> dict[str, Any]:
@@ -216,6 +215,7 @@ def comparison_json(comparison: Comparison) -> dict[str, Any]:
         "base": _side(comparison.base),
         "head": _side(comparison.head),
         "revisions_between": comparison.steps,
+        "on_main_line": {"base": "BASE" not in comparison.off_main_line, "head": "HEAD" not in comparison.off_main_line},
         "changes": [change_json(c, detail=True) for c in comparison.changes],
         "estimate": [{"figure": d.label, "unit": d.unit, "old": d.old, "new": d.new} for d in comparison.deltas],
         "advisories": {

@@ -105,8 +105,24 @@ def _compare(ctx: AppContext, cache: DiffCache, repo: RepoId, spec: str) -> tupl
         deltas=tuple(estimate_deltas(estimate_view(stored_estimate(base)), estimate_view(stored_estimate(head)))),
         resolved=tuple(resolved),
         introduced=tuple(introduced),
+        steps=_steps(ctx, repo, base, head, at_base, at_head),
+        off_main_line=tuple(side for side, at in (("BASE", at_base), ("HEAD", at_head)) if not at.on_main_line),
     )
     return comparison, result
+
+
+def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry, at_base: Standing,
+           at_head: Standing) -> int | None:
+    """Revisions from BASE to HEAD along the main line; None when either is off it. Positions count
+    stored revisions, so on a history a force-push rewrote they count the dropped ones too: there the
+    main line itself is read (only on such repos' compare pages)."""
+    if not (at_base.on_main_line and at_head.on_main_line):
+        return None
+    if not ctx.store.rewrites(repo):
+        return head.position - base.position
+    index = {sha: i for i, sha in enumerate(ctx.store.revision_shas(repo) or [])}
+    b, h = index.get(base.revision.sha), index.get(head.revision.sha)
+    return None if b is None or h is None else h - b
 
 
 @router.get("/models/{org}/{name}/compare/{spec}", response_class=HTMLResponse)

@@ -257,6 +257,21 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
     with TestClient(create_app(Settings(), store)) as client:
         remote = check_pins(pins, ServerSource(client))
         api = [client.get(f"/api/v1/models/{DEEP}/revisions/{sha}/standing").json() for sha in (*old, root)]
+        pages = [client.get(f"/models/{DEEP}/revisions/{sha}").text for sha in (*old, root)]
+        compared = client.get(f"/models/{DEEP}/compare/{old[0]}...{root}")
+        along = client.get(f"/api/v1/models/{DEEP}/compare/{old[0]}...{root}").json()
+    assert compared.status_code == 200, compared.text
+    assert "BASE is not on the repo's main line any more (history rewritten upstream)" in compared.text
+    assert "forward in the stored history" not in compared.text
+    assert (along["revisions_between"], along["on_main_line"]) == (None, {"base": False, "head": True})
+    assert all(f'href="/models/{DEEP}/compare/{sha}...{root}">compare with the revision to move to</a>' in page
+               for sha, page in zip(old, pages))
+    # The revision pages say what `check` says: a dropped commit is a warning even when clean, with the move.
+    move = f'move to <a href="/models/{DEEP}/revisions/{root}">'
+    assert 'class="pin pin-warn">A pin here is up to date' in pages[0] and move in pages[0]
+    assert "not on the main line any more (history rewritten upstream)" in pages[0]
+    assert all('class="pin pin-bad">A pin here carries 1 hazard' in page and move in page for page in pages[1:3])
+    assert 'class="pin pin-ok">A pin here is up to date' in pages[3] and "move to" not in pages[3]
     assert [(r.status, r.commit, r.hits, r.suggestion, r.note, r.on_main_line, r.moves) for r in remote] == [
         (r.status, r.commit, r.hits, r.suggestion, r.note, r.on_main_line, r.moves) for r in local]
     assert [r.moves for r in local] == [True, True, True, False]  # `check --fix` moves every dropped pin
@@ -314,6 +329,36 @@ def test_check_fix_moves_every_pin_the_squash_dropped_clean_ones_too(
     after = json.loads(check("--json").output)
     assert [(p["status"], p["on_main_line"], p["suggested"]) for p in after["pins"]] == [("clean", True, None)] * 3
     assert "nothing to fix" in check("--fix").output
+
+
+def test_compare_counts_along_the_main_line_after_a_force_push(
+    hubsim_factory: Any, store: Store, tmp_path: Path
+) -> None:
+    """Stored positions count the commit a force-push dropped too; the compare page counts the main
+    line, and says that a dropped side is on no line with the other instead of counting."""
+    from fastapi.testclient import TestClient
+
+    from hubwatch.feeds import create_app
+    from hubwatch.settings import Settings
+
+    first = hubsim_factory(root=deep_root(tmp_path / "a", ["a", "b", "c"]), at=None)
+    poll_once(first, store, DEEP)
+    one, two, dropped = shas(store)
+    first.stop()
+    pushed = hubsim_factory(root=deep_root(tmp_path / "b", ["a", "b", "z"]), at=None)
+    (new,) = polled(pushed, store)[0].shas
+    pushed.stop()
+    with TestClient(create_app(Settings(), store)) as client:
+        def between(base: str, head: str) -> tuple[Any, Any]:
+            body = client.get(f"/api/v1/models/{DEEP}/compare/{base}...{head}").json()
+            return body["revisions_between"], body["on_main_line"]
+
+        assert between(two, new) == (1, {"base": True, "head": True})  # positions 2 → 4 would say 2
+        assert between(new, one) == (-2, {"base": True, "head": True})
+        assert between(one, two) == (1, {"base": True, "head": True})
+        assert between(dropped, new) == (None, {"base": False, "head": True})
+        page = client.get(f"/models/{DEEP}/compare/{two}...{new}").text
+        assert "1 revision forward in the stored history" in page
 
 
 def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
