@@ -21,7 +21,7 @@ from hubwatch.storage.summaries import repo_summary
 from hubwatch.storage.versioned import RECORD_UNITS, per_version
 from sqlalchemy.engine import Connection
 
-__all__ = ["pin_standing"]
+__all__ = ["main_line_steps", "pin_standing"]
 
 
 def pin_standing(
@@ -79,6 +79,20 @@ def _whole_line(
         if line:
             return standing(line, list_advisories(conn, repo, None), commit, ignored), True
     return standing_on(facts, commit, ignored), False
+
+
+def main_line_steps(conn: Connection, repo: RepoId, base: str, head: str) -> int | None:
+    """Revisions from `base` to `head` (full shas) along the repo's main line (negative: `head` is
+    older); None when either is not on it, or the repo is not stored. Read from the main line's
+    facts kept per history version, so it costs the same at any depth once made."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    facts = per_version(conn, repo_id, "main line", lambda: _main_line(conn, repo))
+    if facts is None:
+        return None
+    b, h = facts.at.get(base.lower()), facts.at.get(head.lower())
+    return None if b is None or h is None else h - b
 
 
 def _main_line(conn: Connection, repo: RepoId) -> tuple[LineFacts | None, int]:

@@ -371,6 +371,11 @@ class Store(Transactions):
         with self._read() as c:
             return standings.pin_standing(c, repo, sha, frozenset(ignored), main_line_only)
 
+    def main_line_steps(self, repo: RepoId, base: str, head: str) -> int | None:
+        """Revisions from `base` to `head` (full shas) along the main line; None when either is off it."""
+        with self._read() as c:
+            return standings.main_line_steps(c, repo, base, head)
+
     def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
         with self._read() as c:
             return adv.ids_affecting(c, repo, sha)

@@ -115,14 +115,12 @@ def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry
            at_head: Standing) -> int | None:
     """Revisions from BASE to HEAD along the main line; None when either is off it. Positions count
     stored revisions, so on a history a force-push rewrote they count the dropped ones too: there the
-    main line itself is read (only on such repos' compare pages)."""
+    main line's index (kept per history version) counts."""
     if not (at_base.on_main_line and at_head.on_main_line):
         return None
     if not ctx.store.rewrites(repo):
         return head.position - base.position
-    index = {sha: i for i, sha in enumerate(ctx.store.revision_shas(repo) or [])}
-    b, h = index.get(base.revision.sha), index.get(head.revision.sha)
-    return None if b is None or h is None else h - b
+    return ctx.store.main_line_steps(repo, base.revision.sha, head.revision.sha)
 
 
 @router.get("/models/{org}/{name}/compare/{spec}", response_class=HTMLResponse)
