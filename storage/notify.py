@@ -1,7 +1,8 @@
 """Notifications out: subscriptions and the transactional outbox (every query about them).
 
 `enqueue_revision` runs inside the transaction that stores a revision (storage.revisions), so a
-message exists exactly when its revision does; the row's unique `key` (one per subscription and
+message exists exactly when its revision does (and `enqueue_rewrite` inside the one that records a
+force-push, storage.rewrites); the row's unique `key` (one per subscription and
 revision) makes a replay a no-op. A sender claims due rows under a lease (as storage.leases does for
 repos), then marks them sent, retried later, dead or skipped; all of that state is in the rows, so
 a sender that crashed resumes where it stopped.
@@ -37,6 +38,7 @@ __all__ = [
     "digest_due",
     "enqueue_rederived",
     "enqueue_revision",
+    "enqueue_rewrite",
     "unseen_advisories",
 ]
 
@@ -183,7 +185,8 @@ def _payload(
     advisories: Sequence[AdvisoryRecord],
 ) -> dict[str, Any] | None:
     """The message a revision makes for `sub`, or None when nothing in it passes the filters."""
-    wanted = [c for c in changes if sub.wants(c.kind.value, c.severity)]
+    # A force-push is announced once, by its own message (`enqueue_rewrite`), not again with a revision.
+    wanted = [c for c in changes if sub.wants(c.kind.value, c.severity) and not _rewrite_change(c)]
     records = [a for a in advisories if a.withdrawn is None and sub.wants_advisory(*_advisory_facts(a))]
     if sub.pins_path is not None or revision.parent is None:
         # a pin subscription is about advisories on the pins (filtered when sent); a repo's first
@@ -261,6 +264,52 @@ def enqueue_revision(
         return 0
     result = conn.execute(_INSERT_OUTBOX(conn), rows)
     return max(int(result.rowcount), 0)
+
+
+def enqueue_rewrite(
+    conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime
+) -> int:
+    """Announce a recorded force-push (upstream moved from `old_head` to `new_head`, and the stored
+    `dropped` revisions left the main line), in its transaction: one row per matching subscription,
+    keyed by the subscription and the (old head, new head) pair, so a replay adds nothing. Filtered
+    as the change the tracker records for it (kind files, info); a `--pins` subscription gets it
+    whatever its filters (whether a pin is on a dropped commit is decided when it is sent). How many
+    rows were new."""
+    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
+    if not subs:
+        return 0
+    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
+    repo = RepoId(str(org), str(name))
+    shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
+    summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
+               f"longer on the main line ({shown}); the head is now {new_head[:12]}")
+    payload = {
+        "repo": str(repo),
+        "sha": new_head,
+        "parent": None,
+        "title": summary,
+        "date": checked_utc(now).isoformat(),
+        "worst_severity": None,
+        "changes": [{"kind": "files", "severity": "info", "direction": "update", "path": "", "summary": summary}],
+        "changes_total": 1,
+        "advisories": [],
+        "rewrite": {"old_head": old_head, "new_head": new_head, "dropped": list(dropped)},
+    }
+    rows = [
+        {"subscription_id": sub.id, "key": f"{sub.id}:rewrite:{str(repo).lower()}:{old_head}..{new_head}",
+         "repo": str(repo), "sha": new_head, "payload": payload, "state": "pending", "attempts": 0,
+         "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now}
+        for sub in subs
+        if sub.matches_repo(repo) and (sub.pins_path is not None or sub.wants("files", Severity.INFO))
+    ]
+    if not rows:
+        return 0
+    result = conn.execute(_INSERT_OUTBOX(conn), rows)
+    return max(int(result.rowcount), 0)
+
+
+def _rewrite_change(change: ChangeRecord) -> bool:
+    return isinstance(change.detail, Mapping) and change.detail.get("history_rewrite") is True
 
 
 def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> list[AdvisoryRecord]:

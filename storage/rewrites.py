@@ -12,6 +12,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.idempotent import insert_ignoring
+from hubwatch.storage.notify import enqueue_rewrite
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
@@ -57,6 +58,7 @@ def record_rewrite(
         conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
     if inserted:
         bump_versions(conn, [repo_id])  # the main line changed: what derives from it is stale
+        enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at)  # the outbox: same transaction
     return bool(inserted)
 
 

@@ -63,15 +63,29 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
         lines = [f"**{escape_md(repo)}** — [{escape_md(title) or sha[:12]}]({link}) · worst severity **{worst}**"]
     else:
         lines = [f"{repo} @ {sha[:12]}: {title}", f"Worst severity: {worst}", f"Revision: {link}"]
-    for change in payload.get("changes", []):
+    # A force-push's one change is its title (`storage.notify.enqueue_rewrite`): not said twice.
+    for change in [] if payload.get("rewrite") else payload.get("changes", []):
         what = f"{change.get('severity')} · {change.get('kind')} · {one_line(change.get('path', ''), 120)}: " \
                f"{one_line(change.get('summary', ''))}"  # fmt: skip
         lines.append(f"- {escape_md(what, 500)}" if markdown else f"- {what}")
     more = int(payload.get("changes_total", 0)) - len(payload.get("changes", []))
     if more > 0:
         lines.append(f"- …and {more} more change{'s' if more != 1 else ''}")
+    for pin in payload.get("pins", []):
+        if not pin.get("dropped"):
+            continue
+        at, revision = one_line(pin.get("where", ""), 200), str(pin.get("revision") or "")[:12]
+        target = str(pin.get("move_to") or "")
+        move = f" — move to {target}" if target else ""
+        if markdown:
+            to = f" — move to [{target[:12]}]({revision_url(public_url, repo, target)})" if target else ""
+            lines.append(f"- your pin at `{at}` is on {revision}, a commit upstream dropped{to}")
+        else:
+            lines.append(f"- your pin at {at} is on {revision}, a commit upstream dropped{move}")
     pins: dict[str, list[str]] = {}
     for pin in payload.get("pins", []):
+        if pin.get("dropped"):
+            continue
         pins.setdefault(str(pin.get("advisory")), []).append(one_line(pin.get("where", ""), 200))
     for osv in payload.get("advisories", []):
         advisory_id, summary = _advisory_line(osv)

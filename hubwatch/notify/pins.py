@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hubwatch.domain.records import RepoId
 
 if TYPE_CHECKING:
+    from hubwatch.pincheck.pins import Pin
     from hubwatch.storage import Store
 
 __all__ = ["pin_repos", "restrict_to_pins"]
@@ -39,6 +40,9 @@ def restrict_to_pins(store: Store, path: str, payload: Mapping[str, Any]) -> dic
     repo = RepoId.parse(str(payload["repo"]))
     key = str(repo).lower()
     pins = [p for p in scan_path(root).pins if str(p.repo).lower() == key]
+    rewrite = payload.get("rewrite")
+    if isinstance(rewrite, Mapping):
+        return _dropped_pins(store, pins, payload, rewrite)
     wanted = {str(a.get("id")): a for a in payload.get("advisories", [])}
     hits: list[dict[str, Any]] = []
     for report in check_pins(pins, StoreSource(store)):
@@ -55,3 +59,16 @@ def restrict_to_pins(store: Store, path: str, payload: Mapping[str, Any]) -> dic
         return None
     affected = {h["advisory"] for h in hits}
     return {**payload, "advisories": [a for i, a in wanted.items() if i in affected], "pins": hits}
+
+
+def _dropped_pins(store: Store, pins: list[Pin], payload: Mapping[str, Any], rewrite: Mapping[str, Any]
+                  ) -> dict[str, Any] | None:
+    """A force-push's message with the pins on a commit it dropped (`pins`: where, revision and the
+    main line's revision to move to, as `hubwatch check` tells it); None when no pin is on one."""
+    from hubwatch.pincheck.pincheck import StoreSource, check_pins
+
+    dropped = {str(sha) for sha in rewrite.get("dropped", [])}
+    hits = [{"dropped": True, "where": r.pin.where, "revision": r.commit,
+             "move_to": r.suggestion.commit if r.suggestion is not None else None}
+            for r in check_pins(pins, StoreSource(store)) if r.commit in dropped]
+    return {**payload, "pins": hits} if hits else None

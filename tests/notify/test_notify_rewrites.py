@@ -1,0 +1,116 @@
+"""A force-push upstream reaches subscribers once, by its own message: what left the main line and
+the new head; a `--pins` subscription hears of it only for a pin on a dropped commit, told where
+to move (as `hubwatch check` tells it). Real rewrites of the emulator, polled by the tracker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hubwatch.domain.records import RepoId, Severity
+from hubwatch.notify.message import render
+from hubwatch.notify.pins import pin_repos
+from hubwatch.notify.sender import Sender, notify_store
+from hubwatch.notify.targets import new_secret
+from hubwatch.settings import Settings
+from hubwatch.storage import Store
+from hubwatch.storage.notify import SubscriptionSpec
+from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.poller import NewRevisions, poll_repos
+from receivers import WebhookReceiver
+
+REPO = RepoId.parse("meta-llama/Llama-2-7b-hf")  # 12 commits in the bundled history
+PUBLIC = "https://hw.example"
+
+
+def poll(sim: Any, store: Store) -> Any:
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
+    (outcome,) = poll_repos([REPO], hub=HubClient.from_settings(settings), store=store, settings=settings)
+    return outcome
+
+
+def hook() -> WebhookReceiver:
+    receiver = WebhookReceiver().start()
+    receiver.secret = new_secret()
+    return receiver
+
+
+def project(root: Path, shas: dict[str, str]) -> Path:
+    root.mkdir()
+    (root / "app.py").write_text("".join(f'AutoModel.from_pretrained("{REPO}", revision="{sha}")  # {name}\n'
+                                         for name, sha in shas.items()))
+    return root
+
+
+def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
+    hubsim_factory: Any, database_url: str, tmp_path: Path
+) -> None:
+    sim = hubsim_factory(at=None)
+    receivers = {name: hook() for name in ("all", "high", "dropped pin", "kept pins")}
+    try:
+        with Store.open(database_url) as store:
+            store.watch(REPO)
+            assert isinstance(poll(sim, store), NewRevisions)
+            line = store.revision_shas(REPO)
+            assert line is not None and len(line) == 12
+            notes = notify_store(store)
+
+            def add(name: str, **spec: Any) -> None:
+                notes.add(SubscriptionSpec(url=receivers[name].url, secret=receivers[name].secret, **spec))
+
+            add("all", repos=(str(REPO),))
+            add("high", repos=(str(REPO),), min_severity=Severity.HIGH)
+            for name, pins in (("dropped pin", {"kept": line[3], "dropped": line[10]}), ("kept pins", {"kept": line[3]})):
+                root = project(tmp_path / name.replace(" ", "_"), pins)
+                add(name, pins_path=str(root), pin_repos=tuple(pin_repos(root)))
+
+            sim.rewind(str(REPO), "v10")  # v11 and v12 leave the main line
+            poll(sim, store)
+            (rewrite,) = store.rewrites(REPO)
+            assert rewrite.dropped == tuple(line[10:]) and rewrite.new_head == line[9]
+            poll(sim, store)  # nothing new upstream: nothing queued again
+            report = Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush()
+            assert (report.sent, report.skipped) == (2, 1), report  # "high" filters it; "kept pins" has none dropped
+            assert receivers["high"].received == [] and receivers["kept pins"].received == []
+
+            (body,) = receivers["all"].received
+            (message,) = body["data"]["revisions"]
+            assert message["repo"] == str(REPO) and message["sha"] == line[9]
+            assert message["rewrite"] == {"old_head": line[11], "new_head": line[9], "dropped": line[10:]}
+            assert "history rewritten upstream: 2 stored revisions no longer on the main line" in message["title"]
+            assert "pins" not in message
+
+            (pinned,) = receivers["dropped pin"].received
+            (told,) = pinned["data"]["revisions"]
+            assert told["pins"] == [{"dropped": True, "where": "app.py:2", "revision": line[10], "move_to": line[9]}]
+            text = render([told], PUBLIC, "k").markdown
+            assert text.count("history rewritten upstream") == 1 and "…and" not in text
+            assert (f"your pin at `app.py:2` is on {line[10][:12]}, a commit upstream dropped — move to "
+                    f"[{line[9][:12]}]({PUBLIC}/models/{REPO}/revisions/{line[9]})") in text
+            assert notes.counts().pending == 0
+    finally:
+        for receiver in receivers.values():
+            receiver.stop()
+
+
+def test_a_squash_is_one_message_not_a_first_revision(hubsim_factory: Any, database_url: str) -> None:
+    """The squashed commit has no parent, so its revision's changes say nothing (a repo's first
+    revision is no change); the force-push is still heard of, once, by its own message."""
+    sim = hubsim_factory(at=None)
+    receiver = hook()
+    try:
+        with Store.open(database_url) as store:
+            store.watch(REPO)
+            poll(sim, store)
+            line = store.revision_shas(REPO)
+            assert line is not None
+            notify_store(store).add(SubscriptionSpec(url=receiver.url, secret=receiver.secret))
+            squashed = sim.squash(str(REPO))
+            poll(sim, store)
+            assert Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush().sent == 1
+            (body,) = receiver.received
+            (message,) = body["data"]["revisions"]
+            assert message["rewrite"]["new_head"] == squashed and message["rewrite"]["dropped"] == line
+            assert message["changes_total"] == 1  # the rewrite itself, not repeated by the new revision
+    finally:
+        receiver.stop()
