@@ -51,14 +51,16 @@ def _advisory_text(n: int) -> str:
 def pin_badge(result: Standing, min_severity: Severity) -> dict[str, Any]:
     """'Is my pin affected', as the standing says: the open hazards a revision carries and the updates a
     pin there lacks, at or above `min_severity` (a record without a recorded severity always counts);
-    acknowledged ids (`?ignore=`) do not count."""
+    acknowledged ids (`?ignore=`) do not count. A commit off the main line says so (orange when clean)."""
     label = f"hubwatch {result.commit[:7]}"
     if not result.known:
         return badge(label, "unknown revision", "lightgrey")
     carries = _at_least(result.open_hazards(), min_severity)
     lacks = _at_least([a for a in result.lacks if a.id not in result.ignored], min_severity)
+    # A commit a force-push or squash dropped may stop being served: never "up to date", however clean.
+    dropped = [] if result.on_main_line else ["off the main line"]
     if not carries and not lacks:
-        return badge(label, "up to date", "brightgreen")
+        return badge(label, dropped[0], "orange") if dropped else badge(label, "up to date", "brightgreen")
     parts = []
     if carries:
         parts.append("1 hazard" if len(carries) == 1 else f"{len(carries)} hazards")
@@ -67,7 +69,7 @@ def pin_badge(result: Standing, min_severity: Severity) -> dict[str, Any]:
     severities = [s for a in carries + lacks if (s := advisory_severity(a)) is not None]
     worst = max(severities, key=lambda s: s.rank) if severities else None
     suffix = f" ≥ {min_severity.value}" if min_severity is not Severity.INFO else ""
-    return badge(label, " · ".join(parts) + suffix, severity_color(worst))
+    return badge(label, " · ".join(parts) + suffix + "".join(f" · {d}" for d in dropped), severity_color(worst))
 
 
 def _at_least(records: Sequence[AdvisoryRecord], floor: Severity) -> list[AdvisoryRecord]:

@@ -259,8 +259,12 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
         api = [client.get(f"/api/v1/models/{DEEP}/revisions/{sha}/standing").json() for sha in (*old, root)]
         pages = [client.get(f"/models/{DEEP}/revisions/{sha}").text for sha in (*old, root)]
         compared = client.get(f"/models/{DEEP}/compare/{old[0]}...{root}")
+        badges = [client.get(f"/badges/{DEEP}/revisions/{sha}.json").json() for sha in (*old, root)]
         along = client.get(f"/api/v1/models/{DEEP}/compare/{old[0]}...{root}").json()
     assert compared.status_code == 200, compared.text
+    assert [(b["message"], b["color"]) for b in badges] == [
+        ("off the main line", "orange"), ("1 hazard ≥ low · off the main line", "red"), ("1 hazard ≥ low · off the main line", "red"),
+        ("up to date", "brightgreen")]
     assert "BASE is not on the repo's main line any more (history rewritten upstream)" in compared.text
     assert "forward in the stored history" not in compared.text
     assert (along["revisions_between"], along["on_main_line"]) == (None, {"base": False, "head": True})
