@@ -111,7 +111,7 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
         out.print(f"[yellow]warning:[/yellow] {escape(path)}: {escape(why)}")
     print_expired(acks)
     counts = {s: sum(1 for r in reports if r.status == s) for s in ("affected", "clean", "unknown", "unpinned")}
-    mode = "; unknown fails (--strict)" if strict else ""
+    mode = "; unknown or dropped fails (--strict)" if strict else ""
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" (failing at {threshold.value} or above{mode})")
 
 

@@ -104,8 +104,9 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[s
 
 def fails(reports: Iterable[PinReport], threshold: Severity, strict: bool = False) -> bool:
     """True when an advisory not acknowledged, at or above `threshold`, affects a pin; with `strict`,
-    also when a pin is unknown (never seen, ambiguous, or computed at run time)."""
+    also when a pin is unknown (never seen, ambiguous, or computed at run time) or on a commit a
+    force-push or squash upstream dropped from the main line (the hub may stop serving it)."""
     reports = list(reports)
-    if strict and any(r.status == "unknown" for r in reports):
+    if strict and any(r.status == "unknown" or (r.commit is not None and not r.on_main_line) for r in reports):
         return True
     return any(hit.at_least(threshold) and not hit.ignored for report in reports for hit in report.hits)

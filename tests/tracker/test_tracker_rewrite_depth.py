@@ -323,6 +323,9 @@ def test_check_fix_moves_every_pin_the_squash_dropped_clean_ones_too(
     before = json.loads(check("--json").output)
     assert [(p["status"], p["on_main_line"]) for p in before["pins"]] == [
         ("clean", False), ("affected", False), ("clean", True)]
+    assert check().exit_code == 1  # the pickle on the dropped line (high)
+    assert check("--fail-on", "critical").exit_code == 0
+    assert check("--fail-on", "critical", "--strict").exit_code == 1  # a pin on a dropped commit, clean or not
     dry = json.loads(check("--fix", "--dry-run", "--json").output)
     assert [(f["old"], f["new"], f["written"]) for f in dry["fixed"]] == [(clean, root, False), (pickled, root, False)]
     result = check("--fix")
@@ -333,6 +336,7 @@ def test_check_fix_moves_every_pin_the_squash_dropped_clean_ones_too(
     after = json.loads(check("--json").output)
     assert [(p["status"], p["on_main_line"], p["suggested"]) for p in after["pins"]] == [("clean", True, None)] * 3
     assert "nothing to fix" in check("--fix").output
+    assert check("--strict").exit_code == 0
 
 
 def test_compare_counts_along_the_main_line_after_a_force_push(
