@@ -19,6 +19,7 @@ from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_sco
 from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
 from hubwatch.storage.values import HistoryRewrite
+from hubwatch.storage.versioned import per_version
 from sqlalchemy.engine import Connection
 
 __all__ = ["move_head", "off_main_branch", "recent_rewrites", "record_rewrite", "rewrites"]
@@ -109,15 +110,23 @@ def recent_rewrites(
     ]
 
 
-def off_main_branch(conn: Connection, repo: RepoId) -> set[str]:
-    """Stored revisions a recorded force-push dropped that are not (again) ancestors of the head."""
+def off_main_branch(conn: Connection, repo: RepoId) -> frozenset[str]:
+    """Stored revisions a recorded force-push dropped that are not (again) ancestors of the head.
+
+    Kept per history version (`storage.versioned`: a recorded rewrite, a moved head and a stored
+    revision each raise it), so the model page of a rewritten repo walks its line once per version,
+    not per view."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
-        return set()
+        return frozenset()
+    return per_version(conn, repo_id, "off main branch", lambda: _off_main_branch(conn, repo_id))
+
+
+def _off_main_branch(conn: Connection, repo_id: int) -> tuple[frozenset[str], int]:
     rows = conn.execute(sa.select(HISTORY_REWRITES.c.dropped).where(HISTORY_REWRITES.c.repo_id == repo_id))
     dropped = {str(sha) for row in rows for sha in row.dropped or ()}
     if not dropped:
-        return set()
+        return frozenset(), 1
     revisions = conn.execute(sa.select(REVISIONS.c.sha, REVISIONS.c.parent_sha).where(REVISIONS.c.repo_id == repo_id))
     parents: dict[str, str | None] = {r.sha: r.parent_sha for r in revisions}
     current = conn.execute(sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id)).scalar_one_or_none()
@@ -125,4 +134,5 @@ def off_main_branch(conn: Connection, repo: RepoId) -> set[str]:
     while current is not None and current in parents and current not in seen:
         seen.add(current)
         current = parents[current]
-    return dropped - seen
+    gone = frozenset(dropped - seen)
+    return gone, 1 + len(gone)

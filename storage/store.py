@@ -234,7 +234,7 @@ class Store(Transactions):
         """Make the stored revision `sha` the head (upstream is back on commits it had dropped)."""
         return self._write(lambda c: rewrites.move_head(c, repo, sha))
 
-    def off_main_branch(self, repo: RepoId) -> set[str]:
+    def off_main_branch(self, repo: RepoId) -> frozenset[str]:
         """Stored revisions a force-push dropped that are not ancestors of the head (again)."""
         with self._read() as c:
             return rewrites.off_main_branch(c, repo)

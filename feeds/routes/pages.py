@@ -164,7 +164,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "paged": cursor is not None,
         "rewrites": rewrites,
         "renames": ctx.store.renames(repo),
-        "dropped": ctx.store.off_main_branch(repo) if rewrites else set(),
+        "dropped": ctx.store.off_main_branch(repo) if rewrites else frozenset(),
         "repo": repo,
         "state": state,
         "revisions": [revision_line(e) for e in entries],

@@ -63,3 +63,12 @@ def test_move_head_and_what_is_off_the_main_branch(store: Store) -> None:
     assert not store.move_head(REPO, sha("nope")) and not store.move_head(REPO, sha("a"))  # unknown; already
     assert store.move_head(REPO, sha("c"))  # upstream pushed b and c back
     assert store.head(REPO).sha == sha("c") and store.off_main_branch(REPO) == set()
+    # Kept per history version: each write that moves the line answers anew.
+    assert store.save_revision(REPO, rev("d", "c"), [], {}, [], None, [])
+    assert store.off_main_branch(REPO) == set()
+    assert store.record_rewrite(REPO, sha("d"), sha("b"), [sha("c"), sha("d")], T0)
+    assert store.off_main_branch(REPO) == {sha("c"), sha("d")}
+    assert store.save_revision(REPO, rev("e", "b"), [], {}, [], None, [])  # on top of the new line
+    assert store.head(REPO).sha == sha("e") and store.off_main_branch(REPO) == {sha("c"), sha("d")}
+    assert store.move_head(REPO, sha("d"))  # upstream back on d: c and d are on the line again
+    assert store.off_main_branch(REPO) == set()  # (e left it by no recorded rewrite: moving a head records none)
