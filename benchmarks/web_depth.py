@@ -11,8 +11,13 @@ the port; N = the machine's cores unless `--workers` says otherwise); an httpx c
 - `/healthz` p50 while eight deep model-page requests run, vs idle (target ≤ 5×);
 - model-page requests per second at concurrency 16 vs 1 (target ≥ 3×).
 
-Run: `python -m benchmarks.web_depth [--workers N] [--depth N] [--database-url URL]` (writes
-benchmarks/results/web_depth.md).
+With `--rewritten` both repos had a force-push a third of the way up (recorded as the tracker
+records it, before the new line is stored: three revisions left the main line), so every read takes
+the non-linear paths; two rows are added, the revision page and the standing of a commit the
+force-push dropped (target ≤ 2× too), and the results go to benchmarks/results/web_depth_rewritten.md.
+
+Run: `python -m benchmarks.web_depth [--workers N] [--depth N] [--database-url URL] [--rewritten]`
+(writes benchmarks/results/web_depth.md).
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ DEEP, SHALLOW = RepoId("deep", "model"), RepoId("shallow", "model")
 DEPTHS = {DEEP: 1000, SHALLOW: 12}
 RUNS, THROUGHPUT_S = 40, 4.0
 RESULTS = Path(__file__).parent / "results" / "web_depth.md"
+REWRITTEN_RESULTS = Path(__file__).parent / "results" / "web_depth_rewritten.md"
+REWRITTEN = False  # `--rewritten`: a force-push a third of the way up each history
 WORKERS = os.cpu_count() or 1  # `hubwatch serve --workers N`: one web process per core, as deployed
 
 
@@ -60,6 +67,10 @@ def _fill(store: Store) -> None:
         parent = None
         for i in range(depth):
             sha, when = sha_at(repo, i), START + timedelta(hours=i)
+            if REWRITTEN and i == _fork(depth) + 1:  # upstream force-pushed onto an older commit
+                assert parent is not None
+                store.record_rewrite(repo, parent, sha, [sha_at(repo, k) for k in _dropped(depth)], when)
+                parent = sha_at(repo, _fork(depth) - 3)
             changes = [ChangeRecord(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
                                     f"eos_token_id {i} → {i + 1}", {"file": "generation_config.json",
                                                                     "key": "eos_token_id", "old": i, "new": i + 1})]
@@ -123,6 +134,14 @@ def _healthz_under_load(base: str, client: httpx.Client, path: str) -> float:
             proc.join()
 
 
+def _fork(depth: int) -> int:
+    return depth // 3
+
+
+def _dropped(depth: int) -> range:
+    return range(_fork(depth) - 2, _fork(depth) + 1)
+
+
 def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
     """(what, deep or loaded, shallow or idle, ratio, target) rows."""
     rows = []
@@ -132,6 +151,8 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
         revision: dict[RepoId, float] = {}
         standing: dict[RepoId, float] = {}
         listed: dict[RepoId, float] = {}
+        dropped_page: dict[RepoId, float] = {}
+        dropped_standing: dict[RepoId, float] = {}
         for repo, depth in DEPTHS.items():
             assert client.get(f"/models/{repo}").status_code == 200
             # a commit in the middle of the history that carries one advisory (introduced there,
@@ -144,10 +165,17 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
             page[repo] = p50_ms(lambda r=repo: client.get(f"/models/{r}"), RUNS)  # type: ignore[misc]
             query[repo] = p50_ms(lambda m=mid: client.post("/v1/query", json=m), RUNS)  # type: ignore[misc]
             revision[repo] = p50_ms(lambda r=repo, c=pin: client.get(f"/models/{r}/revisions/{c}"), RUNS)  # type: ignore[misc]
-            standing[repo] = p50_ms(  # type: ignore[misc]
-                lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"), RUNS)
+            standing[repo] = p50_ms(
+                lambda r=repo, c=pin: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"), RUNS)  # type: ignore[misc]
             assert repo.org in client.get(f"/?q={repo.org}").text  # the index, narrowed to this repo
             listed[repo] = p50_ms(lambda r=repo: client.get(f"/?q={r.org}"), RUNS)  # type: ignore[misc]
+            if REWRITTEN:
+                gone = sha_at(repo, _dropped(depth)[1])
+                assert client.get(f"/api/v1/models/{repo}/revisions/{gone}/standing").json()["on_main_line"] is False
+                dropped_page[repo] = p50_ms(
+                    lambda r=repo, c=gone: client.get(f"/models/{r}/revisions/{c}"), RUNS)  # type: ignore[misc]
+                dropped_standing[repo] = p50_ms(
+                    lambda r=repo, c=gone: client.get(f"/api/v1/models/{r}/revisions/{c}/standing"), RUNS)  # type: ignore[misc]
         rows.append((f"model page p50 ms ({DEPTHS[DEEP]:,} vs 12 revisions)", page[DEEP], page[SHALLOW],
                      page[DEEP] / page[SHALLOW], "≤ 2×"))
         rows.append((f"/v1/query mid-history commit p50 ms ({DEPTHS[DEEP]:,} vs 12)", query[DEEP], query[SHALLOW],
@@ -158,6 +186,11 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
                      standing[DEEP] / standing[SHALLOW], "≤ 2×"))
         rows.append((f"index page narrowed to the repo (`/?q=ORG`) p50 ms ({DEPTHS[DEEP]:,} vs 12)", listed[DEEP], listed[SHALLOW],
                      listed[DEEP] / listed[SHALLOW], "≤ 2×"))
+        if REWRITTEN:
+            rows.append((f"revision page of a dropped commit p50 ms ({DEPTHS[DEEP]:,} vs 12)", dropped_page[DEEP],
+                         dropped_page[SHALLOW], dropped_page[DEEP] / dropped_page[SHALLOW], "≤ 2×"))
+            rows.append((f"its standing p50 ms ({DEPTHS[DEEP]:,} vs 12)", dropped_standing[DEEP],
+                         dropped_standing[SHALLOW], dropped_standing[DEEP] / dropped_standing[SHALLOW], "≤ 2×"))
         idle = p50_ms(lambda: client.get("/healthz"), RUNS)
         loaded = _healthz_under_load(base, client, f"/models/{DEEP}")
         rows.append(("/healthz p50 ms (8 deep requests running vs idle)", loaded, idle, loaded / idle, "≤ 5×"))
@@ -168,14 +201,16 @@ def _measure(base: str) -> list[tuple[str, float, float, float, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    global WORKERS
+    global WORKERS, REWRITTEN
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=WORKERS, help="web processes (default: the cores)")
     parser.add_argument("--depth", type=int, default=DEPTHS[DEEP], help="revisions of the deep repo (default 1,000)")
     parser.add_argument("--database-url", default=None, metavar="URL",
                         help="an empty database to fill and serve (default: a SQLite file in a temporary folder)")
+    parser.add_argument("--rewritten", action="store_true",
+                        help="a force-push a third of the way up each history (results: web_depth_rewritten.md)")
     args = parser.parse_args(argv)
-    WORKERS = args.workers
+    WORKERS, REWRITTEN = args.workers, args.rewritten
     DEPTHS[DEEP] = args.depth
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite:///{tmp}/depth.db"
@@ -198,7 +233,9 @@ def main(argv: list[str] | None = None) -> int:
             server.terminate()
             server.wait()
     backend = "PostgreSQL" if args.database_url and args.database_url.startswith("postgresql") else "SQLite"
-    lines = ["# web_depth", "", f"`hubwatch serve --workers {WORKERS}` (uvicorn) over loopback, {backend}; {os.cpu_count()} cores; "
+    shape = "; both histories force-pushed a third of the way up (`--rewritten`)" if REWRITTEN else ""
+    lines = ["# web_depth" + (" (rewritten)" if REWRITTEN else ""), "",
+             f"`hubwatch serve --workers {WORKERS}` (uvicorn) over loopback, {backend}{shape}; {os.cpu_count()} cores; "
              f"p50 of {RUNS} requests; throughput over {THROUGHPUT_S:.0f} s. One run.", "",
              "| measure | deep / loaded / 16 | shallow / idle / 1 | ratio | target | ok |", "|---|---|---|---|---|---|"]
     ok_all = True
@@ -207,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         ok_all &= ok
         lines.append(f"| {what} | {a:.1f} | {b:.1f} | {ratio:.2f}× | {target} | {'yes' if ok else 'NO'} |")
     print("\n".join(lines))
-    RESULTS.write_text("\n".join(lines) + "\n")
+    (REWRITTEN_RESULTS if REWRITTEN else RESULTS).write_text("\n".join(lines) + "\n")
     return 0 if ok_all else 1
 
 

@@ -10,7 +10,7 @@ advisory (`hubwatch.advisories.standing.standing`); both give the same Standing.
 from __future__ import annotations
 
 from hubwatch.advisories.standing import (
-    LineFacts, Standing, advisory_direction, line_facts, off_the_main_line, standing, standing_of, standing_on,
+    LineFacts, Standing, advisory_direction, line_facts, off_the_main_line, standing_of, standing_on,
 )
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId
 from hubwatch.storage.advisories import list_advisories
@@ -75,10 +75,20 @@ def _whole_line(
     if facts is None:
         return None, False
     if own_line and commit not in facts.at:
-        line = revision_shas(conn, repo, tip=commit)
-        if line:
-            return standing(line, list_advisories(conn, repo, None), commit, ignored), True
+        # Along its own line, whose facts are kept per history version too (one entry per commit asked):
+        # a page, badge or check of a dropped commit asked again reads nothing again.
+        own = per_version(conn, repo_id, f"own line {commit}", lambda: _own_line(conn, repo, commit))
+        if own is not None:
+            return standing_on(own, commit, ignored), True
     return standing_on(facts, commit, ignored), False
+
+
+def _own_line(conn: Connection, repo: RepoId, commit: str) -> tuple[LineFacts | None, int]:
+    line = revision_shas(conn, repo, tip=commit)
+    if not line:
+        return None, 1
+    records = list_advisories(conn, repo, None)
+    return line_facts(line, records), len(line) + RECORD_UNITS * len(records)
 
 
 def main_line_steps(conn: Connection, repo: RepoId, base: str, head: str) -> int | None:

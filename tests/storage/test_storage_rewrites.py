@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from hubwatch.storage import InvalidRecord, Store
 from hubwatch.domain.records import RepoId
-from storage_helpers import T0, rev, sha
+from storage_helpers import T0, advisory, rev, sha
 
 REPO = RepoId("acme", "rewritten")
 
@@ -72,3 +72,27 @@ def test_move_head_and_what_is_off_the_main_branch(store: Store) -> None:
     assert store.head(REPO).sha == sha("e") and store.off_main_branch(REPO) == {sha("c"), sha("d")}
     assert store.move_head(REPO, sha("d"))  # upstream back on d: c and d are on the line again
     assert store.off_main_branch(REPO) == set()  # (e left it by no recorded rewrite: moving a head records none)
+
+
+def test_a_dropped_commits_standing_follows_later_writes(store: Store) -> None:
+    """A commit off the main line is answered along its own line, kept per history version: asked
+    again it reads nothing again, and a later revision or advisory is in the next answer."""
+    for label, parent in (("a", None), ("b", "a")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    first = advisory(REPO, "HW-first", "c", [{"introduced": sha("c")}])
+    assert store.save_revision(REPO, rev("c", "b"), [], {}, [], None, [first])
+    assert store.record_rewrite(REPO, sha("c"), sha("d"), [sha("c")], T0)  # before d is stored, as the tracker does
+    assert store.save_revision(REPO, rev("d", "b"), [], {}, [], None, [])
+    assert store.off_main_branch(REPO) == {sha("c")}
+
+    def ids(commit: str) -> list[str]:
+        found = store.standing(REPO, commit)
+        assert found is not None and found.known
+        return sorted(a.id for a in (*found.lacks, *found.carries))
+
+    dropped = store.standing(REPO, sha("c"))
+    assert dropped is not None and not dropped.on_main_line and dropped.suggested == sha("d")
+    assert ids(sha("c")) == ids(sha("c")) == ["HW-first"]
+    later = advisory(REPO, "HW-later", "e", [{"introduced": sha("a")}])  # holds from a on, on every line
+    assert store.save_revision(REPO, rev("e", "d"), [], {}, [], None, [later])
+    assert ids(sha("c")) == ["HW-first", "HW-later"] and ids(sha("e")) == ["HW-later"]
