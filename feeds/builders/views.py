@@ -7,7 +7,7 @@ error), and the views read the typed Estimate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -128,14 +128,17 @@ def change_json(change: ChangeRecord, detail: bool = False) -> dict[str, Any]:
     return body
 
 
-def history_json(entries: Sequence[HistoryEntryLike]) -> list[dict[str, Any]]:
-    """The history exactly as `hubwatch history --json` prints it: revisions oldest first."""
+def history_json(entries: Sequence[HistoryEntryLike], off_main_line: AbstractSet[str] = frozenset()
+                 ) -> list[dict[str, Any]]:
+    """The history exactly as `hubwatch history --json` prints it: revisions oldest first, each saying
+    whether it is on the main line (`off_main_line`: the shas a force-push dropped)."""
     return [
         {
             "sha": e.revision.sha,
             "parent": e.revision.parent,
             "date": as_utc(e.revision.date).isoformat(),
             "title": e.revision.title,
+            "on_main_line": e.revision.sha not in off_main_line,
             "changes": [change_json(c) for c in e.changes],
             "advisories": list(e.advisory_ids),
         }
@@ -143,14 +146,16 @@ def history_json(entries: Sequence[HistoryEntryLike]) -> list[dict[str, Any]]:
     ]
 
 
-def revision_json(repo: str, entry: HistoryEntryLike) -> dict[str, Any]:
-    """Everything stored about one revision (changes with detail, estimate, advisories)."""
+def revision_json(repo: str, entry: HistoryEntryLike, on_main_line: bool = True) -> dict[str, Any]:
+    """Everything stored about one revision (changes with detail, estimate, advisories), and whether
+    it is on the main line (False: a force-push or squash upstream dropped it)."""
     revision = entry.revision
     return {
         "repo": repo,
         "sha": revision.sha,
         "parent": revision.parent,
         "position": entry.position,
+        "on_main_line": on_main_line,
         "date": rfc3339(revision.date),
         "title": revision.title,
         "message": revision.message,

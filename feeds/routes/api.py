@@ -71,7 +71,7 @@ def history(org: str, name: str, response: Response, ctx: Ctx, before: str | Non
     if older is not None:
         url = f"{ctx.base_url}/api/v1/models/{repo}/history?before={older[0]}.{older[1]}"
         response.headers["Link"] = f'<{url}>; rel="next"'
-    return history_json(page[::-1])
+    return history_json(page[::-1], ctx.store.off_main_branch(repo))  # kept per history version
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}")
@@ -80,7 +80,7 @@ def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
     entry = ctx.store.revision(repo, sha.lower())
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
-    return revision_json(str(repo), entry)
+    return revision_json(str(repo), entry, entry.revision.sha not in ctx.store.off_main_branch(repo))
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}/standing")
