@@ -7,7 +7,7 @@ error), and the views read the typed Estimate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence, Set as AbstractSet
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -128,17 +128,14 @@ def change_json(change: ChangeRecord, detail: bool = False) -> dict[str, Any]:
     return body
 
 
-def history_json(entries: Sequence[HistoryEntryLike], off_main_line: AbstractSet[str] = frozenset()
-                 ) -> list[dict[str, Any]]:
-    """The history exactly as `hubwatch history --json` prints it: revisions oldest first, each saying
-    whether it is on the main line (`off_main_line`: the shas a force-push dropped)."""
+def history_json(entries: Sequence[HistoryEntryLike]) -> list[dict[str, Any]]:
+    """The history exactly as `hubwatch history --json` prints it: revisions oldest first."""
     return [
         {
             "sha": e.revision.sha,
             "parent": e.revision.parent,
             "date": as_utc(e.revision.date).isoformat(),
             "title": e.revision.title,
-            "on_main_line": e.revision.sha not in off_main_line,
             "changes": [change_json(c) for c in e.changes],
             "advisories": list(e.advisory_ids),
         }

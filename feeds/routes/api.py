@@ -71,7 +71,7 @@ def history(org: str, name: str, response: Response, ctx: Ctx, before: str | Non
     if older is not None:
         url = f"{ctx.base_url}/api/v1/models/{repo}/history?before={older[0]}.{older[1]}"
         response.headers["Link"] = f'<{url}>; rel="next"'
-    return history_json(page[::-1], ctx.store.off_main_branch(repo))  # kept per history version
+    return history_json(page[::-1])
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}")

@@ -161,7 +161,6 @@ def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
                 "parent": e.revision.parent,
                 "date": e.revision.date.isoformat(),
                 "title": e.revision.title,
-                "on_main_line": e.revision.sha not in gone,
                 "changes": [_change_json(c) for c in e.changes],
                 "advisories": list(e.advisory_ids),
             }

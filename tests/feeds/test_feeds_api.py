@@ -22,8 +22,7 @@ def test_history_is_oldest_first_in_the_cli_shape(client: TestClient, seeded: Se
     rows = client.get(f"/api/v1/models/{LLAMA2}/history").json()
     assert [r["sha"] for r in rows] == seeded.shas[LLAMA2]
     assert rows[0]["parent"] is None and rows[1]["parent"] == seeded.shas[LLAMA2][0]
-    assert set(rows[1]) == {"sha", "parent", "date", "title", "on_main_line", "changes", "advisories"}
-    assert all(row["on_main_line"] is True for row in rows)  # no force-push here
+    assert set(rows[1]) == {"sha", "parent", "date", "title", "changes", "advisories"}
     assert rows[3]["changes"] == [{"kind": "context", "severity": "medium", "path": "config.json:max_position_embeddings",
                                    "summary": "max_position_embeddings 2048 → 4096", "direction": "hazard"}]
     assert rows[3]["date"] == "2023-07-21T12:00:00+00:00"
