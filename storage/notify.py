@@ -185,12 +185,13 @@ def _payload(
     advisories: Sequence[AdvisoryRecord],
 ) -> dict[str, Any] | None:
     """The message a revision makes for `sub`, or None when nothing in it passes the filters."""
-    # A force-push is announced once, by its own message (`enqueue_rewrite`), not again with a revision.
-    wanted = [c for c in changes if sub.wants(c.kind.value, c.severity) and not _rewrite_change(c)]
+    wanted = [c for c in changes if sub.wants(c.kind.value, c.severity)]
     records = [a for a in advisories if a.withdrawn is None and sub.wants_advisory(*_advisory_facts(a))]
-    if sub.pins_path is not None or revision.parent is None:
-        # a pin subscription is about advisories on the pins (filtered when sent); a repo's first
-        # revision is where it starts, not a change: only its advisories are news
+    if sub.pins_path is not None:
+        wanted = []  # a pin subscription is about advisories on the pins (filtered when sent)
+    elif revision.parent is None and not any(_rewrite_change(c) for c in changes):
+        # a repo's first revision is where it starts, not a change: only its advisories are news (a
+        # squashed history's new root carries the force-push and was compared with the old head: news)
         wanted = []
     if not wanted and not records:
         return None
@@ -270,16 +271,22 @@ def enqueue_rewrite(
     conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime
 ) -> int:
     """Announce a recorded force-push (upstream moved from `old_head` to `new_head`, and the stored
-    `dropped` revisions left the main line), in its transaction: one row per matching subscription,
-    keyed by the subscription and the (old head, new head) pair, so a replay adds nothing. Filtered
-    as the change the tracker records for it (kind files, info); a `--pins` subscription gets it
-    whatever its filters (whether a pin is on a dropped commit is decided when it is sent). How many
-    rows were new."""
+    `dropped` revisions left the main line), in its transaction: one row per subscription it is
+    for, keyed by the subscription and the (old head, new head) pair, so a replay adds nothing.
+
+    A push that brings new commits is told by its first new revision, which carries the rewrite as
+    a change (`_payload`); a push that brings none (upstream went back to a stored commit) has no
+    revision to carry it, so subscriptions hear of it here, filtered as that change (kind files,
+    info). A `--pins` subscription hears of every rewrite here, whatever its filters (whether a pin
+    is on a dropped commit is decided when it is sent). How many rows were new."""
     subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
     if not subs:
         return 0
     org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
     repo = RepoId(str(org), str(name))
+    no_revision = conn.execute(
+        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == new_head)
+    ).first() is not None  # the new head is stored already: no new revision will carry the rewrite
     shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
     summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
                f"longer on the main line ({shown}); the head is now {new_head[:12]}")
@@ -300,7 +307,8 @@ def enqueue_rewrite(
          "repo": str(repo), "sha": new_head, "payload": payload, "state": "pending", "attempts": 0,
          "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now}
         for sub in subs
-        if sub.matches_repo(repo) and (sub.pins_path is not None or sub.wants("files", Severity.INFO))
+        if sub.matches_repo(repo)
+        and (sub.pins_path is not None or (no_revision and sub.wants("files", Severity.INFO)))
     ]
     if not rows:
         return 0

@@ -1,6 +1,7 @@
-"""A force-push upstream reaches subscribers once, by its own message: what left the main line and
-the new head; a `--pins` subscription hears of it only for a pin on a dropped commit, told where
-to move (as `hubwatch check` tells it). Real rewrites of the emulator, polled by the tracker."""
+"""A force-push upstream reaches subscribers once: by its first new revision's message when it
+brings commits (a squash's new root included), by a message of its own when it brings none; a
+`--pins` subscription hears of it only for a pin on a dropped commit, told where to move (as
+`hubwatch check` tells it). Real rewrites of the emulator, polled by the tracker."""
 
 from __future__ import annotations
 
@@ -93,9 +94,9 @@ def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
             receiver.stop()
 
 
-def test_a_squash_is_one_message_not_a_first_revision(hubsim_factory: Any, database_url: str) -> None:
-    """The squashed commit has no parent, so its revision's changes say nothing (a repo's first
-    revision is no change); the force-push is still heard of, once, by its own message."""
+def test_a_squash_is_told_by_its_new_root_once(hubsim_factory: Any, database_url: str) -> None:
+    """The squashed commit has no parent, but it is no repo's first revision: it carries the
+    force-push (compared with the old head), so its message says so, once; no second message."""
     sim = hubsim_factory(at=None)
     receiver = hook()
     try:
@@ -110,7 +111,47 @@ def test_a_squash_is_one_message_not_a_first_revision(hubsim_factory: Any, datab
             assert Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush().sent == 1
             (body,) = receiver.received
             (message,) = body["data"]["revisions"]
-            assert message["rewrite"]["new_head"] == squashed and message["rewrite"]["dropped"] == line
-            assert message["changes_total"] == 1  # the rewrite itself, not repeated by the new revision
+            assert message["sha"] == squashed and message["parent"] is None and "rewrite" not in message
+            assert any(c["summary"].startswith(f"history rewritten: {len(line)} earlier revisions")
+                       for c in message["changes"]), message["changes"]
+    finally:
+        receiver.stop()
+
+
+def _history(root: Path, contents: list[str]) -> Path:
+    """acme/forked with one commit per entry (equal entries at one place: equal commits)."""
+    for number, content in enumerate(contents, start=1):
+        folder = root / "acme__forked" / f"v{number}"
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(
+            '{"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
+            f'"intermediate_size": 128, "vocab_size": 1000, "transformers_version": "{content}"}}')
+    return root
+
+
+def test_a_push_with_new_commits_is_told_by_its_first_new_revision(
+    hubsim_factory: Any, database_url: str, tmp_path: Path
+) -> None:
+    """The top commit replaced: the new revision's message carries the rewrite among its changes, and
+    no second message repeats it."""
+    forked = RepoId("acme", "forked")
+    receiver = hook()
+    try:
+        with Store.open(database_url) as store:
+            store.watch(forked)
+            first = hubsim_factory(root=_history(tmp_path / "a", ["4.0", "4.1", "4.2"]), at=None)
+            settings = Settings(database_url="sqlite://", hub_endpoint=first.url)
+            poll_repos([forked], hub=HubClient.from_settings(settings), store=store, settings=settings)
+            first.stop()
+            notify_store(store).add(SubscriptionSpec(url=receiver.url, secret=receiver.secret))
+            pushed = hubsim_factory(root=_history(tmp_path / "b", ["4.0", "4.1", "4.9"]), at=None)
+            settings = Settings(database_url="sqlite://", hub_endpoint=pushed.url)
+            (outcome,) = poll_repos([forked], hub=HubClient.from_settings(settings), store=store, settings=settings)
+            assert isinstance(outcome, NewRevisions) and len(store.rewrites(forked)) == 1
+            assert Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush().sent == 1
+            (body,) = receiver.received
+            (message,) = body["data"]["revisions"]
+            assert message["sha"] == outcome.shas[0] and "rewrite" not in message
+            assert any(c["summary"].startswith("history rewritten: 1 earlier revision") for c in message["changes"])
     finally:
         receiver.stop()
