@@ -268,14 +268,15 @@ def enqueue_revision(
 
 
 def enqueue_rewrite(
-    conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime
+    conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime, *,
+    brings_commits: bool,
 ) -> int:
     """Announce a recorded force-push (upstream moved from `old_head` to `new_head`, and the stored
     `dropped` revisions left the main line), in its transaction: one row per subscription it is
     for, keyed by the subscription and the (old head, new head) pair, so a replay adds nothing.
 
-    A push that brings new commits is told by its first new revision, which carries the rewrite as
-    a change (`_payload`); a push that brings none (upstream went back to a stored commit) has no
+    A push that brings new commits (`brings_commits`: its new head is not stored yet) is told by its
+    first new revision, which carries the rewrite as a change (`_payload`); a push that brings none (upstream went back to a stored commit) has no
     revision to carry it, so subscriptions hear of it here, filtered as that change (kind files,
     info). A `--pins` subscription hears of every rewrite here, whatever its filters (whether a pin
     is on a dropped commit is decided when it is sent). How many rows were new."""
@@ -284,9 +285,6 @@ def enqueue_rewrite(
         return 0
     org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
     repo = RepoId(str(org), str(name))
-    no_revision = conn.execute(
-        sa.select(REVISIONS.c.id).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == new_head)
-    ).first() is not None  # the new head is stored already: no new revision will carry the rewrite
     shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
     summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
                f"longer on the main line ({shown}); the head is now {new_head[:12]}")
@@ -308,7 +306,7 @@ def enqueue_rewrite(
          "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now}
         for sub in subs
         if sub.matches_repo(repo)
-        and (sub.pins_path is not None or (no_revision and sub.wants("files", Severity.INFO)))
+        and (sub.pins_path is not None or (not brings_commits and sub.wants("files", Severity.INFO)))
     ]
     if not rows:
         return 0

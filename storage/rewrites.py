@@ -55,11 +55,13 @@ def record_rewrite(
             repo_id=repo_id, detected_at=at, old_head=old_head, new_head=new_head, dropped=list(dropped)
         ).returning(HISTORY_REWRITES.c.id)  # a row back only when inserted (psycopg reports rowcount -1 here)
     ).first() is not None
-    if find_revision(conn, repo, new_head) is not None:
+    new_head_stored = find_revision(conn, repo, new_head) is not None
+    if new_head_stored:
         conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
     if inserted:
         bump_versions(conn, [repo_id])  # the main line changed: what derives from it is stale
-        enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at)  # the outbox: same transaction
+        # the outbox, same transaction; a push bringing commits is told by its first new revision
+        enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at, brings_commits=not new_head_stored)
     return bool(inserted)
 
 

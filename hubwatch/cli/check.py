@@ -56,10 +56,12 @@ def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: 
 @click.option("--server", default=None, metavar="URL", help="Ask a hubwatch web app instead of the local store.")
 @click.option("--ignore", "ignore_ids", multiple=True, metavar="ID",
               help="Acknowledge this advisory id (repeatable); it is still listed, never failing.")
-@click.option("--strict", is_flag=True, help="Exit 1 also when a pin is unknown (never seen, ambiguous, computed) or on a commit "
-              "a force-push upstream dropped.")
-@click.option("--fix", is_flag=True, help="Rewrite each affected pin, and each pin a force-push dropped from the main line, to its "
-                   "suggested commit, in place.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 also when a pin is unknown (never seen, ambiguous, computed) or on a commit a force-push "
+                   "upstream dropped.")
+@click.option("--fix", is_flag=True,
+              help="Rewrite each affected pin, and each pin a force-push dropped from the main line, to its suggested "
+                   "commit, in place.")
 @click.option("--dry-run", is_flag=True, help="With --fix: print the diff, write nothing.")
 def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_ids: tuple[str, ...], strict: bool,
           fix: bool, dry_run: bool) -> None:
@@ -69,8 +71,8 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     reported as unknown, never as safe. Advisories acknowledged in .hubwatch.toml (or
     [tool.hubwatch] in pyproject.toml) or with --ignore are listed as ignored and never fail.
     Each affected pin, and each pin whose commit a force-push upstream dropped, gets the revision to
-    move to; --fix writes it. Exit 1 when an advisory
-    not ignored, at or above --fail-on, affects a pin (and, with --strict, when a pin is unknown or on a dropped commit).
+    move to; --fix writes it. Exit 1 when an advisory not ignored, at or above --fail-on, affects a
+    pin (and, with --strict, when a pin is unknown or on a dropped commit).
     """
     from hubwatch.cli.check_render import print_fixes, report_json, report_table
     from hubwatch.pincheck.fix import apply_fix, plan_fixes, unified_diff

@@ -71,22 +71,12 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
     more = int(payload.get("changes_total", 0)) - len(payload.get("changes", []))
     if more > 0:
         lines.append(f"- …and {more} more change{'s' if more != 1 else ''}")
+    pins: dict[str, list[str]] = {}  # advisory id → where it affects a pin
     for pin in payload.get("pins", []):
-        if not pin.get("dropped"):
-            continue
-        at, revision = one_line(pin.get("where", ""), 200), str(pin.get("revision") or "")[:12]
-        target = str(pin.get("move_to") or "")
-        move = f" — move to {target}" if target else ""
-        if markdown:
-            to = f" — move to [{target[:12]}]({revision_url(public_url, repo, target)})" if target else ""
-            lines.append(f"- your pin at `{at}` is on {revision}, a commit upstream dropped{to}")
+        if pin.get("dropped"):  # a force-push's message: the pins on a commit it dropped
+            lines.append(_dropped_pin_line(pin, public_url, repo, markdown))
         else:
-            lines.append(f"- your pin at {at} is on {revision}, a commit upstream dropped{move}")
-    pins: dict[str, list[str]] = {}
-    for pin in payload.get("pins", []):
-        if pin.get("dropped"):
-            continue
-        pins.setdefault(str(pin.get("advisory")), []).append(one_line(pin.get("where", ""), 200))
+            pins.setdefault(str(pin.get("advisory")), []).append(one_line(pin.get("where", ""), 200))
     for osv in payload.get("advisories", []):
         advisory_id, summary = _advisory_line(osv)
         url = advisory_url(public_url, advisory_id)
@@ -98,6 +88,19 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
         else:
             lines.append(f"- advisory {advisory_id}: {summary}{on_pin} ({url})")
     return lines
+
+
+def _dropped_pin_line(pin: Mapping[str, Any], public_url: str, repo: str, markdown: bool) -> str:
+    at, revision = one_line(pin.get("where", ""), 200), str(pin.get("revision") or "")[:12]
+    target = str(pin.get("move_to") or "")
+    if not target:
+        move = ""
+    elif markdown:
+        move = f" — move to [{target[:12]}]({revision_url(public_url, repo, target)})"
+    else:
+        move = f" — move to {target}"
+    shown = f"`{at}`" if markdown else at
+    return f"- your pin at {shown} is on {revision}, a commit upstream dropped{move}"
 
 
 def render(payloads: Sequence[Mapping[str, Any]], public_url: str, key: str, digest: str | None = None) -> Outgoing:
