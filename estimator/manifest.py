@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
+from operator import attrgetter
 from typing import Any
 
 from hubwatch.estimator.config import ConfigError
@@ -20,9 +22,9 @@ _PACKED = {"U8", "I32", "U32", "I8", "F4", "UINT8", "INT8"}
 _LAYER_INDEX = re.compile(r"(?:^|\.)(?:layers|h|blocks|block|layer)\.(\d+)\.")
 # Tensor groups a checkpoint and the derived structure are compared by (the derived count's components).
 _GROUPS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("pooler", "a pooler", re.compile(r"(?:^|\.)pooler\.")),
+    ("pooler", "a pooler", re.compile(r"(?m)(?:^|\.)pooler\.")),
     ("head", "a task head (LM/MLM head or classifier)",
-     re.compile(r"(?:^|\.)(?:lm_head|cls|classifier|score|qa_outputs|output_projection|generator_lm_head|"
+     re.compile(r"(?m)(?:^|\.)(?:lm_head|cls|classifier|score|qa_outputs|output_projection|generator_lm_head|"
                 r"discriminator_predictions|seq_relationship)(?:\.|$)")),
 )
 
@@ -111,12 +113,34 @@ class Manifest:
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tensors)
 
+    def matching(self, pattern: re.Pattern[str]) -> list[Tensor]:
+        """The tensors whose name `pattern` finds (`pattern.search(name)`), in order. `pattern` must
+        be multiline (`(?m)`) and match no newline: the names are searched as one text, a line each,
+        so a checkpoint of thousands of tensors costs one scan in C, not a search per name."""
+        text = self._joined_names
+        if text is None:  # a name holds a newline: one search a name
+            return [t for t in self.tensors if pattern.search(t.name)]
+        lines: list[int] = []
+        line, at = 0, 0
+        for found in pattern.finditer(text):
+            line += text.count("\n", at, found.start())
+            at = found.start()
+            if not lines or lines[-1] != line:  # a name matched twice counts once
+                lines.append(line)
+        return [self.tensors[i] for i in lines]
+
+    @cached_property
+    def _joined_names(self) -> str | None:
+        """The tensors' names, a line each (None when a name holds a newline)."""
+        text = "\n".join(map(attrgetter("name"), self.tensors))
+        return text if text.count("\n") == max(len(self.tensors) - 1, 0) else None
+
 
 def _group_differences(manifest: Manifest, components: Mapping[str, int], tied_head: bool) -> list[str]:
     """Groups (pooler, task head) one side has and the other lacks, whatever their size."""
     out = []
     for component, label, pattern in _GROUPS:
-        stored = [t for t in manifest.tensors if pattern.search(t.name)]
+        stored = manifest.matching(pattern)
         derived = components.get(component, 0)
         stored_n = sum(t.numel for t in stored)
         if stored and not derived and tied_head and all(t.name.startswith("lm_head.") for t in stored):

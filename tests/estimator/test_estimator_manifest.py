@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from hypothesis import given, strategies as st
 
 from hubwatch.estimator import Manifest, analyze
 
@@ -118,3 +121,19 @@ def test_a_pooler_and_head_swap_under_one_percent_is_explained() -> None:
     assert "checkpoint stores a pooler (pooler.dense.weight …, 590,592 params)" in why
     assert f"counts a task head (LM/MLM head or classifier) ({head:,} params) the checkpoint does not store" in why
     assert f"together {a.params.checkpoint - a.params.derived:+,} params" in why
+
+
+_NAME_PARTS = st.sampled_from(["lm_head", "pooler", "cls", "score", "classifier", "qa_outputs", "seq_relationship",
+                               "model", "layers", "0", "weight", "bias", "", "a\nb", "x.pooler", "lm_headx"])
+
+
+@given(st.lists(st.lists(_NAME_PARTS, min_size=1, max_size=4).map(".".join), max_size=8))
+def test_group_tensors_are_those_each_name_search_finds(names: list[str]) -> None:
+    # The groups (pooler, task head) are found by one scan of the names joined a line each; it must
+    # pick the very tensors a search of each name picks, in order, newlines in names included.
+    from hubwatch.estimator.manifest import _GROUPS, Tensor
+
+    manifest = Manifest(tensors=tuple(Tensor(n, "F16", (2,)) for n in names))
+    for _, _, pattern in _GROUPS:
+        one_by_one = re.compile(pattern.pattern.removeprefix("(?m)"))
+        assert manifest.matching(pattern) == [t for t in manifest.tensors if one_by_one.search(t.name)]
