@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from hubwatch.domain.records import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
+from hubwatch.domain.parsed_json import remote_json
 from hubwatch.estimator.inputs import (
     ESTIMATOR_FILES, EstimatorInputs, files_manifest, inputs_from_files, is_estimator_file,
 )
@@ -35,11 +36,13 @@ class InputError(ValueError):
 
 
 def _json_object(snapshot: Snapshot, path: str) -> dict[str, Any] | None:
+    # Inside a poll's `parse_once` block the diff's parse of the same bytes is read, not redone
+    # (the estimator only reads its inputs).
     raw = snapshot.contents.get(path)
     if raw is None:
         return None
     try:
-        value = load_remote_json(raw)
+        value = remote_json(raw)
     except ValueError:  # not JSON, not UTF-8, too large or too deeply nested
         return None
     return value if isinstance(value, dict) else None

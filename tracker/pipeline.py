@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hubwatch.domain.parsed_json import Memo, kept, parse_once
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.tracker.estimating import estimate_change, estimate_with_inputs
 from hubwatch.domain.snapshot import Snapshot
@@ -39,6 +40,9 @@ class Baseline:
     # The estimator's inputs as read from `snapshot` when the pipeline read them (the next
     # revision compares its own with them); None: read them again when needed.
     inputs: EstimatorInputs | None = None
+    # The parses of `snapshot`'s JSON files (`parsed_json.Memo`) when the pipeline made them: the
+    # next revision's diff and estimate read the files it shares with this one without parsing again.
+    parsed: Memo | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -156,10 +160,14 @@ def process_revision(
     initial = not baseline.snapshot.files
     if snapshot is None:
         snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
-    changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
-    estimate, inputs = estimate_with_inputs(
-        snapshot, None if initial else (baseline.snapshot, baseline.estimate), baseline.inputs
-    )
+    # Each JSON file parsed once for the diff and the estimate, and not again by the next revision
+    # when it holds the same bytes (the memo keeps this revision's files only).
+    parsed = {} if baseline.parsed is None else dict(baseline.parsed)
+    with parse_once(parsed):
+        changes = list(extra_changes) + list(diff_snapshots(None if initial else baseline.snapshot, snapshot))
+        estimate, inputs = estimate_with_inputs(
+            snapshot, None if initial else (baseline.snapshot, baseline.estimate), baseline.inputs
+        )
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
@@ -186,5 +194,5 @@ def process_revision(
         None if estimate is None else (estimate.estimator_version or "", estimate.to_json()),
         advisories,
     )
-    next_baseline = Baseline(snapshot, estimate, inputs)
+    next_baseline = Baseline(snapshot, estimate, inputs, kept(parsed, snapshot.contents.values()))
     return ProcessedRevision(revision, next_baseline, tuple(changes), saved, tuple(advisories))

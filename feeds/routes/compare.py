@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from hubwatch.advisories.standing import Standing
 from hubwatch.diff import diff_snapshots
-from hubwatch.diff.parsed import parse_once
+from hubwatch.domain.parsed_json import parse_once
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId
 from hubwatch.feeds.builders.compare import (
     BadRange,

@@ -11,7 +11,7 @@ from .card import diff_card
 from .configs import diff_json_file
 from .files import diff_files
 from .moves import pair_moves
-from .parsed import parse_once
+from hubwatch.domain.parsed_json import parse_once
 from .sandbox import RenderLimits
 from .templates import diff_templates
 from .tokenizer import diff_added_tokens_json, diff_tokenizer_config, diff_tokenizer_json

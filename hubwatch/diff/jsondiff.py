@@ -13,7 +13,7 @@ from typing import Any
 
 from deepdiff import DeepDiff
 
-from .parsed import remote_json
+from hubwatch.domain.parsed_json import remote_json
 
 __all__ = ["JsonDoc", "KeyChange", "MISSING", "key_changes", "parse_json", "lookup"]
 

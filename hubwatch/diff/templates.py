@@ -19,7 +19,7 @@ from hubwatch.domain.snapshot import Snapshot
 
 from .changes import UPDATE, HAZARD, make_change
 from .conversations import CONVERSATIONS, template_context
-from .parsed import remote_json
+from hubwatch.domain.parsed_json import remote_json
 from .sandbox import RenderLimits, RenderResult, render_many
 from .text import diff_text, line_counts
 

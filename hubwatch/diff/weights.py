@@ -14,7 +14,7 @@ from hubwatch.domain.records import ChangeRecord, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
 
 from .changes import HAZARD, UPDATE, counted, make_change
-from .parsed import remote_json
+from hubwatch.domain.parsed_json import remote_json
 
 __all__ = ["DTYPE_BYTES", "diff_weights", "manifest_totals", "unreadable_header_records"]
 

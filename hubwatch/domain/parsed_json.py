@@ -14,19 +14,20 @@ held, and the memo is dropped when the outermost block ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from hubwatch.domain.remote_data import load_remote_json
 
-__all__ = ["MAX_MEMO_BYTES", "parse_once", "remote_json"]
+__all__ = ["MAX_MEMO_BYTES", "Memo", "kept", "parse_once", "remote_json"]
 
 MAX_MEMO_BYTES = 4 * 1024 * 1024  # configs, tokenizer configs and weight indexes; not tokenizer.json
 
 _Key = tuple[bytes, bool, "int | None"]
-_MEMO: ContextVar[dict[_Key, tuple[Any, ValueError | None]] | None] = ContextVar("hubwatch_parsed_json", default=None)
+Memo = dict[_Key, tuple[Any, "ValueError | None"]]
+_MEMO: ContextVar[Memo | None] = ContextVar("hubwatch_parsed_json", default=None)
 
 
 def _as_plain(raw: bytes, reject_constants: bool, max_values: int | None) -> bool:
@@ -39,17 +40,25 @@ def _as_plain(raw: bytes, reject_constants: bool, max_values: int | None) -> boo
 
 
 @contextmanager
-def parse_once() -> Iterator[None]:
+def parse_once(memo: Memo | None = None) -> Iterator[None]:
     """Within the block, `remote_json` parses each distinct content once (nested blocks share the
-    outermost one's memo)."""
+    outermost one's memo). `memo`: the caller's, filled in the block and kept after it (a poll
+    carries the parses of one revision's files to the next, `kept`); else a new one, dropped."""
     if _MEMO.get() is not None:
         yield
         return
-    token = _MEMO.set({})
+    token = _MEMO.set({} if memo is None else memo)
     try:
         yield
     finally:
         _MEMO.reset(token)
+
+
+def kept(memo: Memo, contents: Collection[bytes]) -> Memo:
+    """The entries of `memo` for `contents` alone: what a later block may read again (the files a
+    revision shares with its parent), so a poll's memo holds one revision's parses, not its history's."""
+    wanted = set(contents)
+    return {key: found for key, found in memo.items() if key[0] in wanted}
 
 
 def remote_json(raw: bytes, *, reject_constants: bool = False, max_values: int | None = None) -> Any:

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hubwatch.diff import diff_snapshots, jsondiff, parsed, templates, weights
+from hubwatch.diff import diff_snapshots, jsondiff, templates, weights
+from hubwatch.domain import parsed_json as parsed
 from hubwatch.diff.jsondiff import MISSING, KeyChange, key_changes, lookup
 from hubwatch.domain.records import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
