@@ -37,6 +37,7 @@ __all__ = [
     "SubscriptionSpec",
     "digest_due",
     "enqueue_rederived",
+    "enqueue_restore",
     "enqueue_revision",
     "enqueue_rewrite",
     "unseen_advisories",
@@ -280,14 +281,40 @@ def enqueue_rewrite(
     revision to carry it, so subscriptions hear of it here, filtered as that change (kind files,
     info). A `--pins` subscription hears of every rewrite here, whatever its filters (whether a pin
     is on a dropped commit is decided when it is sent). How many rows were new."""
+    shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
+    summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
+               f"longer on the main line ({shown}); the head is now {new_head[:12]}")
+    return _enqueue_head_move(conn, repo_id, "rewrite", old_head, new_head, summary,
+                              {"old_head": old_head, "new_head": new_head, "dropped": list(dropped)},
+                              now, for_all=not brings_commits)
+
+
+def enqueue_restore(
+    conn: Connection, repo_id: int, old_head: str, new_head: str, restored: Sequence[str], now: datetime
+) -> int:
+    """Announce that upstream moved its head from `old_head` back onto stored commits a force-push
+    had dropped (`restored`, now on the main line again; the head is `new_head`), in the transaction
+    that moves the head: as a push that brings no commit is told (`enqueue_rewrite`), keyed by the
+    subscription and the (old head, new head) pair. A `--pins` subscription hears of it only for a
+    pin on a restored commit (decided when it is sent). How many rows were new."""
+    shown = ", ".join(s[:12] for s in restored[:5]) + (" …" if len(restored) > 5 else "")
+    summary = (f"history restored upstream: {len(restored)} stored revision{'' if len(restored) == 1 else 's'} "
+               f"back on the main line ({shown}); the head is now {new_head[:12]}")
+    return _enqueue_head_move(conn, repo_id, "restore", old_head, new_head, summary,
+                              {"old_head": old_head, "new_head": new_head, "restored": list(restored)},
+                              now, for_all=True)
+
+
+def _enqueue_head_move(conn: Connection, repo_id: int, what: str, old_head: str, new_head: str, summary: str,
+                       facts: dict[str, Any], now: datetime, *, for_all: bool) -> int:
+    """One message of a head move (`what`: rewrite, restore) that no stored revision carries, under
+    the payload key `what`: for the subscriptions of the repo that take its change (kind files,
+    info) when `for_all`, and for every `--pins` one. How many rows were new."""
     subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
     if not subs:
         return 0
     org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
     repo = RepoId(str(org), str(name))
-    shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
-    summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
-               f"longer on the main line ({shown}); the head is now {new_head[:12]}")
     payload = {
         "repo": str(repo),
         "sha": new_head,
@@ -298,15 +325,15 @@ def enqueue_rewrite(
         "changes": [{"kind": "files", "severity": "info", "direction": "update", "path": "", "summary": summary}],
         "changes_total": 1,
         "advisories": [],
-        "rewrite": {"old_head": old_head, "new_head": new_head, "dropped": list(dropped)},
+        what: facts,
     }
     rows = [
-        {"subscription_id": sub.id, "key": f"{sub.id}:rewrite:{str(repo).lower()}:{old_head}..{new_head}",
+        {"subscription_id": sub.id, "key": f"{sub.id}:{what}:{str(repo).lower()}:{old_head}..{new_head}",
          "repo": str(repo), "sha": new_head, "payload": payload, "state": "pending", "attempts": 0,
          "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now}
         for sub in subs
         if sub.matches_repo(repo)
-        and (sub.pins_path is not None or (not brings_commits and sub.wants("files", Severity.INFO)))
+        and (sub.pins_path is not None or (for_all and sub.wants("files", Severity.INFO)))
     ]
     if not rows:
         return 0

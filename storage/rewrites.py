@@ -7,12 +7,12 @@ it); one that only removes commits has no revision to carry it, so this table is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.idempotent import insert_ignoring
-from hubwatch.storage.notify import enqueue_rewrite
+from hubwatch.storage.notify import enqueue_restore, enqueue_rewrite
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
@@ -65,18 +65,35 @@ def record_rewrite(
     return bool(inserted)
 
 
-def move_head(conn: Connection, repo: RepoId, sha: str) -> bool:
+def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime | None = None) -> bool:
     """Make the stored revision `sha` the repo's head (upstream went back to commits it had
-    dropped, nothing new); False when `sha` is not stored or is the head already."""
+    dropped, nothing new); False when `sha` is not stored or is the head already.
+
+    The stored revisions this puts back on the main line (dropped by a recorded force-push, now
+    ancestors of the head again) are announced in the same transaction (`enqueue_restore`), dated
+    `at` (now when None)."""
     repo_id = find_repo(conn, repo)
     if repo_id is None or find_revision(conn, repo, sha) is None:
         return False
+    old_head = conn.execute(sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id)).scalar_one_or_none()
+    off_before, _ = _off_main_branch(conn, repo_id)  # read afresh: the versioned copy may be older
     result = conn.execute(
         sa.update(REPOS)
         .where(REPOS.c.id == repo_id, REPOS.c.head_sha.is_distinct_from(sha))
         .values(head_sha=sha, history_version=REPOS.c.history_version + 1)
     )
-    return bool(result.rowcount)
+    if not result.rowcount:
+        return False
+    if off_before and old_head is not None:
+        back = off_before - _off_main_branch(conn, repo_id)[0]
+        if back:
+            order = conn.execute(
+                sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_(sorted(back)))
+                .order_by(REVISIONS.c.position, REVISIONS.c.id)
+            ).scalars()
+            now = checked_utc(at, "restore time") if at is not None else datetime.now(timezone.utc)
+            enqueue_restore(conn, repo_id, str(old_head), sha, list(order), now)
+    return True
 
 
 def rewrites(conn: Connection, repo: RepoId) -> list[HistoryRewrite]:

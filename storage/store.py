@@ -230,9 +230,10 @@ class Store(Transactions):
         stored it becomes `head()`. False when it repeats the repo's latest recorded rewrite."""
         return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at))
 
-    def move_head(self, repo: RepoId, sha: str) -> bool:
-        """Make the stored revision `sha` the head (upstream is back on commits it had dropped)."""
-        return self._write(lambda c: rewrites.move_head(c, repo, sha))
+    def move_head(self, repo: RepoId, sha: str, at: datetime | None = None) -> bool:
+        """Make the stored revision `sha` the head (upstream is back on commits it had dropped); the
+        revisions it puts back on the main line are announced to subscribers, dated `at` (now)."""
+        return self._write(lambda c: rewrites.move_head(c, repo, sha, at if at is not None else self._clock()))
 
     def off_main_branch(self, repo: RepoId) -> frozenset[str]:
         """Stored revisions a force-push dropped that are not ancestors of the head (again)."""

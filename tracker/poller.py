@@ -156,7 +156,7 @@ def poll_repo(
                 store.record_rewrite(repo, stored_head.sha, head, dropped, now())
         new = [c for c in commits if c.sha not in known]
         if not new and not dropped and head in known:
-            store.move_head(repo, head)  # upstream is back on commits stored before (a push restored them)
+            store.move_head(repo, head, now())  # upstream is back on commits stored before (a push restored them)
         baseline_sha = new[0].parent if new and new[0].parent in known else None
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had

@@ -63,8 +63,9 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
         lines = [f"**{escape_md(repo)}** — [{escape_md(title) or sha[:12]}]({link}) · worst severity **{worst}**"]
     else:
         lines = [f"{repo} @ {sha[:12]}: {title}", f"Worst severity: {worst}", f"Revision: {link}"]
-    # A force-push's one change is its title (`storage.notify.enqueue_rewrite`): not said twice.
-    for change in [] if payload.get("rewrite") else payload.get("changes", []):
+    # A force-push's (or a restore's) one change is its title (`storage.notify.enqueue_rewrite`,
+    # `enqueue_restore`): not said twice.
+    for change in [] if payload.get("rewrite") or payload.get("restore") else payload.get("changes", []):
         what = f"{change.get('severity')} · {change.get('kind')} · {one_line(change.get('path', ''), 120)}: " \
                f"{one_line(change.get('summary', ''))}"  # fmt: skip
         lines.append(f"- {escape_md(what, 500)}" if markdown else f"- {what}")
@@ -75,6 +76,8 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
     for pin in payload.get("pins", []):
         if pin.get("dropped"):  # a force-push's message: the pins on a commit it dropped
             lines.append(_dropped_pin_line(pin, public_url, repo, markdown))
+        elif pin.get("restored"):  # a restore's message: the pins on a commit back on the main line
+            lines.append(_restored_pin_line(pin, public_url, repo, markdown))
         else:
             pins.setdefault(str(pin.get("advisory")), []).append(one_line(pin.get("where", ""), 200))
     for osv in payload.get("advisories", []):
@@ -101,6 +104,14 @@ def _dropped_pin_line(pin: Mapping[str, Any], public_url: str, repo: str, markdo
         move = f" — move to {target}"
     shown = f"`{at}`" if markdown else at
     return f"- your pin at {shown} is on {revision}, a commit upstream dropped{move}"
+
+
+def _restored_pin_line(pin: Mapping[str, Any], public_url: str, repo: str, markdown: bool) -> str:
+    at, revision = one_line(pin.get("where", ""), 200), str(pin.get("revision") or "")
+    if markdown:
+        return (f"- your pin at `{at}` is on [{revision[:12]}]({revision_url(public_url, repo, revision)}), "
+                "back on the main line upstream")
+    return f"- your pin at {at} is on {revision[:12]}, back on the main line upstream"
 
 
 def render(payloads: Sequence[Mapping[str, Any]], public_url: str, key: str, digest: str | None = None) -> Outgoing:

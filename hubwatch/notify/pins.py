@@ -43,6 +43,9 @@ def restrict_to_pins(store: Store, path: str, payload: Mapping[str, Any]) -> dic
     rewrite = payload.get("rewrite")
     if isinstance(rewrite, Mapping):
         return _dropped_pins(store, pins, payload, rewrite)
+    restore = payload.get("restore")
+    if isinstance(restore, Mapping):
+        return _restored_pins(store, pins, payload, restore)
     wanted = {str(a.get("id")): a for a in payload.get("advisories", [])}
     hits: list[dict[str, Any]] = []
     for report in check_pins(pins, StoreSource(store)):
@@ -71,4 +74,16 @@ def _dropped_pins(store: Store, pins: list[Pin], payload: Mapping[str, Any], rew
     hits = [{"dropped": True, "where": r.pin.where, "revision": r.commit,
              "move_to": r.suggestion.commit if r.suggestion is not None else None}
             for r in check_pins(pins, StoreSource(store)) if r.commit in dropped]
+    return {**payload, "pins": hits} if hits else None
+
+
+def _restored_pins(store: Store, pins: list[Pin], payload: Mapping[str, Any], restore: Mapping[str, Any]
+                   ) -> dict[str, Any] | None:
+    """A restore's message with the pins on a commit it put back on the main line (`pins`: where and
+    revision, the pin resolved as `hubwatch check` resolves it); None when no pin is on one."""
+    from hubwatch.pincheck.pincheck import StoreSource, check_pins
+
+    restored = {str(sha) for sha in restore.get("restored", [])}
+    hits = [{"restored": True, "where": r.pin.where, "revision": r.commit}
+            for r in check_pins(pins, StoreSource(store)) if r.commit in restored]
     return {**payload, "pins": hits} if hits else None

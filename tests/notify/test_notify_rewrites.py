@@ -17,7 +17,7 @@ from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from hubwatch.storage.notify import SubscriptionSpec
 from hubwatch.tracker.hub import HubClient
-from hubwatch.tracker.poller import NewRevisions, poll_repos
+from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
 from receivers import WebhookReceiver
 
 REPO = RepoId.parse("meta-llama/Llama-2-7b-hf")  # 12 commits in the bundled history
@@ -155,3 +155,64 @@ def test_a_push_with_new_commits_is_told_by_its_first_new_revision(
             assert any(c["summary"].startswith("history rewritten: 1 earlier revision") for c in message["changes"])
     finally:
         receiver.stop()
+
+
+def test_commits_pushed_back_after_a_rewind_are_announced_once_and_to_their_pins(
+    hubsim_factory: Any, database_url: str, tmp_path: Path
+) -> None:
+    """Upstream rewinds, then pushes a dropped commit back (no new commit: the head moves onto one
+    stored before): subscribers hear it is back on the main line, once; a `--pins` subscription only
+    for a pin on it, whose earlier message told it to move away."""
+    sim = hubsim_factory(at=None)
+    receivers = {name: hook() for name in ("all", "high", "restored pin", "kept pins")}
+    try:
+        with Store.open(database_url) as store:
+            store.watch(REPO)
+            poll(sim, store)
+            line = store.revision_shas(REPO)
+            assert line is not None and len(line) == 12
+            notes = notify_store(store)
+
+            def add(name: str, **spec: Any) -> None:
+                notes.add(SubscriptionSpec(url=receivers[name].url, secret=receivers[name].secret, **spec))
+
+            add("all", repos=(str(REPO),))
+            add("high", repos=(str(REPO),), min_severity=Severity.HIGH)
+            for name, pins in (("restored pin", {"kept": line[3], "restored": line[10]}), ("kept pins", {"kept": line[3]})):
+                root = project(tmp_path / name.replace(" ", "_"), pins)
+                add(name, pins_path=str(root), pin_repos=tuple(pin_repos(root)))
+
+            sender = Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5))
+            sim.rewind(str(REPO), "v10")  # v11 and v12 leave the main line
+            poll(sim, store)
+            assert sender.flush().sent == 2  # the rewind: "all", and "restored pin" told to move away
+            sim.advance(str(REPO))  # v11 pushed back: stored already, nothing new
+            assert isinstance(poll(sim, store), Unchanged)
+            poll(sim, store)  # nothing moved: nothing queued again
+            head = store.head(REPO)
+            assert head is not None and head.sha == line[10] and store.off_main_branch(REPO) == {line[11]}
+            report = sender.flush()
+            assert report.sent == 2, report  # the restore: "all" and "restored pin"
+            assert receivers["high"].received == [] and receivers["kept pins"].received == []
+
+            told = [m for body in receivers["all"].received for m in body["data"]["revisions"]]
+            assert [("rewrite" in m, "restore" in m) for m in told] == [(True, False), (False, True)]
+            restore = told[1]
+            assert restore["sha"] == line[10]
+            assert restore["restore"] == {"old_head": line[9], "new_head": line[10], "restored": [line[10]]}
+            assert "history restored upstream: 1 stored revision back on the main line" in restore["title"]
+            assert "pins" not in restore
+
+            pinned = [m for body in receivers["restored pin"].received for m in body["data"]["revisions"]]
+            assert [m["pins"] for m in pinned] == [
+                [{"dropped": True, "where": "app.py:2", "revision": line[10], "move_to": line[9]}],
+                [{"restored": True, "where": "app.py:2", "revision": line[10]}],
+            ]
+            text = render([pinned[1]], PUBLIC, "k").markdown
+            assert text.count("history restored upstream") == 1 and "…and" not in text
+            assert (f"your pin at `app.py:2` is on [{line[10][:12]}]({PUBLIC}/models/{REPO}/revisions/{line[10]}), "
+                    "back on the main line upstream") in text
+            assert notes.counts().pending == 0
+    finally:
+        for receiver in receivers.values():
+            receiver.stop()
