@@ -18,7 +18,7 @@ from hubwatch.storage.migrate import migrate  # light: Alembic loads when it run
 if TYPE_CHECKING:
     from hubwatch.storage.stats import StoreStats
     from hubwatch.storage.store import Store
-    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
+    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
 
 # The errors are plain Python; the rest loads SQLAlchemy and Alembic, so it is imported on first
 # use: `hubwatch --help` or code that only catches a StorageError never pays for a database layer.
@@ -27,6 +27,7 @@ _LAZY = {
     "Store": "hubwatch.storage.store",
     "FeedItem": "hubwatch.storage.values",
     "HistoryEntry": "hubwatch.storage.values",
+    "HistoryRestore": "hubwatch.storage.values",
     "HistoryRewrite": "hubwatch.storage.values",
     "RepoRename": "hubwatch.storage.values",
     "RepoState": "hubwatch.storage.values",
@@ -47,6 +48,7 @@ __all__ = [
     "DatabaseUnavailable",
     "FeedItem",
     "HistoryEntry",
+    "HistoryRestore",
     "HistoryRewrite",
     "InvalidDatabaseUrl",
     "InvalidRecord",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
@@ -17,12 +18,13 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
 from hubwatch.storage.summaries import bump_versions
-from hubwatch.storage.tables import HISTORY_REWRITES, REPOS, REVISIONS
-from hubwatch.storage.values import HistoryRewrite
+from hubwatch.storage.tables import HISTORY_RESTORES, HISTORY_REWRITES, REPOS, REVISIONS
+from hubwatch.storage.values import HistoryRestore, HistoryRewrite
 from hubwatch.storage.versioned import per_version
 from sqlalchemy.engine import Connection
 
-__all__ = ["move_head", "off_main_branch", "recent_rewrites", "record_rewrite", "rewrites"]
+__all__ = ["move_head", "off_main_branch", "recent_restores", "recent_rewrites", "record_rewrite", "restores",
+           "rewrites"]
 
 
 def record_rewrite(
@@ -70,8 +72,8 @@ def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime | None = No
     dropped, nothing new); False when `sha` is not stored or is the head already.
 
     The stored revisions this puts back on the main line (dropped by a recorded force-push, now
-    ancestors of the head again) are announced in the same transaction (`enqueue_restore`), dated
-    `at` (now when None)."""
+    ancestors of the head again) are recorded as a restore (`restores`) and announced in the same
+    transaction (`enqueue_restore`), dated `at` (now when None)."""
     repo_id = find_repo(conn, repo)
     if repo_id is None or find_revision(conn, repo, sha) is None:
         return False
@@ -92,41 +94,73 @@ def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime | None = No
                 .order_by(REVISIONS.c.position, REVISIONS.c.id)
             ).scalars()
             now = checked_utc(at, "restore time") if at is not None else datetime.now(timezone.utc)
-            enqueue_restore(conn, repo_id, str(old_head), sha, list(order), now)
+            restored = list(order)
+            # One row per (repo, old head, new head), as for rewrites: a concurrent poll that recorded
+            # the same restore first makes this a no-op, and announces it alone.
+            inserted = conn.execute(
+                insert_ignoring(conn, HISTORY_RESTORES, ["repo_id", "old_head", "new_head"]).values(
+                    repo_id=repo_id, detected_at=now, old_head=str(old_head), new_head=sha, restored=restored
+                ).returning(HISTORY_RESTORES.c.id)
+            ).first() is not None
+            if inserted:
+                enqueue_restore(conn, repo_id, str(old_head), sha, restored, now)
     return True
 
 
 def rewrites(conn: Connection, repo: RepoId) -> list[HistoryRewrite]:
     """The repo's recorded history rewrites, oldest first."""
-    repo_id = find_repo(conn, repo)
-    if repo_id is None:
-        return []
-    rows = conn.execute(
-        sa.select(HISTORY_REWRITES).where(HISTORY_REWRITES.c.repo_id == repo_id).order_by(HISTORY_REWRITES.c.id)
-    )
-    return [HistoryRewrite(repo, r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at) for r in rows]
+    return [HistoryRewrite(repo, r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at)
+            for r in _of_repo(conn, HISTORY_REWRITES, repo)]
+
+
+def restores(conn: Connection, repo: RepoId) -> list[HistoryRestore]:
+    """The repo's recorded restores (dropped commits pushed back upstream), oldest first."""
+    return [HistoryRestore(repo, r.old_head, r.new_head, tuple(r.restored or ()), r.detected_at)
+            for r in _of_repo(conn, HISTORY_RESTORES, repo)]
 
 
 def recent_rewrites(
     conn: Connection, limit: int, repo: RepoId | None = None, org: str | None = None
 ) -> list[HistoryRewrite]:
     """The `limit` newest rewrites (of one repo, one org, or all), newest first (for feeds)."""
+    return [
+        HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at,
+                       RepoId.parse(r.first_id) if r.first_id else None)
+        for r in _recent(conn, HISTORY_REWRITES, limit, repo, org)
+    ]
+
+
+def recent_restores(
+    conn: Connection, limit: int, repo: RepoId | None = None, org: str | None = None
+) -> list[HistoryRestore]:
+    """The `limit` newest restores (of one repo, one org, or all), newest first (for feeds)."""
+    return [
+        HistoryRestore(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.restored or ()), r.detected_at,
+                       RepoId.parse(r.first_id) if r.first_id else None)
+        for r in _recent(conn, HISTORY_RESTORES, limit, repo, org)
+    ]
+
+
+def _of_repo(conn: Connection, table: sa.Table, repo: RepoId) -> Sequence[Any]:
+    """The rows of `table` (rewrites or restores) for `repo`, oldest first."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return []
+    return conn.execute(sa.select(table).where(table.c.repo_id == repo_id).order_by(table.c.id)).all()
+
+
+def _recent(conn: Connection, table: sa.Table, limit: int, repo: RepoId | None, org: str | None) -> Sequence[Any]:
+    """The `limit` newest rows of `table` (rewrites or restores) in scope, with their repo's names."""
     if limit <= 0:
         return []
     query = (
-        sa.select(HISTORY_REWRITES, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
-        .join(REPOS, REPOS.c.id == HISTORY_REWRITES.c.repo_id)
-        .order_by(HISTORY_REWRITES.c.detected_at.desc(), HISTORY_REWRITES.c.id.desc())
+        sa.select(table, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
+        .join(REPOS, REPOS.c.id == table.c.repo_id)
+        .order_by(table.c.detected_at.desc(), table.c.id.desc())
         .where(in_scope(repo, org))
         .limit(limit)
     )
-    return [
-        HistoryRewrite(
-            RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at,
-            RepoId.parse(r.first_id) if r.first_id else None,
-        )
-        for r in conn.execute(query)
-    ]
+    return conn.execute(query).all()
 
 
 def off_main_branch(conn: Connection, repo: RepoId) -> frozenset[str]:

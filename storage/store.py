@@ -39,7 +39,7 @@ from hubwatch.domain.records import (
 )
 from hubwatch.advisories.standing import Standing
 from hubwatch.storage.summaries import RepoSummary
-from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRewrite, RepoRename, RepoState
+from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Engine
 
 __all__ = ["Store"]
@@ -251,6 +251,18 @@ class Store(Transactions):
         """The newest recorded force-pushes (of one repo, one org or all), newest first."""
         with self._read() as c:
             return rewrites.recent_rewrites(c, limit, repo=repo, org=org)
+
+    def restores(self, repo: RepoId) -> list[HistoryRestore]:
+        """The repo's recorded restores (commits a force-push dropped, pushed back upstream), oldest first."""
+        with self._read() as c:
+            return rewrites.restores(c, repo)
+
+    def recent_restores(
+        self, limit: int, repo: RepoId | None = None, org: str | None = None
+    ) -> list[HistoryRestore]:
+        """The newest recorded restores (of one repo, one org or all), newest first."""
+        with self._read() as c:
+            return rewrites.recent_restores(c, limit, repo=repo, org=org)
 
     def history(self, repo: RepoId) -> list[HistoryEntry]:
         with self._read() as c:

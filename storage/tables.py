@@ -18,6 +18,7 @@ __all__ = [
     "ESTIMATES",
     "ESTIMATE_BODIES",
     "FILE_VERSIONS",
+    "HISTORY_RESTORES",
     "HISTORY_REWRITES",
     "NOTIFY_OUTBOX",
     "NOTIFY_SUBSCRIPTIONS",
@@ -35,6 +36,7 @@ __all__ = [
     "EstimateBodyRow",
     "EstimateRow",
     "FileVersionRow",
+    "HistoryRestoreRow",
     "HistoryRewriteRow",
     "NotifyOutboxRow",
     "NotifySubscriptionRow",
@@ -311,6 +313,23 @@ class HistoryRewriteRow(SQLModel, table=True):
     dropped: list[str] = Field(default_factory=list, sa_type=sa.JSON)
 
 
+class HistoryRestoreRow(SQLModel, table=True):
+    """Commits a force-push dropped that upstream pushed back: the head moved onto them again (nothing new)."""
+
+    __tablename__ = "history_restores"
+    __table_args__ = (
+        sa.Index("ix_history_restores_repo", "repo_id", "id"),
+        sa.UniqueConstraint("repo_id", "old_head", "new_head", name="uq_history_restores_repo_heads"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
+    detected_at: datetime = Field(sa_type=UTCDateTime)
+    old_head: str = Field(sa_type=sa.String(40))
+    new_head: str = Field(sa_type=sa.String(40))
+    restored: list[str] = Field(default_factory=list, sa_type=sa.JSON)
+
+
 class RepoAliasRow(SQLModel, table=True):
     """An id a repo was known by before a rename upstream (the hub answers 307 from it)."""
 
@@ -402,6 +421,7 @@ ADVISORY_EVENTS: sa.Table = AdvisoryEventRow.__table__  # type: ignore[attr-defi
 ADVISORY_KEYS: sa.Table = AdvisoryKeyRow.__table__  # type: ignore[attr-defined]
 POLL_RUNS: sa.Table = PollRunRow.__table__  # type: ignore[attr-defined]
 HISTORY_REWRITES: sa.Table = HistoryRewriteRow.__table__  # type: ignore[attr-defined]
+HISTORY_RESTORES: sa.Table = HistoryRestoreRow.__table__  # type: ignore[attr-defined]
 POLL_CYCLES: sa.Table = PollCycleRow.__table__  # type: ignore[attr-defined]
 STORE_META: sa.Table = StoreMetaRow.__table__  # type: ignore[attr-defined]
 REPO_ALIASES: sa.Table = RepoAliasRow.__table__  # type: ignore[attr-defined]

@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, PollState, RepoId, RevisionRecord
 
-__all__ = ["EstimatePoint", "FeedItem", "HistoryEntry", "HistoryRewrite", "RepoRename", "RepoState"]
+__all__ = ["EstimatePoint", "FeedItem", "HistoryEntry", "HistoryRestore", "HistoryRewrite", "RepoRename", "RepoState"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,19 @@ class HistoryRewrite:
     old_head: str
     new_head: str
     dropped: tuple[str, ...]
+    detected_at: datetime
+    origin: RepoId | None = None  # the id the store first knew the repo by (stable feed entry ids)
+
+
+@dataclass(frozen=True)
+class HistoryRestore:
+    """Upstream pushed back commits a force-push had dropped: the head moved from `old_head` onto the
+    stored `new_head`, and the stored revisions `restored` are on the main branch again."""
+
+    repo: RepoId
+    old_head: str
+    new_head: str
+    restored: tuple[str, ...]
     detected_at: datetime
     origin: RepoId | None = None  # the id the store first knew the repo by (stable feed entry ids)
 

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 from hubwatch.feeds.builders.fidelity import by_importance
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
-from hubwatch.storage.values import HistoryRewrite, RepoRename
+from hubwatch.storage.values import HistoryRestore, HistoryRewrite, RepoRename
 
 __all__ = [
     "EPOCH",
@@ -33,6 +33,7 @@ __all__ = [
     "json_feed",
     "merge_newest_first",
     "rename_entries",
+    "restore_entries",
     "rewrite_entries",
     "rss_bytes",
 ]
@@ -158,26 +159,46 @@ def rewrite_entries(rewrites: Iterable[HistoryRewrite], base_url: str) -> list[F
     """Entries for force-pushes (files/medium): stored revisions no longer on the main branch."""
     entries = []
     for rw in rewrites:
-        day = as_utc(rw.detected_at).strftime("%Y-%m-%d")
         n = len(rw.dropped)
         dropped = ", ".join(short_sha(s) for s in rw.dropped)
         summary = f"history rewritten: {n} stored revision{'s' if n != 1 else ''} no longer on the main branch ({dropped})"
         html = Markup("<p>Force-push: the main branch moved from <code>{}</code> to <code>{}</code>.</p><p>{}</p>").format(
             rw.old_head, rw.new_head, summary
         )
-        entries.append(
-            FeedEntry(
-                id=f"tag:hubwatch,{day}:{rw.origin or rw.repo}/rewrite/{rw.old_head}..{rw.new_head}",
-                title=xml_safe(f"{rw.repo} @ {short_sha(rw.new_head)}: files/medium: {summary}"),
-                url=f"{base_url}/models/{rw.repo}",
-                updated=as_utc(rw.detected_at),
-                text=f"files/medium: {summary}",
-                html=str(escape(html)),
-                tags=("files", "medium"),
-                author=None,
-            )
-        )
+        entries.append(_head_move_entry("rewrite", rw.origin or rw.repo, rw.repo, rw.old_head, rw.new_head,
+                                        rw.detected_at, summary, html, base_url))
     return entries
+
+
+def restore_entries(restores: Iterable[HistoryRestore], base_url: str) -> list[FeedEntry]:
+    """Entries for restores (files/medium): stored revisions a force-push dropped, back on the main
+    branch because upstream pushed them again."""
+    entries = []
+    for rs in restores:
+        n = len(rs.restored)
+        restored = ", ".join(short_sha(s) for s in rs.restored)
+        summary = f"history restored: {n} stored revision{'s' if n != 1 else ''} back on the main branch ({restored})"
+        html = Markup("<p>Pushed back: the main branch moved from <code>{}</code> onto <code>{}</code>, stored "
+                      "before and dropped by a force-push.</p><p>{}</p>").format(rs.old_head, rs.new_head, summary)
+        entries.append(_head_move_entry("restore", rs.origin or rs.repo, rs.repo, rs.old_head, rs.new_head,
+                                        rs.detected_at, summary, html, base_url))
+    return entries
+
+
+def _head_move_entry(what: str, origin: RepoId, repo: RepoId, old_head: str, new_head: str, detected_at: datetime,
+                     summary: str, html: Markup, base_url: str) -> FeedEntry:
+    """The feed entry of a head move no revision carries (`what`: rewrite, restore), files/medium."""
+    day = as_utc(detected_at).strftime("%Y-%m-%d")
+    return FeedEntry(
+        id=f"tag:hubwatch,{day}:{origin}/{what}/{old_head}..{new_head}",
+        title=xml_safe(f"{repo} @ {short_sha(new_head)}: files/medium: {summary}"),
+        url=f"{base_url}/models/{repo}",
+        updated=as_utc(detected_at),
+        text=f"files/medium: {summary}",
+        html=str(escape(html)),
+        tags=("files", "medium"),
+        author=None,
+    )
 
 
 RENAME_SUMMARY = "renamed upstream from {old} to {new}"

@@ -14,6 +14,7 @@ from hubwatch.feeds.builders.feeds import (
     json_feed,
     merge_newest_first,
     rename_entries,
+    restore_entries,
     rewrite_entries,
     rss_bytes,
 )
@@ -65,12 +66,13 @@ def _render(
         home_url=f"{base}{home_path}",
     )
     entries = feed_entries(items, base)
-    # Force-pushes and renames are `files`/medium changes with no revision of their own: merged in by time.
+    # Force-pushes, restores and renames are `files`/medium changes with no revision of their own: merged in by time.
     if (kinds is None or Kind.FILES in kinds) and (severity is None or severity.rank <= Severity.MEDIUM.rank):
         limit = ctx.settings.feed_limit
         rewrites = rewrite_entries(ctx.store.recent_rewrites(limit, **query), base)
+        restores = restore_entries(ctx.store.recent_restores(limit, **query), base)
         renames = rename_entries(ctx.store.recent_renames(limit, **query), base)
-        entries = merge_newest_first(entries, rewrites, renames)[:limit]
+        entries = merge_newest_first(entries, rewrites, restores, renames)[:limit]
     if fmt == "atom":
         body = atom_bytes(meta, entries)
     elif fmt == "rss":

@@ -29,7 +29,7 @@ from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
 from hubwatch.storage.families import Families
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.summaries import RepoSummary
-from hubwatch.storage.values import EstimatePoint
+from hubwatch.storage.values import EstimatePoint, HistoryRestore, HistoryRewrite
 
 __all__ = [
     "CHART_POINTS",
@@ -163,6 +163,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "newer": newer,
         "paged": cursor is not None,
         "rewrites": rewrites,
+        "head_moves": _head_moves(rewrites, ctx.store.restores(repo) if rewrites else []),
         "renames": ctx.store.renames(repo),
         "dropped": ctx.store.off_main_branch(repo) if rewrites else frozenset(),
         "repo": repo,
@@ -229,3 +230,10 @@ def advisory_page(request: Request, advisory_id: str, ctx: Ctx) -> Response:
         raise not_found(f"no advisory with id {advisory_id!r}")
     context: dict[str, Any] = {"advisory": advisory, "severity": advisory_severity(advisory)}
     return ctx.templates.TemplateResponse(request, "advisory.html", context)
+
+
+def _head_moves(rewrites: list[HistoryRewrite], restores: list[HistoryRestore]) -> list[tuple[str, Any]]:
+    """The repo's force-pushes and restores as (kind, record), newest first (a restore after the
+    rewrite it undoes when both were seen at once)."""
+    moves = [("rewrite", r) for r in rewrites] + [("restore", r) for r in restores]
+    return sorted(moves, key=lambda m: (m[1].detected_at, m[0] == "restore"), reverse=True)

@@ -149,6 +149,7 @@ def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
         total = len(entries) if limit is None else rt.store.revision_count(repo)
         state = rt.store.repo_state(repo)
         rewrites = rt.store.rewrites(repo)
+        restores = rt.store.restores(repo) if rewrites else []
         gone = rt.store.off_main_branch(repo)
     if not entries:
         if state is not None and state.watched and state.last_error:
@@ -189,11 +190,13 @@ def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
     if limit is None and total > _LONG_HISTORY:
         err_console().print(f"[dim]{total} revisions: `hubwatch history {escape(repo)} --limit 20` shows the newest "
                             "20 only[/dim]")
-    for r in rewrites:
-        out.print(
-            f"[yellow]history rewritten[/yellow] (seen {r.detected_at:%Y-%m-%d %H:%M} UTC): "
-            + escape(f"{r.old_head[:12]} → {r.new_head[:12]}, dropped {', '.join(s[:12] for s in r.dropped)}")
-        )
+    moves = [(r.detected_at, "[yellow]history rewritten[/yellow]", r.old_head, r.new_head, "dropped", r.dropped)
+             for r in rewrites]
+    moves += [(r.detected_at, "[green]history restored[/green]", r.old_head, r.new_head, "back on the main line",
+               r.restored) for r in restores]
+    for seen, what, old, new, verb, shas in sorted(moves, key=lambda m: m[0]):  # oldest first, as the table
+        out.print(f"{what} (seen {seen:%Y-%m-%d %H:%M} UTC): "
+                  + escape(f"{old[:12]} → {new[:12]}, {verb} {', '.join(s[:12] for s in shas)}"))
 
 
 @cli.command()

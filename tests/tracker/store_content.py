@@ -31,6 +31,7 @@ _QUERIES = {
     "advisories": "SELECT a.id, v.sha, a.osv FROM advisories a JOIN revisions v ON v.id = a.revision_id",
     "advisory_events": "SELECT advisory_id, event, value, range_repo FROM advisory_events",
     "history_rewrites": "SELECT * FROM history_rewrites",
+    "history_restores": "SELECT * FROM history_restores",
 }
 _DATETIME = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d")
 _TIMES = {"published", "modified", "stored_at", "created_at", "detected_at", "recorded_at", "id"}

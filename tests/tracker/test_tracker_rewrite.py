@@ -80,6 +80,25 @@ def test_a_push_that_only_removes_commits_is_recorded(
     assert store.head(QWEN).sha == v3 and store.off_main_branch(QWEN) == set()
     assert len(store.history(QWEN)) == 3 and len(store.rewrites(QWEN)) == 1
     assert isinstance(poll(sim3, store), Unchanged)
+    # ...and that is recorded once as a restore, which the page and the feeds show after the rewrite.
+    (restore,) = store.restores(QWEN)
+    assert (restore.old_head, restore.new_head, restore.restored) == (v1, v3, (v2, v3))
+    with TestClient(app) as client:
+        html = client.get(f"/models/{QWEN}").text
+        feeds = [feedparser.parse(client.get(path).content) for path in (
+            f"/models/{QWEN}/feed.atom", "/orgs/Qwen/feed.rss", "/feed.atom", "/feed.atom?min_severity=medium")]
+        filtered = feedparser.parse(client.get("/feed.atom?kind=context").content)
+    assert "not on the main branch (force-push)" not in html
+    told = html.index("pushed back from")
+    assert told < html.index("force-push from")  # newest first
+    assert f'<code>{v1[:7]}</code> onto <code>{v3[:7]}</code>; 2 stored revisions back on the main branch' in html
+    for feed in feeds:
+        top = feed.entries[0]
+        assert "history restored: 2 stored revisions back on the main branch" in top.title
+        assert top.id == f"tag:hubwatch,{restore.detected_at:%Y-%m-%d}:{QWEN}/restore/{v1}..{v3}"
+        assert sum("history restored" in e.title for e in feed.entries) == 1
+        assert sum("history rewritten" in e.title for e in feed.entries) == 1
+    assert not any("history restored" in e.title for e in filtered.entries)
 
 
 def test_a_new_commit_after_the_rewrite_is_diffed_against_its_parent(
