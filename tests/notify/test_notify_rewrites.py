@@ -43,6 +43,29 @@ def project(root: Path, shas: dict[str, str]) -> Path:
     return root
 
 
+def _backfilled_and_subscribed(
+    sim: Any, store: Store, receivers: dict[str, WebhookReceiver], tmp_path: Path, pinned: str
+) -> list[str]:
+    """REPO's whole history stored, then four subscriptions: "all" of REPO, "high" (min severity
+    high), `pinned` (a project pinning v4 and, at `app.py:2`, v11) and "kept pins" (v4 only).
+    The stored shas, oldest first."""
+    store.watch(REPO)
+    assert isinstance(poll(sim, store), NewRevisions)
+    line = store.revision_shas(REPO)
+    assert line is not None and len(line) == 12
+    notes = notify_store(store)
+
+    def add(name: str, **spec: Any) -> None:
+        notes.add(SubscriptionSpec(url=receivers[name].url, secret=receivers[name].secret, **spec))
+
+    add("all", repos=(str(REPO),))
+    add("high", repos=(str(REPO),), min_severity=Severity.HIGH)
+    for name, pins in ((pinned, {"kept": line[3], "v11": line[10]}), ("kept pins", {"kept": line[3]})):
+        root = project(tmp_path / name.replace(" ", "_"), pins)
+        add(name, pins_path=str(root), pin_repos=tuple(pin_repos(root)))
+    return line
+
+
 def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
     hubsim_factory: Any, database_url: str, tmp_path: Path
 ) -> None:
@@ -50,20 +73,8 @@ def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
     receivers = {name: hook() for name in ("all", "high", "dropped pin", "kept pins")}
     try:
         with Store.open(database_url) as store:
-            store.watch(REPO)
-            assert isinstance(poll(sim, store), NewRevisions)
-            line = store.revision_shas(REPO)
-            assert line is not None and len(line) == 12
+            line = _backfilled_and_subscribed(sim, store, receivers, tmp_path, "dropped pin")
             notes = notify_store(store)
-
-            def add(name: str, **spec: Any) -> None:
-                notes.add(SubscriptionSpec(url=receivers[name].url, secret=receivers[name].secret, **spec))
-
-            add("all", repos=(str(REPO),))
-            add("high", repos=(str(REPO),), min_severity=Severity.HIGH)
-            for name, pins in (("dropped pin", {"kept": line[3], "dropped": line[10]}), ("kept pins", {"kept": line[3]})):
-                root = project(tmp_path / name.replace(" ", "_"), pins)
-                add(name, pins_path=str(root), pin_repos=tuple(pin_repos(root)))
 
             sim.rewind(str(REPO), "v10")  # v11 and v12 leave the main line
             poll(sim, store)
@@ -167,20 +178,8 @@ def test_commits_pushed_back_after_a_rewind_are_announced_once_and_to_their_pins
     receivers = {name: hook() for name in ("all", "high", "restored pin", "kept pins")}
     try:
         with Store.open(database_url) as store:
-            store.watch(REPO)
-            poll(sim, store)
-            line = store.revision_shas(REPO)
-            assert line is not None and len(line) == 12
+            line = _backfilled_and_subscribed(sim, store, receivers, tmp_path, "restored pin")
             notes = notify_store(store)
-
-            def add(name: str, **spec: Any) -> None:
-                notes.add(SubscriptionSpec(url=receivers[name].url, secret=receivers[name].secret, **spec))
-
-            add("all", repos=(str(REPO),))
-            add("high", repos=(str(REPO),), min_severity=Severity.HIGH)
-            for name, pins in (("restored pin", {"kept": line[3], "restored": line[10]}), ("kept pins", {"kept": line[3]})):
-                root = project(tmp_path / name.replace(" ", "_"), pins)
-                add(name, pins_path=str(root), pin_repos=tuple(pin_repos(root)))
 
             sender = Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5))
             sim.rewind(str(REPO), "v10")  # v11 and v12 leave the main line
