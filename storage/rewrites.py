@@ -7,7 +7,7 @@ it); one that only removes commits has no revision to carry it, so this table is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -67,13 +67,13 @@ def record_rewrite(
     return bool(inserted)
 
 
-def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime | None = None) -> bool:
+def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime) -> bool:
     """Make the stored revision `sha` the repo's head (upstream went back to commits it had
     dropped, nothing new); False when `sha` is not stored or is the head already.
 
     The stored revisions this puts back on the main line (dropped by a recorded force-push, now
     ancestors of the head again) are recorded as a restore (`restores`) and announced in the same
-    transaction (`enqueue_restore`), dated `at` (now when None)."""
+    transaction (`enqueue_restore`), dated `at`."""
     repo_id = find_repo(conn, repo)
     if repo_id is None or find_revision(conn, repo, sha) is None:
         return False
@@ -93,7 +93,7 @@ def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime | None = No
                 sa.select(REVISIONS.c.sha).where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_(sorted(back)))
                 .order_by(REVISIONS.c.position, REVISIONS.c.id)
             ).scalars()
-            now = checked_utc(at, "restore time") if at is not None else datetime.now(timezone.utc)
+            now = checked_utc(at, "restore time")
             restored = list(order)
             # One row per (repo, old head, new head), as for rewrites: a concurrent poll that recorded
             # the same restore first makes this a no-op, and announces it alone.
