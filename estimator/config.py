@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 from contextvars import ContextVar, Token
 from typing import Any
 
-__all__ = ["ALIASES", "Cfg", "ConfigError", "LIMITS", "Reads", "reading"]
+__all__ = ["ALIASES", "CONCEPT_ROLES", "Cfg", "ConfigError", "LIMITS", "Reads", "architecture_keys", "concept_keys",
+           "reading"]
 
 # The keys the builders asked about while one config is analysed, by sub-config path (see `reading`):
 # what is left unread is evidence of a mechanism the estimate did not model.
@@ -75,6 +76,23 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "norm_eps": ("rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "layernorm_epsilon",
                  "norm_eps", "eps"),
 }
+
+# What each concept describes, for readers outside the estimator (the diff engine's change kinds come from it):
+# "structure" sizes or counts the model's tensors, "context" is the sequence length it is built for,
+# "numerics" changes no shape. A concept added to ALIASES is structural unless it is listed here.
+CONCEPT_ROLES: dict[str, str] = {concept: "structure" for concept in ALIASES} | {"max_pos": "context",
+                                                                               "norm_eps": "numerics"}
+
+
+def concept_keys(role: str) -> frozenset[str]:
+    """Every spelling (ALIASES) of every concept of one role ("structure", "context", "numerics")."""
+    return frozenset(key for concept, keys in ALIASES.items() if CONCEPT_ROLES[concept] == role for key in keys)
+
+
+def architecture_keys() -> frozenset[str]:
+    """Every spelling of every structural concept: the keys whose change reshapes the model."""
+    return concept_keys("structure")
+
 
 # The key an error names when a concept is missing, where it is not the first alias (transformers' usual name).
 _USUAL_KEY = {"vocab": "vocab_size"}

@@ -10,11 +10,13 @@ import re
 from typing import Any
 
 from hubwatch.domain.records import Direction, Kind, Severity
+from hubwatch.estimator.config import ALIASES, architecture_keys, concept_keys
 
 from .changes import UPDATE, HAZARD
 from .jsondiff import MISSING, KeyChange
 
-__all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "key_hazards", "severity_for"]
+__all__ = ["DEFAULT_SEVERITY", "FileRole", "classify_key", "direction_for", "holds_expert_count", "key_hazards",
+           "severity_for"]
 
 FileRole = str  # "config" | "generation" | "tokenizer" | "processor"
 
@@ -35,30 +37,32 @@ METADATA_KEYS = frozenset(
         "_attn_implementation_autoset",
     }
 )
-CONTEXT_KEYS = frozenset(
+# The sizes and counts the estimator reads (its one concept/alias table, estimator/config.py) are the
+# architecture and context keys: a concept has one kind whatever its spelling (`moe_num_experts`,
+# `num_local_experts`, `n_routed_experts` …). The lists below hold only what no concept names.
+_CONTEXT_SETTINGS = frozenset(
     {
-        "max_position_embeddings", "n_positions", "n_ctx", "seq_length", "max_sequence_length",
-        "max_seq_len", "model_max_length", "sliding_window", "use_sliding_window",
-        "max_window_layers", "sliding_window_pattern", "attention_window", "layer_types",
-        "rope_scaling", "rope_theta", "rope_parameters", "rotary_emb_base", "rope_ratio",
-        "use_dynamic_ntk", "use_logn_attn", "original_max_position_embeddings", "rotary_pct",
-        "rotary_dim", "partial_rotary_factor", "position_embedding_type",
+        "sliding_window", "use_sliding_window", "max_window_layers", "sliding_window_pattern",
+        "attention_window", "layer_types", "rope_scaling", "rope_theta", "rope_parameters",
+        "rotary_emb_base", "rope_ratio", "use_dynamic_ntk", "use_logn_attn",
+        "original_max_position_embeddings", "rotary_pct", "rotary_dim", "partial_rotary_factor",
+        "position_embedding_type",
     }
 )  # fmt: skip
-ARCHITECTURE_KEYS = frozenset(
+_ARCHITECTURE_SETTINGS = frozenset(
     {
-        "model_type", "architectures", "architecture", "hidden_size", "n_embd", "d_model",
-        "num_hidden_layers", "n_layer", "num_layers", "n_layers", "num_attention_heads", "n_head",
-        "num_heads", "num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query",
-        "multi_query_group_num", "multi_query_attention", "intermediate_size", "ffn_hidden_size",
-        "n_inner", "ffn_dim", "vocab_size", "padded_vocab_size", "num_local_experts",
-        "num_experts", "num_experts_per_tok", "n_routed_experts", "n_shared_experts",
-        "moe_intermediate_size", "head_dim", "kv_channels", "tie_word_embeddings", "kv_lora_rank",
-        "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "qk_nope_head_dim",
-        "first_k_dense_replace", "new_decoder_architecture", "parallel_attn", "alibi",
-        "hidden_act", "activation_function", "text_config", "vision_config", "audio_config",
+        "model_type", "architectures", "architecture", "multi_query", "multi_query_attention",
+        "tie_word_embeddings", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim",
+        "qk_nope_head_dim", "first_k_dense_replace", "new_decoder_architecture", "parallel_attn",
+        "alibi", "hidden_act", "activation_function", "text_config", "vision_config", "audio_config",
     }
 )  # fmt: skip
+CONCEPT_ARCHITECTURE_KEYS = architecture_keys()
+CONCEPT_CONTEXT_KEYS = concept_keys("context")
+CONTEXT_KEYS = _CONTEXT_SETTINGS | CONCEPT_CONTEXT_KEYS
+ARCHITECTURE_KEYS = _ARCHITECTURE_SETTINGS | CONCEPT_ARCHITECTURE_KEYS
+# Spellings of an expert count: where one sits beside it, `top_k` is experts per token, not sampling.
+EXPERT_COUNT_KEYS = frozenset(ALIASES["experts"])
 DTYPE_KEYS = frozenset(
     {"torch_dtype", "dtype", "params_dtype", "bf16", "fp16", "fp32", "quantization_config", "compression_config"}
 )
@@ -72,6 +76,10 @@ GENERATION_KEYS = frozenset(
     }
 )  # fmt: skip
 CUSTOM_CODE_KEYS = frozenset({"auto_map"})
+# Spellings both of a structural concept and of a generation setting (transformers wrote `top_k: 50`
+# into every config.json it saved before generation_config.json): architecture only in an object
+# that counts experts (`routed`), as the estimator reads them only there.
+ROUTING_OR_GENERATION_KEYS = CONCEPT_ARCHITECTURE_KEYS & GENERATION_KEYS
 
 DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.ARCHITECTURE: Severity.HIGH,
@@ -92,28 +100,35 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
 }
 
 
-def _kind_of_name(name: str) -> Kind | None:
+def _kind_of_name(name: str, *, concepts: bool, routed: bool) -> Kind | None:
+    if name in ROUTING_OR_GENERATION_KEYS and concepts:
+        return Kind.ARCHITECTURE if routed else Kind.GENERATION_DEFAULTS
     if name in METADATA_KEYS:
         return Kind.METADATA
     if SPECIAL_TOKEN_KEY.match(name) or name in SPECIAL_TOKEN_FLAGS:
         return Kind.SPECIAL_TOKENS
     if name in CUSTOM_CODE_KEYS:
         return Kind.CUSTOM_CODE
-    if name in CONTEXT_KEYS:
+    if name in _CONTEXT_SETTINGS or (concepts and name in CONCEPT_CONTEXT_KEYS):
         return Kind.CONTEXT
     if name in DTYPE_KEYS:
         return Kind.DTYPE
-    if name in ARCHITECTURE_KEYS:
+    if name in _ARCHITECTURE_SETTINGS or (concepts and name in CONCEPT_ARCHITECTURE_KEYS):
         return Kind.ARCHITECTURE
     if name in GENERATION_KEYS:
         return Kind.GENERATION_DEFAULTS
     return None
 
 
-def classify_key(role: FileRole, path: tuple[str, ...]) -> Kind:
-    """The kind of a changed key in a file of the given role."""
-    for name in reversed(path):
-        kind = _kind_of_name(name)
+def classify_key(role: FileRole, path: tuple[str, ...], *, routed: bool = False) -> Kind:
+    """The kind of a changed key in a file of the given role.
+
+    The estimator's concept spellings count in model and tokenizer files, not in a processor's (an
+    image processor's `size.width` is no hidden size); `routed`: the object holding the key counts
+    experts (see ROUTING_OR_GENERATION_KEYS)."""
+    concepts = role != "processor"
+    for depth, name in enumerate(reversed(path)):
+        kind = _kind_of_name(name, concepts=concepts, routed=routed and depth == 0)
         if kind is not None:
             if role == "generation" and kind in (Kind.ARCHITECTURE, Kind.CONTEXT, Kind.DTYPE):
                 return Kind.GENERATION_DEFAULTS  # e.g. max_length in generation_config
@@ -123,6 +138,11 @@ def classify_key(role: FileRole, path: tuple[str, ...]) -> Kind:
     if role == "tokenizer":
         return Kind.TOKENIZER
     return Kind.CONFIG
+
+
+def holds_expert_count(holder: Any) -> bool:
+    """Whether a parsed JSON object (the one holding a changed key) sets an expert count."""
+    return isinstance(holder, dict) and any(holder.get(key) is not None for key in EXPERT_COUNT_KEYS)
 
 
 _BOS_EOS = re.compile(r"^(bos|eos)_token(_id|_ids)?$")

@@ -11,8 +11,11 @@ from typing import Any
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
 from .changes import UPDATE, HAZARD, make_change, show
-from .classify import DEFAULT_SEVERITY, FileRole, classify_key, key_hazards, severity_for
-from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, parse_json
+from .classify import (
+    DEFAULT_SEVERITY, ROUTING_OR_GENERATION_KEYS, FileRole, classify_key, holds_expert_count, key_hazards,
+    severity_for,
+)  # fmt: skip
+from .jsondiff import MISSING, JsonDoc, KeyChange, key_changes, lookup, parse_json
 
 __all__ = ["MAX_DIFFED_VALUES", "diff_json_file", "key_records", "read_pair", "unreadable_records"]
 
@@ -65,12 +68,23 @@ def _renames(changes: list[KeyChange]) -> tuple[list[tuple[KeyChange, KeyChange]
     return pairs, [c for c in changes if id(c) not in paired]
 
 
-def key_records(file: str, role: FileRole, changes: list[KeyChange]) -> list[ChangeRecord]:
-    """One record per changed key (a renamed key with an unchanged value is one low record)."""
+def _kind(role: FileRole, path: tuple[str, ...], old: Any, new: Any) -> Kind:
+    """classify_key, told whether the object holding the key counts experts on either side."""
+    routed = bool(path) and path[-1] in ROUTING_OR_GENERATION_KEYS and (
+        holds_expert_count(lookup(old, path[:-1])) or holds_expert_count(lookup(new, path[:-1]))
+    )
+    return classify_key(role, path, routed=routed)
+
+
+def key_records(
+    file: str, role: FileRole, changes: list[KeyChange], old: Any = None, new: Any = None
+) -> list[ChangeRecord]:
+    """One record per changed key (a renamed key with an unchanged value is one low record);
+    `old` and `new` are the documents compared, read for the object around an ambiguous key."""
     pairs, rest = _renames(changes)
     records: list[ChangeRecord] = []
     for removed, added in pairs:
-        kind = classify_key(role, added.path)
+        kind = _kind(role, added.path, old, new)
         severity = Severity.LOW if kind is not Kind.METADATA else Severity.INFO
         records.append(
             make_change(
@@ -80,7 +94,7 @@ def key_records(file: str, role: FileRole, changes: list[KeyChange]) -> list[Cha
             )
         )  # fmt: skip
     for change in rest:
-        kind = classify_key(role, change.path)
+        kind = _kind(role, change.path, old, new)
         hazards, clears = key_hazards(file, kind, change)
         records.append(
             make_change(
@@ -154,7 +168,8 @@ def removed_file_record(file: str, role: FileRole) -> ChangeRecord:
 
 def diff_parsed(file: str, role: FileRole, old: Any, new: Any, *, added: bool) -> list[ChangeRecord]:
     """Records between two parsed documents of one file (`added`: the file is new)."""
-    records = key_records(file, role, key_changes({} if added else old, new))
+    before = {} if added else old
+    records = key_records(file, role, key_changes(before, new), before, new)
     return _collapse_added(file, records) if added else records
 
 
