@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hubwatch.domain.records import RepoId
 from hubwatch.pincheck.pins_notebook import scan_notebook
 from hubwatch.pincheck.pins_python import scan_python
-from hubwatch.pincheck.pins_text import Found, scan_shell, scan_toml, scan_yaml
+from hubwatch.pincheck.pins_shell import scan_shell
+from hubwatch.pincheck.pins_text import Found, drop_weak, find_hf_urls, line_starts, scan_toml
+from hubwatch.pincheck.pins_yaml import scan_yaml
 
 __all__ = ["Pin", "ScanReport", "pin_kind", "scan_path", "scan_text"]
 
@@ -31,7 +33,7 @@ class Pin:
     line: int  # 1-based (within the cell for notebooks)
     repo: RepoId
     revision: str | None  # None: no revision given
-    style: str  # python, hf-url, yaml, json, toml, cli
+    style: str  # python, hf-url, url, yaml, json, toml, cli, env, text
     cell: int | None = None  # notebook cell number (1-based)
     dynamic: bool = False  # the revision is computed at run time; we do not evaluate code
     # Where the revision is written: (start, end) character offsets into the file's text (UTF-8
@@ -79,7 +81,27 @@ def _style_of(name: str) -> str | None:
     if lower.endswith((".sh", ".bash", ".zsh")) or lower == "dockerfile" or lower.startswith("dockerfile.") \
             or lower.endswith((".dockerfile", ".containerfile")) or lower == "containerfile":
         return "shell"
+    if lower == ".env" or lower.startswith(".env.") or lower.endswith(".env"):
+        return "env"
+    if lower.endswith(".txt") and (lower.startswith(("requirements", "constraints")) or lower.endswith(".in.txt")):
+        return "text"
+    if lower.endswith(".in") and lower.startswith("requirements"):
+        return "text"
     return None
+
+
+def _text_urls(text: str) -> list[Found]:
+    """hub URLs (`git+https://huggingface.co/ORG/NAME@REV`, `…/resolve/REV/…`) in a requirements-style file."""
+    starts = line_starts(text)
+    return [f for number, line in enumerate(text.split("\n"), start=1) if not line.lstrip().startswith("#")
+            for f in find_hf_urls(line, number, "text", starts[number - 1])]
+
+
+def _settle(found: list[Found], text: str, weak_dropped: bool) -> list[Found]:
+    """Findings as reported: a span kept only where it holds the revision; weak findings settled (drop_weak)."""
+    checked = [f if f.span is None or text[f.span[0]:f.span[1]] == f.revision else replace(f, span=None)
+               for f in found]
+    return checked if weak_dropped else drop_weak(checked)
 
 
 def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[str, str]]]:
@@ -92,8 +114,10 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
         found, problem = scan_yaml(text, style)
     elif style == "toml":
         found, problem = scan_toml(text)
-    elif style == "shell":
-        found, problem = scan_shell(text), None
+    elif style in ("shell", "env"):
+        found, problem = scan_shell(text)[0], None
+    elif style == "text":
+        found, problem = _text_urls(text), None
     elif style == "notebook":
         found, problem = scan_notebook(text)
     else:
@@ -101,7 +125,7 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
     if problem:
         skipped.append((rel, problem))
     pins = []
-    for f in found:
+    for f in _settle(found, text, weak_dropped=style == "notebook"):
         try:
             repo = RepoId.parse(f.repo)
         except ValueError:

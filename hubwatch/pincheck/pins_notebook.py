@@ -9,7 +9,8 @@ from typing import Any
 
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.pincheck.pins_python import scan_python
-from hubwatch.pincheck.pins_text import Found, scan_notebook_shell
+from hubwatch.pincheck.pins_shell import scan_notebook_shell
+from hubwatch.pincheck.pins_text import Found, drop_weak
 
 __all__ = ["scan_notebook"]
 
@@ -115,7 +116,7 @@ def scan_notebook(text: str) -> tuple[list[Found], str | None]:
         if problem:
             problems.append(f"cell {number}: {problem}")
         cell_found += scan_notebook_shell(lines)
-        for f in cell_found:
+        for f in drop_weak(cell_found):
             span = _file_span(text, pieces, f.span) if f.span and "".join(p.value for p in pieces) == code else None
             found.append(replace(f, cell=number, span=span))
     return found, "; ".join(problems) or None

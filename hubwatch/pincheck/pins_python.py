@@ -3,27 +3,39 @@
 from __future__ import annotations
 
 import ast
-from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from hubwatch.pincheck.pins_text import Found, find_hf_urls, line_starts, locate
+from hubwatch.pincheck.pins_pyvalues import NONE, Resolver, field_default
+from hubwatch.pincheck.pins_text import (
+    Found, Value, find_hf_urls, find_hub_urls, line_starts, locate, looks_like_repo, pair_keys,
+)
 
-__all__ = ["LOADERS", "scan_python"]
+__all__ = ["LOADERS", "Loader", "scan_python"]
 
-# Call name → (positional index of the repo, keywords that may name the repo).
+
+@dataclass(frozen=True)
+class Loader:
+    """Where a call names a repo (a position, or keywords) and which keyword holds its revision."""
+
+    position: int | None
+    keywords: tuple[str, ...]
+    revision: str = "revision"
+    follows: bool = False  # with no repo of its own, the repo is the call's first one (vLLM's tokenizer)
+
+
 _REPO_KW = ("repo_id", "pretrained_model_name_or_path", "model_name_or_path", "model_id")
-LOADERS: dict[str, tuple[int | None, tuple[str, ...]]] = {
-    "from_pretrained": (0, _REPO_KW),
-    "snapshot_download": (0, _REPO_KW),
-    "hf_hub_download": (0, _REPO_KW),
-    "hf_hub_url": (0, _REPO_KW),
-    "model_info": (0, _REPO_KW),
-    "list_repo_files": (0, _REPO_KW),
-    "list_repo_tree": (0, _REPO_KW),
-    "get_safetensors_metadata": (0, _REPO_KW),
-    "SentenceTransformer": (0, ("model_name_or_path",)),
-    "pipeline": (1, ("model",)),
+_HUB = (Loader(0, _REPO_KW),)
+_VLLM = (Loader(0, ("model",)), Loader(None, ("tokenizer",), "tokenizer_revision", follows=True))
+LOADERS: dict[str, tuple[Loader, ...]] = {
+    "from_pretrained": _HUB, "snapshot_download": _HUB, "hf_hub_download": _HUB, "hf_hub_url": _HUB,
+    "model_info": _HUB, "list_repo_files": _HUB, "list_repo_tree": _HUB, "get_safetensors_metadata": _HUB,
+    "SentenceTransformer": (Loader(0, ("model_name_or_path",)),),
+    "CrossEncoder": (Loader(0, ("model_name", "model_name_or_path")),),
+    "pipeline": (Loader(1, ("model",)),),
+    "LLM": _VLLM, "EngineArgs": _VLLM, "AsyncEngineArgs": _VLLM,
 }
+_PEFT = (Loader(1, ("model_id",)),)  # PeftModel.from_pretrained(base_model, "adapter/repo", revision=…)
+_NESTED_REVISION = ("revision", "commit", "sha", "model_revision")
 
 
 class _Source:
@@ -46,50 +58,12 @@ class _Source:
         return locate(self.text, start, self.offset(node.end_lineno, node.end_col_offset), needle)
 
 
-def _module_constants(tree: ast.Module) -> dict[str, ast.Constant]:
-    """Module-level names bound exactly once in the whole file, to a string literal."""
-    bound: Counter[str] = Counter()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            bound[node.id] += 1
-        elif isinstance(node, ast.arg):
-            bound[node.arg] += 1
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                bound[name] += 2
-    constants = {}
-    for stmt in tree.body:
-        target, value = None, None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        if target and isinstance(value, ast.Constant) and isinstance(value.value, str) and bound[target] == 1:
-            constants[target] = value
-    return constants
-
-
 def _call_name(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
-
-
-def _literal_node(node: ast.expr | None, constants: dict[str, ast.Constant]) -> ast.Constant | None:
-    """The string literal `node` is, or names (a module constant); None for anything else."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node
-    if isinstance(node, ast.Name) and node.id in constants:
-        return constants[node.id]
-    return None
-
-
-def _literal(node: ast.expr | None, constants: dict[str, ast.Constant]) -> tuple[str | None, bool]:
-    """(string value, known): a literal, or a module constant; anything else is not known."""
-    found = _literal_node(node, constants)
-    return (str(found.value), True) if found is not None else (None, False)
 
 
 def _ignored_strings(tree: ast.Module) -> set[int]:
@@ -103,55 +77,129 @@ def _ignored_strings(tree: ast.Module) -> set[int]:
     return ignored
 
 
-def _call_pin(node: ast.Call, constants: dict[str, ast.Constant], source: _Source) -> Found | None:
+def _revision(value: Value | None, splat: bool) -> tuple[str | None, bool, tuple[int, int] | None]:
+    """(revision, computed at run time, span) for a revision keyword's value (None: not given)."""
+    if value is None:
+        return None, splat, None
+    if value is NONE:
+        return None, False, None
+    if value.is_dynamic or not value.text:
+        return None, True, None
+    return value.text, False, value.span
+
+
+def _specs(node: ast.Call) -> tuple[Loader, ...] | None:
     name = _call_name(node.func)
-    if name not in LOADERS:
-        return None
-    position, repo_keywords = LOADERS[name]
+    if name == "from_pretrained" and isinstance(node.func, ast.Attribute):
+        receiver = _call_name(node.func.value)
+        if receiver is not None and receiver.startswith(("PeftModel", "PeftMixedModel")):
+            return _PEFT
+    return LOADERS.get(name) if name else None
+
+
+def _call_pins(node: ast.Call, r: Resolver) -> list[Found]:
+    specs = _specs(node)
+    if specs is None:
+        return []
     keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
-    repo_type, _ = _literal(keywords.get("repo_type"), constants)
-    if repo_type is not None and repo_type != "model":
-        return None
-    repo_node = next((keywords[k] for k in repo_keywords if k in keywords), None)
-    if repo_node is None and position is not None and len(node.args) > position:
-        repo_node = node.args[position]
-    repo, known = _literal(repo_node, constants)
-    if not known or repo is None or repo.count("/") != 1:
-        return None  # a variable, an f-string or a local path: not a pin we can name
-    if "revision" in keywords:
-        revision, known_rev = _literal(keywords["revision"], constants)
-        if isinstance(keywords["revision"], ast.Constant) and keywords["revision"].value is None:
-            return Found(node.lineno, repo, None, "python")
-        written = _literal_node(keywords["revision"], constants)
-        span = source.span(written, revision) if written is not None else None
-        return Found(node.lineno, repo, revision, "python", dynamic=not known_rev, span=span)
     splat = any(kw.arg is None for kw in node.keywords)
-    return Found(node.lineno, repo, None, "python", dynamic=splat)
+    repo_type = r.value(keywords.get("repo_type"))
+    if repo_type is not None and repo_type is not NONE and repo_type.text != "model":
+        return []
+    found: list[Found] = []
+    first: Value | None = None
+    for k, spec in enumerate(specs):
+        repo_node = next((keywords[w] for w in spec.keywords if w in keywords), None)
+        if repo_node is None and spec.position is not None and len(node.args) > spec.position:
+            repo_node = node.args[spec.position]
+        if repo_node is None and not (spec.follows and spec.revision in keywords):
+            continue
+        repo = r.value(repo_node) if repo_node is not None else first
+        if repo is None or repo is NONE or not looks_like_repo(repo.text):
+            if k == 0:
+                return []  # a variable, an f-string or a local path: not a pin we can name
+            continue
+        if k == 0:
+            first = repo
+        elif spec.follows and first is not None and repo.text == first.text and spec.revision not in keywords:
+            continue  # vLLM's tokenizer, same repo, no revision of its own: the model's pin says it
+        revision, dynamic, span = _revision(r.value(keywords.get(spec.revision)), splat and k == 0)
+        found.append(Found(node.lineno, repo.text, revision, "python", dynamic, span=span, repo_span=repo.span))
+    return found
+
+
+def _mapping_pins(pairs: dict[str, tuple[ast.expr, ast.expr]], r: Resolver) -> list[Found]:
+    """A dict literal, `dict(...)` or class body naming a model and its revision (weak findings)."""
+    found = []
+    for key, rev_key in pair_keys(list(pairs)).items():
+        key_node, value_node = pairs[key]
+        repo = r.value(value_node)
+        if repo is None or repo is NONE or not looks_like_repo(repo.text):
+            continue
+        revision, dynamic, span = _revision(r.value(pairs[rev_key][1]) if rev_key else None, False)
+        found.append(Found(value_node.lineno, repo.text, revision, "python", dynamic, span=span,
+                           repo_span=repo.span, weak=True))
+    return found
+
+
+def _lock_pins(node: ast.Dict, r: Resolver) -> list[Found]:
+    """`{"org/name": "<sha>"}` and `{"org/name": {"revision": "<sha>"}}`: a table of pinned revisions."""
+    found = []
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str) and looks_like_repo(key.value)):
+            continue
+        target: ast.expr | None = value
+        inner = r.node(value)
+        if isinstance(inner, ast.Dict):
+            target = next((v for k, v in zip(inner.keys, inner.values)
+                           if isinstance(k, ast.Constant) and k.value in _NESTED_REVISION), None)
+        rev = r.value(target) if target is not None else None
+        revision, dynamic, span = _revision(rev, False)
+        if revision is not None and len(revision) >= 7 and all(c in "0123456789abcdef" for c in revision.lower()):
+            found.append(Found(key.lineno, key.value, revision, "python", span=span, weak=True))
+    return found
+
+
+def _str_pairs(keys: list[ast.expr | None], values: list[ast.expr]) -> dict[str, tuple[ast.expr, ast.expr]]:
+    return {str(k.value): (k, v) for k, v in zip(keys, values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}
 
 
 def scan_python(text: str) -> tuple[list[Found], str | None]:
-    """Loader calls with a literal repo id (and their revision), and hf:// URLs in string literals."""
+    """Loader calls with a repo id the file names (and their revision), dicts and classes naming a model
+    and its revision, and hub URLs in string literals."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         return [], f"not parseable as Python{f' (line {line})' if line else ''}"
-    constants = _module_constants(tree)
-    ignored = _ignored_strings(tree)
     source = _Source(text)
+    resolver = Resolver(tree, lambda c: source.span(c, str(c.value)))
+    ignored = _ignored_strings(tree)
     found: list[Found] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            pin = _call_pin(node, constants, source)
-            if pin is not None:
-                found.append(pin)
-        elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and "hf://" in node.value
-            and id(node) not in ignored
-        ):
+            found += _call_pins(node, resolver)
+            if isinstance(node.func, ast.Name) and node.func.id == "dict":
+                found += _mapping_pins({kw.arg: (kw.value, kw.value) for kw in node.keywords if kw.arg}, resolver)
+        elif isinstance(node, ast.Dict):
+            found += _mapping_pins(_str_pairs(node.keys, node.values), resolver) + _lock_pins(node, resolver)
+        elif isinstance(node, ast.ClassDef):
+            fields = [(s.target, s.value) for s in node.body
+                      if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None]
+            found += _mapping_pins({t.id: (t, d) for t, v in fields if isinstance(t, ast.Name)
+                                    for d in [field_default(v)] if d is not None}, resolver)
+        elif isinstance(node, ast.JoinedStr) and any(h in "".join(
+                str(v.value) for v in node.values if isinstance(v, ast.Constant)) for h in ("huggingface.co/", "hf.co/")):
+            value = resolver.value(node) or Value()
+            for _, repo, rev, span, style in find_hub_urls(value.text):
+                if style == "url" and looks_like_repo(repo):
+                    dynamic = rev is not None and "\ufffc" in rev
+                    found.append(Found(node.lineno, repo, None if dynamic else rev, style, dynamic,
+                                       span=value.span_of(*span) if span and not dynamic else None))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in ignored \
+                and ("hf://" in node.value or "huggingface.co/" in node.value or "hf.co/" in node.value):
             for f in find_hf_urls(node.value, node.lineno, "hf-url"):
-                span = source.span(node, f"@{f.revision}") if f.revision else None
+                span = (source.span(node, f"@{f.revision}") or source.span(node, f"/{f.revision}")) \
+                    if f.revision else None
                 found.append(replace(f, span=(span[0] + 1, span[1]) if span else None))
     return found, None

@@ -1,28 +1,34 @@
-"""Pin finders for non-Python files: YAML/JSON (node marks), TOML, shell and Dockerfiles, hf:// URLs."""
+"""Shared pieces of the pin finders: findings, resolved values, model/revision key pairing, hub URLs, TOML."""
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 from urllib.parse import unquote
 
-import yaml
-
 __all__ = [
+    "DYN",
     "Found",
     "MODEL_KEYS",
+    "Piece",
+    "Value",
     "find_hf_urls",
+    "drop_weak",
+    "find_hub_urls",
     "line_starts",
     "locate",
+    "looks_like_repo",
+    "norm_key",
+    "pair_keys",
     "revision_keys",
-    "scan_notebook_shell",
-    "scan_shell",
     "scan_toml",
-    "scan_yaml",
     "strip_comment",
 ]
+
+# Stands in for a part of a value computed at run time (a parameter, an unset variable, `$(…)`).
+DYN = "\ufffc"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,79 @@ class Found:
     dynamic: bool = False
     cell: int | None = None
     span: tuple[int, int] | None = None  # where the revision's text is, as offsets into the scanned text
+    repo_span: tuple[int, int] | None = None  # where the repo id is written (to drop a second finding of it)
+    weak: bool = False  # read from names alone (a model variable beside a revision one): a stronger finding wins
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Part of a resolved value: its text and, when it is written plainly in the file, where it starts."""
+
+    text: str
+    at: int | None = None
+
+
+@dataclass(frozen=True)
+class Value:
+    """A string as the scanner resolved it, piece by piece (literal text, a variable's value, DYN)."""
+
+    pieces: tuple[Piece, ...] = ()
+    names: frozenset[str] = field(default=frozenset())  # the variables it was read through
+
+    @staticmethod
+    def of(text: str, at: int | None = None, names: frozenset[str] = frozenset()) -> Value:
+        return Value((Piece(text, at),), names)
+
+    @staticmethod
+    def dynamic(names: frozenset[str] = frozenset()) -> Value:
+        return Value((Piece(DYN),), names)
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.pieces)
+
+    @property
+    def is_dynamic(self) -> bool:
+        return DYN in self.text
+
+    def __add__(self, other: Value) -> Value:
+        pieces = list(self.pieces)
+        for piece in other.pieces:
+            last = pieces[-1] if pieces else None
+            if last is not None and last.at is not None and piece.at == last.at + len(last.text):
+                pieces[-1] = Piece(last.text + piece.text, last.at)  # written on, plainly: one piece
+            else:
+                pieces.append(piece)
+        return Value(tuple(pieces), self.names | other.names)
+
+    def span_of(self, start: int, end: int) -> tuple[int, int] | None:
+        """Where text[start:end] is written in the file, when it lies inside one plainly written piece."""
+        offset = 0
+        for piece in self.pieces:
+            stop = offset + len(piece.text)
+            if offset <= start and end <= stop:
+                return (piece.at + start - offset, piece.at + end - offset) if piece.at is not None else None
+            offset = stop
+        return None
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        return self.span_of(0, len(self.text)) if self.text else None
+
+
+def drop_weak(found: list[Found]) -> list[Found]:
+    """Without the weak findings (a model named beside a revision, not passed to a loader) that a stronger
+    finding of the same written repo or revision already reports, nor repeats of one."""
+    strong = {f.repo_span for f in found if not f.weak and f.repo_span is not None}
+    strong_revs = {f.span for f in found if not f.weak and f.span is not None}
+    seen: set[tuple[int, str, str | None]] = set()
+    out = []
+    for f in found:
+        if f.weak and (f.repo_span in strong or f.span in strong_revs or (f.line, f.repo, f.revision) in seen):
+            continue
+        seen.add((f.line, f.repo, f.revision))
+        out.append(f)
+    return out
 
 
 def line_starts(text: str) -> list[int]:
@@ -51,11 +130,24 @@ def locate(text: str, start: int, end: int, needle: str | None) -> tuple[int, in
     return (at, at + len(needle)) if at >= 0 else None
 
 
+_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_NOT_ORGS = frozenset({"datasets", "spaces", "models", "api", "docs", "blog", "papers", "settings", "join", "login",
+                       "organizations", "collections", "pricing", "tasks", "learn", "new", "posts", "chat"})
+
+
+def looks_like_repo(text: str | None) -> bool:
+    """`org/name` as a hub id is written (not a local path such as `./x/y`, `/x`, `~/x` or a URL)."""
+    return text is not None and bool(_REPO.fullmatch(text)) and ".." not in text
+
+
 # Keys that name a model repo in config files, and where its revision sits beside it.
 MODEL_KEYS = (
     "model", "model_id", "model_name", "model_name_or_path", "pretrained_model_name_or_path",
     "repo_id", "base_model", "tokenizer", "tokenizer_name", "tokenizer_name_or_path",
 )
+# A key ending in one of these (after a prefix such as `embedding_` or `hf_`) names a model too.
+_SUFFIXES = ("model_name_or_path", "model_id", "model_name", "model_repo", "model_repository", "model",
+             "tokenizer_name_or_path", "tokenizer_name", "tokenizer", "repo_id")
 
 
 def revision_keys(key: str) -> tuple[str, ...]:
@@ -65,16 +157,57 @@ def revision_keys(key: str) -> tuple[str, ...]:
     return (f"{key}_revision", "model_revision", "revision_of_model", "revision")
 
 
+def norm_key(key: str) -> str:
+    """A key as snake case: `modelId`, `MODEL_ID` and `model-id` all read `model_id`."""
+    key = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key.strip())
+    return key.replace("-", "_").replace(".", "_").lower()
+
+
+def _prefixed(key: str) -> tuple[str, str] | None:
+    """(prefix, suffix) for a key such as `embedding_model_id`; None when it names no model."""
+    for suffix in _SUFFIXES:
+        if key == suffix:
+            return "", suffix
+        if key.endswith("_" + suffix):
+            return key[: -len(suffix)], suffix
+    return None
+
+
+def pair_keys(keys: Sequence[str]) -> dict[str, str | None]:
+    """Which of a mapping's keys name a model, and which sibling key holds each one's revision.
+
+    Keys are compared in snake case. A plain model key (`model`, `model_id`, …) takes the sibling
+    revision keys it always did; a prefixed one (`embedding_model`, `HF_MODEL_ID`) takes
+    `<prefix>revision`, `<prefix>model_revision` or `<key>_revision`, and a bare `revision` only
+    when it is the mapping's one model key: a revision is never given to a model it may not belong to.
+    """
+    normal = {norm_key(k): k for k in keys}
+    models = {n: k for n, k in normal.items() if _prefixed(n) is not None and not n.startswith("served_")}
+    out: dict[str, str | None] = {}
+    for n, original in models.items():
+        prefix, suffix = _prefixed(n) or ("", n)
+        if n in MODEL_KEYS or not prefix:
+            candidates = list(revision_keys(n))
+        else:
+            kind = "tokenizer" if suffix.startswith("tokenizer") else "model"
+            candidates = [f"{n}_revision", f"{prefix}{kind}_revision", f"{prefix}revision", f"{prefix}rev"]
+            if len(models) == 1:
+                candidates += list(revision_keys(suffix))
+        out[original] = next((normal[c] for c in candidates if c in normal and c not in models), None)
+    return out
+
+
 _HF_URL = re.compile(
     r"hf://(?!datasets/|spaces/|buckets/)(?:models/)?"
     r"(?P<org>[A-Za-z0-9][A-Za-z0-9._-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
     r"(?:@(?P<rev>[^/\s'\"`,;)\]}]+))?"
 )
-_CLI = re.compile(
-    r"(?:^|[\s;&|(])(?:huggingface-cli|hf)\s+download\s+['\"]?(?P<repo>[A-Za-z0-9][^\s'\"]*)['\"]?(?P<rest>.*)"
+# https://huggingface.co/ORG/NAME/resolve|blob|raw|tree/REV/…, and git+https://huggingface.co/ORG/NAME[.git][@REV]
+_HUB_URL = re.compile(
+    r"(?P<git>git\+)?https?://(?:www\.)?(?:huggingface\.co|hf\.co)/"
+    r"(?P<org>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)/(?P<name>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)"
+    r"(?:/(?:resolve|blob|raw|tree)/(?P<rev>[^/\s'\"`?#)\]}]+)|@(?P<at>[^/\s'\"`,;#)\]}]+))?"
 )
-_CLI_REVISION = re.compile(r"--revision(?:=|\s+)['\"]?(?P<rev>[^\s'\"]+)")
-_CLI_NOT_MODEL = re.compile(r"--repo-type(?:=|\s+)['\"]?(?:dataset|space)")
 
 
 def _hf_urls(text: str) -> Iterator[tuple[int, str, str | None, tuple[int, int] | None]]:
@@ -85,13 +218,35 @@ def _hf_urls(text: str) -> Iterator[tuple[int, str, str | None, tuple[int, int] 
         yield match.start(), repo, unquote(rev) if rev else None, span
 
 
+def _hub_urls(text: str) -> Iterator[tuple[int, str, str | None, tuple[int, int] | None]]:
+    for match in _HUB_URL.finditer(text):
+        org, name = match.group("org"), match.group("name")
+        if org.lower() in _NOT_ORGS:
+            continue
+        group = "rev" if match.group("rev") else "at" if match.group("at") else None
+        if group is None and not match.group("git"):
+            continue  # a bare link to a model page pins nothing
+        name = name[:-4] if name.endswith(".git") else name.rstrip(".-")
+        rev = match.group(group) if group else None
+        span = (match.start(group), match.end(group)) if group else None
+        yield match.start(), f"{org}/{name}", unquote(rev) if rev else None, span
+
+
+def find_hub_urls(text: str) -> list[tuple[int, str, str | None, tuple[int, int] | None, str]]:
+    """(offset, repo, revision, revision span, style) for every hf:// and huggingface.co URL in `text`."""
+    found = [(*u, "hf-url") for u in _hf_urls(text)] if "hf://" in text else []
+    if "huggingface.co/" in text or "hf.co/" in text:
+        found += [(*u, "url") for u in _hub_urls(text)]
+    return found
+
+
 def find_hf_urls(text: str, first_line: int, style: str, base: int | None = None) -> list[Found]:
-    """`hf://org/name[@rev]` URLs in `text` (models only), with their line numbers; with `base`
+    """hf:// and huggingface.co URLs in `text` (models only), with their line numbers; with `base`
     (where `text` starts in the file) the revision's span too."""
     return [
-        Found(first_line + text.count("\n", 0, at), repo, rev, style,
+        Found(first_line + text.count("\n", 0, at), repo, rev, kind if style == "hf-url" else style,
               span=(base + span[0], base + span[1]) if base is not None and span else None)
-        for at, repo, rev, span in _hf_urls(text)
+        for at, repo, rev, span, kind in find_hub_urls(text)
     ]
 
 
@@ -107,143 +262,6 @@ def strip_comment(line: str) -> str:
         elif char == "#" and (i == 0 or line[i - 1].isspace()):
             return line[:i]
     return line
-
-
-class _Logical:
-    """A logical line (backslash continuations joined, comments removed) and where its parts began."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.starts: list[tuple[int, int, int | None]] = []  # (offset in text, physical line, its file offset)
-
-    def add(self, part: str, number: int, at: int | None = None) -> None:
-        if self.text:
-            self.text += " "
-        self.starts.append((len(self.text), number, at))
-        self.text += part
-
-    def line_at(self, offset: int) -> int:
-        return max(((o, n) for o, n, _ in self.starts if o <= offset), default=(0, self.starts[0][1]))[1]
-
-    def file_span(self, start: int, end: int) -> tuple[int, int] | None:
-        """Where text[start:end] (within one physical line) is in the file, when the parts' offsets are known."""
-        o, _, at = max(((o, n, a) for o, n, a in self.starts if o <= start), default=self.starts[0])
-        return (at + start - o, at + end - o) if at is not None else None
-
-
-def _logical_lines(text: str) -> Iterator[_Logical]:
-    current = _Logical()
-    at = 0
-    for number, raw in enumerate(text.split("\n"), start=1):
-        start, at = at, at + len(raw) + 1
-        line = strip_comment(raw.rstrip("\r")).rstrip()
-        if line.endswith("\\"):
-            current.add(line[:-1], number, start)
-            continue
-        current.add(line, number, start)
-        yield current
-        current = _Logical()
-    if current.starts:
-        yield current
-
-
-def _cli_calls(logical: _Logical, style: str) -> list[Found]:
-    found = []
-    for match in _CLI.finditer(logical.text):
-        rest = match.group("rest")
-        if _CLI_NOT_MODEL.search(rest):
-            continue
-        rev = _CLI_REVISION.search(rest)
-        number = logical.line_at(match.start("repo"))
-        span = None
-        if rev:
-            base = match.start("rest")
-            span = logical.file_span(base + rev.start("rev"), base + rev.end("rev"))
-        found.append(Found(number, match.group("repo"), rev.group("rev") if rev else None, style, span=span))
-    return found
-
-
-def _urls(logical: _Logical) -> list[Found]:
-    return [
-        Found(logical.line_at(at), repo, rev, "hf-url", span=logical.file_span(*span) if span else None)
-        for at, repo, rev, span in _hf_urls(logical.text)
-    ]
-
-
-def scan_shell(text: str) -> list[Found]:
-    """`huggingface-cli download` / `hf download` commands and hf:// URLs, comments excluded."""
-    found: list[Found] = []
-    for logical in _logical_lines(text):
-        found += _cli_calls(logical, "cli")
-        found += _urls(logical)
-    return found
-
-
-def scan_notebook_shell(lines: Sequence[str]) -> list[Found]:
-    """Shell escapes (`!hf download …`) in a notebook cell's lines (spans: offsets into the cell's code)."""
-    found: list[Found] = []
-    at = 0
-    for number, line in enumerate(lines, start=1):
-        start, at = at, at + len(line) + 1
-        stripped = line.lstrip()
-        if stripped.startswith("!"):
-            logical = _Logical()
-            logical.add(strip_comment(stripped[1:]), number, start + len(line) - len(stripped) + 1)
-            found += _cli_calls(logical, "cli")
-    return found
-
-
-def _scalar(node: yaml.Node | None) -> str | None:
-    return node.value if isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) else None
-
-
-def _node_span(text: str, node: yaml.Node | None, needle: str | None) -> tuple[int, int] | None:
-    if node is None:
-        return None
-    return locate(text, node.start_mark.index, node.end_mark.index, needle)
-
-
-def _walk_yaml(node: yaml.Node, style: str, out: list[Found], source: str) -> None:
-    if isinstance(node, yaml.MappingNode):
-        pairs = [(_scalar(k), v) for k, v in node.value]
-        values = {k: v for k, v in pairs if k is not None}
-        for key, value in pairs:
-            text = _scalar(value)
-            if key in MODEL_KEYS and text is not None and text.count("/") == 1 and "://" not in text:
-                rev_node = next((values[k] for k in revision_keys(key) if k in values), None)
-                revision = _scalar(rev_node) if rev_node is not None else None
-                dynamic = rev_node is not None and revision is None
-                span = _node_span(source, rev_node, revision)
-                out.append(Found(value.start_mark.line + 1, text.strip(), revision, style, dynamic, span=span))
-            _walk_yaml(value, style, out, source)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _walk_yaml(item, style, out, source)
-    elif isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) and "hf://" in node.value:
-        for f in find_hf_urls(node.value, node.start_mark.line + 1, "hf-url"):
-            span = _node_span(source, node, f"@{f.revision}") if f.revision else None
-            out.append(replace(f, span=(span[0] + 1, span[1]) if span else None))
-
-
-def scan_yaml(text: str, style: str) -> tuple[list[Found], str | None]:
-    """Model keys with a revision beside them, and hf:// URLs, read from YAML (or JSON) nodes.
-
-    Only the node tree is built (`yaml.compose`): no tags are constructed, nothing is executed.
-    """
-    if style == "json":
-        text = text.replace("\t", " ")  # JSON forbids raw tabs inside strings; PyYAML rejects them as indent
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    found: list[Found] = []
-    try:
-        for document in yaml.compose_all(text, Loader=loader):
-            if document is not None:
-                _walk_yaml(document, style, found, text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        urls = [f for logical in _logical_lines(text) for f in _urls(logical)]
-        return urls, f"not parseable as {style.upper()}{where}; only hf:// URLs were looked for"
-    return found, None
 
 
 def _toml_mappings(value: Any) -> Iterator[dict[str, Any]]:
