@@ -18,6 +18,7 @@ from hubwatch.feeds.context import AppContext
 from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.redirects import canonical_redirect, install_redirects
 from hubwatch.feeds.routes import admin, api, badges, compare, family, feeds, ops, osv, pages, plan
+from hubwatch.feeds.routes.ops import API_HEADER, API_VERSION
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
 from hubwatch.domain.clock import Clock, system_clock
@@ -39,8 +40,12 @@ _CSP = (
 )
 
 
+_API = str(API_VERSION)
+
+
 class SecurityHeaders:
-    """`X-Content-Type-Options: nosniff` on every answer; the CSP and `Referrer-Policy: no-referrer`
+    """`X-Content-Type-Options: nosniff` and `X-Hubwatch-API: 1` (the JSON API's version: a client
+    tells a hubwatch answer, a 404 included, from a proxy's or another server's) on every answer; the CSP and `Referrer-Policy: no-referrer`
     on HTML ones (headers a route set itself are kept). Plain ASGI: it edits the response's start
     message in passing, with no task and body stream per request as an `http` middleware has (fewer
     turns of the event loop for every answer, `/healthz` included)."""
@@ -57,6 +62,7 @@ class SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault(API_HEADER, _API)
                 if headers.get("content-type", "").startswith("text/html"):
                     headers.setdefault("Content-Security-Policy", _CSP)
                     headers.setdefault("Referrer-Policy", "no-referrer")

@@ -1,8 +1,9 @@
-"""The JSON API: watched models, a model's history, one revision, a pin's standing, and `POST /api/v1/plan`."""
+"""The JSON API: watched models, one model's state, its history, one revision, a pin's standing, and
+`POST /api/v1/plan`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Depends, Query, Response
@@ -14,6 +15,9 @@ from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
+
+if TYPE_CHECKING:
+    from hubwatch.storage.values import RepoState
 
 __all__ = ["router"]
 
@@ -40,23 +44,33 @@ def models(
         states = ctx.store.watched(after=cursor, limit=MODELS_PAGE + 1)
     else:
         states = ctx.store.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
-    rows = []
-    for state in states[:MODELS_PAGE]:
-        rows.append(
-            {
-                "repo": str(state.repo),
-                "state": state.state,
-                "last_error": state.last_error,
-                "head_sha": state.head_sha,
-                "last_polled_at": rfc3339(state.last_polled_at) if state.last_polled_at else None,
-                "revision_count": state.revision_count,
-                "url": f"{ctx.base_url}/models/{state.repo}",
-            }
-        )
-    out: dict[str, Any] = {"models": rows}
+    out: dict[str, Any] = {"models": [_model_row(ctx, state) for state in states[:MODELS_PAGE]]}
     if len(states) > MODELS_PAGE:
         out["next"] = f"{ctx.base_url}/api/v1/models?{urlencode({'after': str(states[MODELS_PAGE - 1].repo)})}"
     return out
+
+
+def _model_row(ctx: AppContext, state: RepoState) -> dict[str, Any]:
+    return {
+        "repo": str(state.repo),
+        "state": state.state,
+        "last_error": state.last_error,
+        "head_sha": state.head_sha,
+        "last_polled_at": rfc3339(state.last_polled_at) if state.last_polled_at else None,
+        "revision_count": state.revision_count,
+        "url": f"{ctx.base_url}/models/{state.repo}",
+    }
+
+
+@router.get("/models/{org}/{name}")
+def model(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
+    """One watched repo as `/api/v1/models` lists it (state, head, last poll, revision count): what
+    `hubwatch check --server` reads to say why a pin's commit is unknown. Not watched: a 404."""
+    repo = repo_from_path(org, name)
+    state = ctx.store.repo_state(repo)
+    if state is None or not state.watched:
+        raise not_found(f"{repo} is not watched by this hubwatch")
+    return _model_row(ctx, state)
 
 
 @router.get("/models/{org}/{name}/history")
@@ -93,7 +107,10 @@ def revision_standing(
     result = load_standing(ctx.store, repo, sha, ignore or ())
     if result is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
-    return result.to_json()
+    body = result.to_json()
+    if not result.known:
+        body["on_main_line"] = None  # a commit the store never saw is on no line it knows
+    return body
 
 
 @router.post("/plan")

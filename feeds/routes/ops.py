@@ -1,4 +1,5 @@
-"""Operations: `/healthz` (the database answers, probed off the event loop and the thread pool) and
+"""Operations: `/api/v1/identity` (what answers: hubwatch, its version and the API version clients
+check), `/healthz` (the database answers, probed off the event loop and the thread pool) and
 `/metrics` (Prometheus text)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
+from hubwatch import __version__
 from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
 from hubwatch.feeds.builders.metrics import MetricsSnapshot, prometheus_text
 from hubwatch.feeds.coalesce import Tally
@@ -26,11 +28,17 @@ from hubwatch.storage.errors import StorageError
 if TYPE_CHECKING:
     from hubwatch.storage import Store
 
-__all__ = ["FRESH_S", "HealthProbe", "router"]
+__all__ = ["API_HEADER", "API_VERSION", "FRESH_S", "SERVICE", "HealthProbe", "router"]
 
 router = APIRouter(tags=["ops"])
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 
+
+# The JSON API's version, raised only by a change an existing client cannot read (a field removed or
+# changing meaning); added fields and routes keep it. Every answer carries it as API_HEADER.
+SERVICE = "hubwatch"
+API_VERSION = 1
+API_HEADER = "X-Hubwatch-API"
 
 FRESH_S = 1.0  # a probe's answer is reused this long
 STALE_S = 5.0  # while another request's probe runs, an answer this old is still given
@@ -97,6 +105,13 @@ class HealthProbe:
 
 
 _probes_lock = threading.Lock()
+
+
+@router.get("/api/v1/identity")
+async def identity() -> dict[str, Any]:
+    """What answers here: `{"service": "hubwatch", "version": <package version>, "api": 1}`, which a
+    client (`hubwatch check --server`) checks before it trusts any other answer. No database work."""
+    return {"service": SERVICE, "version": __version__, "api": API_VERSION}
 
 
 @router.get("/healthz")
