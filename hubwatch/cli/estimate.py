@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hubwatch.cli import cli
-from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK
+from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 # The option choices only: memory_settings imports nothing of the estimator's model code, and the
 # estimator's package imports nothing at import time, so `hubwatch --help` stays fast.
 from hubwatch.estimator.memory_settings import (
@@ -103,12 +103,14 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     memory, cards, cost and lint findings (--nodes adds the layer graph).
 
     A target that fails (unreadable or invalid config, naming the key; missing repo or revision)
-    is reported on one line (as {"target", "error"} with --json) without stopping the others.
-    Exit codes: 0 every target estimated, 1 any target failed, 2 bad options.
+    is reported on one line (as {"target", "error"} with --json) without stopping the others; a
+    local target that is no config (missing, a folder without config.json, empty, not JSON, not a
+    JSON object) says what is wrong and the fix ("fix" with --json). Exit codes: 0 every target
+    estimated, 1 any target failed, 2 bad options or a local target that is no config.
     """
     from hubwatch.cli.console import out_console
     from hubwatch.cli.estimate_entry import FailedEntry, estimate_entry
-    from hubwatch.cli.estimate_inputs import TargetError, load_target
+    from hubwatch.cli.estimate_inputs import TargetError, UnreadableTarget, load_target
     from hubwatch.cli.estimate_render import render
     from hubwatch.estimator.cards import DEFAULT_CARDS, card_by_name, parse_cards
     from hubwatch.estimator.cost import RunShape
@@ -148,6 +150,8 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
                 message = f"{target}: revision {revision} not found"
             fix = _ESTIMATE_FIX.get(type(exc).__name__, exc.fix)
             entries.append(FailedEntry(target, f"{message} (fix: {fix})"))
+        except UnreadableTarget as exc:  # a local file or folder that is no config: bad input
+            entries.append(FailedEntry(target, str(exc), fix=exc.fix, usage=True))
         except (TargetError, ValueError) as exc:  # ConfigError and MemorySettingsError are ValueErrors
             from hubwatch.estimator.config import ConfigError
             from hubwatch.estimator.support import Support
@@ -161,7 +165,8 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     else:
         render(out_console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
                lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes)
-    return EXIT_FAILED if any(isinstance(e, FailedEntry) for e in entries) else EXIT_OK
+    failed = [e for e in entries if isinstance(e, FailedEntry)]
+    return EXIT_USAGE if any(e.usage for e in failed) else EXIT_FAILED if failed else EXIT_OK
 
 
 def _is_local(target: str) -> bool:

@@ -35,14 +35,18 @@ class EstimateEntry:
 @dataclass(frozen=True)
 class FailedEntry:
     """A target that could not be estimated, with a one-line reason (and, for a config the estimator
-    cannot read, its `unsupported` support naming the key)."""
+    cannot read, its `unsupported` support naming the key; for a local file that is no config, the fix)."""
 
     target: str
     error: str
     support: Support | None = None
+    fix: str = ""  # the fix, for a target that is bad input (`usage`)
+    usage: bool = False  # a local target that is not a readable config: exit 2, not 1
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"target": self.target, "error": self.error}
+        if self.fix:
+            out["fix"] = self.fix
         if self.support is not None:
             out["params"] = {"support": self.support.to_json()}
         return out

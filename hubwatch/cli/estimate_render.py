@@ -206,4 +206,5 @@ def render(console: Console, entries: list[EstimateEntry | FailedEntry], *, meth
     for failed in entries:
         if isinstance(failed, FailedEntry):
             message = failed.error if failed.target in failed.error else f"{failed.target}: {failed.error}"
-            console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
+            fix = f"\n[dim]fix:[/dim] {escape(failed.fix)}" if failed.fix else ""
+            console.print(f"[red]error:[/red] {escape(message)}{fix}", soft_wrap=True, highlight=False)

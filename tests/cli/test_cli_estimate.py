@@ -62,20 +62,21 @@ def test_folder_with_index_and_several_targets_one_bad(capsys: pytest.CaptureFix
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     code, out, _ = run(capsys, str(folder), str(bad), config_path(data_dir, "openai-community__gpt2"), "--json")
-    assert code == 1  # one target failed; the others are still there, in order
+    assert code == 2  # one target is no config (bad input); the others are still there, in order
     entries: list[dict[str, Any]] = json.loads(out)
     assert [e["target"] for e in entries] == [str(folder), str(bad), config_path(data_dir, "openai-community__gpt2")]
     assert entries[0]["source"] == "folder" and entries[0]["params"]["checkpoint"] == 6_738_415_616
-    assert set(entries[1]) == {"target", "error"} and "not valid JSON" in entries[1]["error"]
+    assert set(entries[1]) == {"target", "error", "fix"}
+    assert entries[1]["error"] == f"{bad}: not JSON (line 1, column 2: Expecting property name enclosed in double quotes)"
     assert entries[2]["memory_gb"]["lora"] > 0
 
 
 def test_side_by_side_table_reports_the_bad_target(capsys: pytest.CaptureFixture[str], data_dir: Path) -> None:
     code, out, _ = run(capsys, config_path(data_dir, "openai-community__gpt2"), "missing/config.json",
                        config_path(data_dir, "openai-community__gpt2-medium"), "--method", "serve")
-    assert code == 1
+    assert code == 2
     assert "0.12 B" in out and "0.35 B" in out  # GPT-2 and GPT-2 medium side by side
-    assert "missing/config.json" in out and "cannot read" in out
+    assert "error: missing/config.json: no such file\nfix: check the path" in out
 
 
 def test_lora_targets_map_across_families_and_unknown_ones_fail(capsys: pytest.CaptureFixture[str],

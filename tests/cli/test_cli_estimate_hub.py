@@ -169,4 +169,5 @@ def test_a_local_model_folder_counts_its_safetensors_headers(capsys: pytest.Capt
     (folder / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 9\n")
     code, out, _ = run(capsys, str(folder), "--json")  # cloned without LFS: said, not a crash
     (entry,) = json.loads(out)
-    assert code == 1 and "model.safetensors" in entry["error"] and "LFS" in entry["error"]
+    assert code == 2 and "model.safetensors" in entry["error"] and "LFS" in entry["error"]  # bad input
+    assert entry["fix"].startswith("fetch the shards (`git lfs pull`)")

@@ -92,9 +92,9 @@ BASE = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_a
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("{not json", "not valid JSON"),
-        ("[1, 2]", "expected a JSON object"),
-        ("", "not valid JSON"),
+        ("{not json", "not JSON (line 1, column 2: Expecting property name enclosed in double quotes)"),
+        ("[1, 2]", "a JSON array, not a config object"),
+        ("", "empty file, not JSON"),
         (json.dumps({k: v for k, v in BASE.items() if k != "hidden_size"}), "hidden_size: missing"),
         (json.dumps({k: v for k, v in BASE.items() if k != "num_hidden_layers"}), "num_hidden_layers: missing"),
         (json.dumps({k: v for k, v in BASE.items() if k != "vocab_size"}), "vocab_size: missing"),
@@ -104,7 +104,7 @@ BASE = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_a
         (json.dumps({**BASE, "num_attention_heads": "4"}), "num_attention_heads: expected a whole number"),
         (json.dumps({**BASE, "intermediate_size": 1e300}), "intermediate_size"),
         (json.dumps({**BASE, "hidden_size": 2**20, "intermediate_size": 2**22, "vocab_size": 10**7}), None),
-        ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply to be a config"),
     ],
 )
 def test_bad_input_is_one_line_naming_the_key(capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str,
@@ -116,12 +116,15 @@ def test_bad_input_is_one_line_naming_the_key(capsys: pytest.CaptureFixture[str]
     if named is None:  # huge but finite: estimated, quickly, without overflow
         assert code == 0 and "Model" in out
         return
-    assert code == 1
+    no_config = "JSON" in named or "nested" in named  # the file is no config: bad input, with a fix
+    assert code == (2 if no_config else 1)
     lines = [line for line in out.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error:") and named in lines[0], out
+    assert len(lines) == (2 if no_config else 1) and lines[0].startswith("error:") and named in lines[0], out
+    assert not no_config or lines[1].startswith("fix: ")
     code, out, _ = run(capsys, str(path), "--json")
     (entry,) = json.loads(out)
-    assert code == 1 and set(entry) <= {"target", "error", "params"} and named in entry["error"]
+    assert code == (2 if no_config else 1) and set(entry) <= {"target", "error", "params", "fix"}
+    assert named in entry["error"] and ("fix" in entry) is no_config
     if "params" in entry:  # a config the estimator cannot read: params.support names the key
         support = entry["params"]["support"]
         assert support["level"] == "unsupported" and support["key"] and support["key"] in entry["error"]
@@ -132,4 +135,6 @@ def test_a_weights_file_given_by_mistake_is_refused_unread(capsys: pytest.Captur
     with path.open("wb") as f:
         f.truncate(200 * 1024 * 1024)  # sparse: 200 MB that would take long to decode as text
     code, out, err = run(capsys, str(path))
-    assert code == 1 and "too large to be a JSON config" in out and "Traceback" not in out + err
+    assert code == 2 and "too large to be a JSON config" in out and "Traceback" not in out + err
+    assert out.splitlines() == [f"error: {path}: 210 MB, too large to be a JSON config (a weights file?)",
+                                "fix: pass the model's config.json, or the folder that holds it"]
