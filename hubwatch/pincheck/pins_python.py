@@ -169,7 +169,7 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
     and its revision, and hub URLs in string literals."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None)
         return [], f"not parseable as Python{f' (line {line})' if line else ''}"
     source = _Source(text)

@@ -14,6 +14,7 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])(?:(:?[-=])(.*))?", re.S)
 _GH_ENV = re.compile(r"\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}")
 _BREAK = ";&|()\n"
+_MAX_NESTING = 16  # ${A:-${B:-…}} read this deep; deeper is computed at run time
 
 
 @dataclass(frozen=True)
@@ -34,8 +35,9 @@ class Script:
 class Reader:
     """Splits one logical line into commands of words, resolving `$VAR`, `${VAR:-default}` and quotes."""
 
-    def __init__(self, s: str, pos: Sequence[int], file_at: Callable[[int], int | None], script: Script) -> None:
-        self.s, self.pos, self.file_at, self.script = s, pos, file_at, script
+    def __init__(self, s: str, pos: Sequence[int], file_at: Callable[[int], int | None], script: Script,
+                 depth: int = 0) -> None:
+        self.s, self.pos, self.file_at, self.script, self.depth = s, pos, file_at, script, depth
 
     def _lit(self, i: int, j: int | None = None) -> Value:
         j = i + 1 if j is None else j
@@ -60,10 +62,10 @@ class Reader:
         name, default = match.group(1), match.group(3)
         if name in self.script.env:
             return Value(self.script.env[name].pieces, self.script.env[name].names | {name})
-        if default is None:
+        if default is None or self.depth >= _MAX_NESTING:
             return Value.dynamic(frozenset({name}))
         first = start + match.start(3)
-        words = Reader(self.s, self.pos, self.file_at, self.script).words(first, first + len(default), inner=True)
+        words = Reader(self.s, self.pos, self.file_at, self.script, self.depth + 1).words(first, first + len(default), inner=True)
         value = words[0][0].value if words and words[0] else Value()
         return Value(value.pieces, value.names | {name})
 
@@ -121,8 +123,9 @@ class Reader:
                     continue
                 part, i = self._lit(i), i + 1
             elif char in "'\"":
+                if current is None:
+                    start, current = i, Value()
                 quote, i = char, i + 1
-                current = current if current is not None else Value()
                 continue
             elif (char.isspace() or char in _BREAK) and not inner:
                 if current is not None:

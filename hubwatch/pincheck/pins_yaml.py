@@ -141,7 +141,7 @@ def _scripts(doc: _Doc, pairs: list[tuple[str, yaml.Node]], env: dict[str, Value
         inner = [w.start_mark.index for w in words]
 
         def line_of(k: int) -> int:
-            at = table[k] if k < len(table) else None
+            at = next((table[j] for j in range(k, min(k + 3, len(table))) if table[j] is not None), None)
             return doc.line(at) if at is not None else doc.line(inner[0]) if inner else 1
 
         found += scan_shell(text, env, lambda k: table[k] if k < len(table) else None, line_of)[0]
