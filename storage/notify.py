@@ -30,6 +30,7 @@ from sqlalchemy.engine import Connection, Engine
 __all__ = [
     "DIGESTS",
     "TOP_CHANGES",
+    "InBackoff",
     "NotifyStore",
     "OutboxCounts",
     "OutboxMessage",
@@ -412,6 +413,14 @@ def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[Advis
     return max(int(result.rowcount), 0)
 
 
+@dataclass(frozen=True)
+class InBackoff:
+    """Messages that failed and wait for their next attempt (`next_due`: the soonest; None when none wait)."""
+
+    count: int = 0
+    next_due: datetime | None = None
+
+
 def _check_worker(worker_id: str, lease_s: float) -> None:
     if not isinstance(worker_id, str) or not 0 < len(worker_id) <= 200 or not is_storable(worker_id):
         raise InvalidRecord(f"worker id must be a string of 1 to 200 characters without NUL, got {worker_id!r}")
@@ -547,6 +556,27 @@ class NotifyStore(Transactions):
         if retry_at is not None:
             values["due_at"] = retry_at
         return self._settle(ids, worker_id, values)
+
+    def _backoff_rows(self, now: datetime) -> Any:
+        """Pending rows that failed at least once and are not due before `now`, no live lease on them."""
+        o = NOTIFY_OUTBOX.c
+        return sa.and_(o.state == "pending", o.attempts > 0, o.due_at > now,
+                       sa.or_(o.lease_expires_at.is_(None), o.lease_expires_at <= now))  # fmt: skip
+
+    def in_backoff(self, now: datetime) -> InBackoff:
+        """How many failed messages wait for their next attempt after `now`, and the soonest of those."""
+        now = checked_utc(now, "backoff time")
+        o = NOTIFY_OUTBOX.c
+        with self._read() as c:
+            count, soonest = c.execute(sa.select(sa.func.count(), sa.func.min(o.due_at)).where(self._backoff_rows(now))).one()
+        return InBackoff(int(count), soonest if count else None)
+
+    def retry_now(self, now: datetime) -> int:
+        """Make every message waiting in backoff due at `now` (`notify flush --now`); how many. Their
+        attempts stand: a failure now backs off from the next step, and a message dead is still dead."""
+        now = checked_utc(now, "retry time")
+        stmt = sa.update(NOTIFY_OUTBOX).where(self._backoff_rows(now)).values(due_at=now)
+        return self._write(lambda c: int(c.execute(stmt).rowcount))
 
     def postpone(self, ids: Sequence[int], worker_id: str, until: datetime) -> int:
         """Not tried yet (rate limit): due again at `until`, no attempt counted."""

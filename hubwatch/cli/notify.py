@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from hubwatch.cli import cli, command_clock
 from hubwatch.cli.console import err_console, escape, out_console
 from hubwatch.cli.params import REPO_ID
 from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.times import rfc3339
 
 __all__ = ["notify"]
 
@@ -160,12 +163,32 @@ def status(as_json: bool) -> None:
 
 
 @notify.command("flush")
-def flush() -> None:
-    """Deliver the messages that are due now."""
+@click.option("--now", "retry_now", is_flag=True,
+              help="Also send the messages waiting in backoff after a failure (the target is back).")
+def flush(retry_now: bool) -> None:
+    """Deliver the messages that are due now; with --now, also those waiting in backoff."""
     from hubwatch.notify.sender import Sender
     from hubwatch.wiring import open_runtime
 
     with open_runtime(clock=command_clock()) as rt:
-        report = Sender(rt.store, rt.settings, clock=rt.clock).flush()
-    out_console().print(f"sent {report.sent}, retrying {report.retried}, dead {report.dead}, "
-                        f"skipped {report.skipped}, postponed {report.postponed} (rate limit)")  # fmt: skip
+        sender = Sender(rt.store, rt.settings, clock=rt.clock)
+        report = sender.flush(retry_now=retry_now)
+        now = rt.clock()
+        waiting = sender.notes.in_backoff(now)
+    line = (f"sent {report.sent}, retrying {report.retried}, dead {report.dead}, "
+            f"skipped {report.skipped}, postponed {report.postponed} (rate limit)")  # fmt: skip
+    if retry_now:
+        line += f"; {report.hastened} taken out of backoff"
+    if waiting.count and waiting.next_due is not None:
+        line += (f"; {waiting.count} waiting in backoff, next attempt {rfc3339(waiting.next_due)} "
+                 f"({_in(waiting.next_due - now)}); `hubwatch notify flush --now` sends them now")
+    out_console().print(escape(line), highlight=False, soft_wrap=True)
+
+
+def _in(delta: timedelta) -> str:
+    """`in 40 s`, `in 4 min`, `in 3 h`, `in 2 days` (rounded up: never sooner than it is)."""
+    seconds = max(math.ceil(delta.total_seconds()), 1)
+    for unit, size in (("days", 86_400), ("h", 3_600), ("min", 60)):
+        if seconds >= 2 * size or (unit == "min" and seconds >= 60):
+            return f"in {math.ceil(seconds / size)} {unit}"
+    return f"in {seconds} s"

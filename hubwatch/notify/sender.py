@@ -58,6 +58,7 @@ class FlushReport:
     dead: int = 0
     skipped: int = 0
     postponed: int = 0
+    hastened: int = 0  # messages in backoff made due at once (`flush(retry_now=True)`), before the sweep
 
     @property
     def total(self) -> int:
@@ -75,11 +76,17 @@ class Sender:
         self.worker_id = worker_id or f"notify:{socket.gethostname()}:{os.getpid()}"
         self._lease_s = BATCH * settings.notify_timeout_s + 60
 
-    def flush(self, rounds: int = 100, stop: threading.Event | None = None) -> FlushReport:
+    def flush(self, rounds: int = 100, stop: threading.Event | None = None, *, retry_now: bool = False) -> FlushReport:
         """Deliver what is due now (at most `rounds` batches). Once `stop` is set, no further
         delivery starts: the one in flight finishes and is recorded, the rest of the claimed rows
-        go back untried (no attempt counted, nothing marked failed)."""
+        go back untried (no attempt counted, nothing marked failed).
+
+        `retry_now`: messages waiting in backoff are due now too (a target is back; `notify flush
+        --now`). Made due once, before the sweep: one that fails again backs off as usual, it is
+        not tried again in this sweep. Digests and the rate limit keep their times."""
         report = FlushReport()
+        if retry_now:
+            report.hastened = self.notes.retry_now(self._clock())
         for _ in range(rounds):
             if stop is not None and stop.is_set():
                 break
