@@ -108,7 +108,7 @@ _probes_lock = threading.Lock()
 
 
 @router.get("/api/v1/identity")
-async def identity() -> dict[str, Any]:
+def identity() -> dict[str, Any]:
     """What answers here: `{"service": "hubwatch", "version": <package version>, "api": 1}`, which a
     client (`hubwatch check --server`) checks before it trusts any other answer. No database work."""
     return {"service": SERVICE, "version": __version__, "api": API_VERSION}
