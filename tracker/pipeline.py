@@ -156,7 +156,7 @@ def process_revision(
 
     # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
     # is the starting state: described at info (each record says the severity it would have had
-    # as a change), recorded, not advised.
+    # as a change); only the hazards it carries are advised (a baseline hazard record).
     initial = not baseline.snapshot.files
     if snapshot is None:
         snapshot = hub.snapshot(repo, revision.sha, previous=baseline.snapshot)
@@ -171,8 +171,9 @@ def process_revision(
     moved = estimate_change(baseline.estimate, estimate)
     if moved is not None:
         changes.append(moved)
-    if initial:
-        advisories = []
+    if initial:  # the baseline: only what it carries that would be a hazard as a change is advised
+        advisories = plan_advisories(repo, revision, changes, [], settings,
+                                     id_repo=store.first_id(repo) if id_repo is None else id_repo)
     else:
         pairs = frozenset().union(*(change_keys(c) for c in changes))
         known = store.advisories_to_plan(repo, pairs) if prior is None else prior(pairs)

@@ -86,10 +86,10 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         moved = estimate_change(base.estimate, current.estimate)
         if moved is not None:
             changes.append(moved)
-        if not initial:
-            for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin,
-                                          carried=carried):
-                derived[record.id] = record
+        # A first stored revision (initial) is planned too: what it carries is a baseline hazard.
+        for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin,
+                                      carried=carried):
+            derived[record.id] = record
         if not _same(changes, entry.changes):
             replaced[revision.sha] = changes
         cache = current

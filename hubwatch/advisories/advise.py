@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Sequence
 
@@ -61,7 +61,11 @@ def plan_advisories(
 ) -> list[AdvisoryRecord]:
     """The advisories to upsert with `revision`: new records for it, and earlier ones it updates.
 
-    A repo's first revision (parent None) is recorded, not advised. A change that removes what an
+    A repo's first stored revision (its changes describe its initial state: `detail["initial"]`;
+    a root given other changes and no `carried` is not advised) is the baseline: its updates are not news, but what it carries that would
+    be a hazard as a change (custom code, a pickle, an invalid file, a template that never renders)
+    is a hazard record introduced at that commit, at the severity it would have had as a change
+    (`severity_if_changed`), so a pin there is told it carries it. A change that removes what an
     open hazard advisory carries closes it (`fixed: <this commit>`) instead of being advised again;
     a change that undoes an update is advised by its own meaning, and the two records are linked
     (`related`). Every record returned is validated against the OSV schema. Pure: the same inputs
@@ -75,13 +79,15 @@ def plan_advisories(
     changes do not clear still hold here, and each gets an `introduced` event at this commit (a
     root, parent None, included: a history squashed upstream keeps what it carried).
     """
-    if revision.parent is None and carried is None:
-        return []
     prefix = check_prefix(settings.advisory_prefix)
     minimum = threshold_rank(settings)
     web = (web_url if web_url is not None else settings.public_url).rstrip("/")
     for change in changes:
         Direction.parse(change.direction, f"change {change.path!r}")
+    if carried is None and any(c.detail.get("initial") for c in changes):
+        return _baseline(repo, revision, changes, minimum, prefix, hub_url, web, id_repo or repo)
+    if revision.parent is None and carried is None:
+        return []
     ordered = sorted(changes, key=_change_key)
     by_id = {a.id: a for a in (*prior, *(carried or ()))}
     earlier = sorted(
@@ -134,6 +140,29 @@ def plan_advisories(
     for record in results:
         validate_osv(record.osv)
     return results
+
+
+def _baseline(
+    repo: RepoId, revision: RevisionRecord, changes: Sequence[ChangeRecord], minimum: int, prefix: str, hub: str,
+    web: str, id_repo: RepoId,
+) -> list[AdvisoryRecord]:
+    """The hazard record of what a first stored revision carries (none when it carries nothing)."""
+    chosen = []
+    for change in sorted(changes, key=_change_key):
+        if Direction.parse(change.direction) is not Direction.HAZARD:
+            continue
+        try:
+            severity = Severity(str(change.detail.get("severity_if_changed") or change.severity.value))
+        except ValueError:
+            severity = change.severity
+        if severity.rank >= minimum:
+            chosen.append(_Entry(replace(change, severity=severity), Direction.HAZARD, severity))
+    if not chosen:
+        return []
+    chosen.sort(key=lambda e: _change_key(e.change))
+    record = _build(repo, revision, Direction.HAZARD, chosen, prefix, hub, web, id_repo, baseline=True)
+    validate_osv(record.osv)
+    return [record]
 
 
 def _all_undone(osv: dict[str, Any]) -> bool:
@@ -196,7 +225,7 @@ def _entry_json(entry: _Entry) -> dict[str, Any]:
 
 def _build(
     repo: RepoId, revision: RevisionRecord, direction: Direction, chosen: list[_Entry], prefix: str, hub: str, web: str,
-    id_repo: RepoId,
+    id_repo: RepoId, baseline: bool = False,
 ) -> AdvisoryRecord:
     stamp = rfc3339(revision.date, f"date of revision {revision.sha}")
     repo_url = repo.url(hub)
@@ -217,6 +246,8 @@ def _build(
     }
     if deltas:
         ds["estimate_deltas"] = deltas
+    if baseline:
+        ds["baseline"] = True  # carried from the first stored revision, not brought by a change
     if direction is Direction.HAZARD:
         events: list[dict[str, str]] = [{"introduced": revision.sha}]
     else:

@@ -54,7 +54,8 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
     sha = str(ds["commit"])
     title = clean_line(ds.get("commit_title") or "", 120)
     commit_link = f"[`{sha[:12]}`]({repo_url}/commit/{sha})"
-    lines = [f"Upstream commit {commit_link} of **{repo}**" + (f" (“{title}”)" if title else "") + " changed:", ""]
+    said = " carries, from the first revision hubwatch stored:" if ds.get("baseline") else " changed:"
+    lines = [f"Upstream commit {commit_link} of **{repo}**" + (f" (“{title}”)" if title else "") + said, ""]
     for item in ds.get("changes", []):
         line = f"- **{item['severity']}** {_code(item['kind'])} {_code(item['path'])}: {clean_line(item['summary'])}"
         if item.get("reverted_by"):

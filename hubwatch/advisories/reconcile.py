@@ -31,8 +31,9 @@ from hubwatch.domain.times import rfc3339
 
 __all__ = ["ADVISORY_MODEL", "reconcile", "renamed_withdrawn"]
 
-# 1: risk/fix (every neutral change a risk); 2: issue 9's hazards and updates, moves, hazard keys.
-ADVISORY_MODEL = 2
+# 1: risk/fix (every neutral change a risk); 2: issue 9's hazards and updates, moves, hazard keys;
+# 3: what a first stored revision carries is a baseline hazard record (issue 31).
+ADVISORY_MODEL = 3
 
 
 def _content(osv: dict[str, Any]) -> dict[str, Any]:

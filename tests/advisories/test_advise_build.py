@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -90,9 +92,24 @@ def test_commit_with_both_directions_splits_into_two_stable_records() -> None:
     assert fix_alone.id == by_dir["update"].id
 
 
-def test_first_revision_is_recorded_not_advised() -> None:
+def test_first_revision_advises_only_the_hazards_it_carries() -> None:
     first = RevisionRecord(sha(1), None, DATE, "initial upload")
-    assert plan_advisories(REPO, first, [change(Kind.PICKLE, Severity.CRITICAL)], [], SETTINGS) == []
+    template = change(Kind.CHAT_TEMPLATE, Severity.MEDIUM, "update", key="chat_template")
+    assert plan_advisories(REPO, first, [template], [], SETTINGS) == []  # an update at the start is not news
+    carried = replace(change(Kind.PICKLE, Severity.CRITICAL), severity=Severity.INFO)
+    carried = replace(carried, detail={**carried.detail, "initial": True, "severity_if_changed": "critical"})
+    [record] = plan_advisories(REPO, first, [carried, template], [], SETTINGS)
+    ds = record.osv["database_specific"]
+    assert ds["direction"] == "hazard" and ds["baseline"] is True and ds["max_severity"] == "critical"
+    assert record.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(1)}]
+    assert [c["kind"] for c in ds["changes"]] == ["pickle"]
+    assert "from the first revision hubwatch stored" in record.osv["details"]
+    # The oldest revision a backfill limit kept has a parent, but was compared with nothing: a baseline too.
+    [kept] = plan_advisories(REPO, rev(5), [carried], [], SETTINGS)
+    assert kept.osv["database_specific"]["baseline"] is True
+    # Below the advise threshold, a baseline hazard is not advised either.
+    low = replace(carried, detail={**carried.detail, "severity_if_changed": "low"})
+    assert plan_advisories(REPO, first, [low], [], SETTINGS.model_copy(update={"advise_min_severity": "medium"})) == []
 
 
 def test_info_only_commit_is_not_advised_even_when_threshold_is_info() -> None:

@@ -83,7 +83,10 @@ def test_backfill_replays_every_revision_in_order(hubsim_factory: Any, store: An
         assert [e.revision.parent for e in history] == [None, *shas[:-1]]
         assert [e.position for e in history] == list(range(len(shas)))
         assert [e.revision.title for e in history] == [r["message"].split("\n")[0] for r in table]
-        assert history[0].advisory_ids == []  # the first revision is the starting state, not advised
+        # The first revision is the starting state: only what it carries is advised (a baseline hazard).
+        for record in (store.advisory(i) for i in history[0].advisory_ids):
+            assert record is not None and record.osv["database_specific"]["baseline"] is True
+            assert record.osv["database_specific"]["direction"] == "hazard"
         # …described at info, each record keeping the severity it would have had as a change
         assert history[0].changes and all(c.severity == Severity.INFO for c in history[0].changes)
         assert all("severity_if_changed" in c.detail for c in history[0].changes)
@@ -162,7 +165,12 @@ def test_backfill_limit_keeps_the_newest_commits(
     assert isinstance(outcome, NewRevisions) and list(outcome.shas) == shas[-limit:]
     history = store.history(repo)
     assert history[0].revision.parent == shas[-limit - 1]  # the real parent, though not stored
-    assert history[0].advisory_ids == []  # compared with nothing: a starting state
+    # Compared with nothing: a starting state, whose custom code (auto_map, from the first commit on)
+    # is a baseline hazard record introduced at the oldest revision kept.
+    (baseline,) = [store.advisory(i) for i in history[0].advisory_ids]
+    assert baseline.osv["database_specific"]["baseline"] is True
+    assert baseline.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": shas[-limit]}]
+    assert baseline.osv["database_specific"]["kinds"] == ["custom_code"]
 
 
 @pytest.fixture
