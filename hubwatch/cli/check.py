@@ -29,8 +29,12 @@ def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: 
 
     if server:
         with httpx.Client(base_url=server.rstrip("/"), timeout=settings.hub_timeout_s) as client:
-            # A server that does not answer raises ServerUnreachable: exit 3 with a fix (cli/errors.py).
-            return check_pins(scan.pins, ServerSource(client), ignored)
+            # A server that does not answer raises ServerUnreachable, one that is not a hubwatch web app
+            # of an API this client speaks NotAHubwatchServer / IncompatibleServer: exit 3 with a fix
+            # (cli/errors.py). Checked before anything is asked, even with no commit pin to look up.
+            source = ServerSource(client)
+            source.verify()
+            return check_pins(scan.pins, source, ignored)
     store = open_store(settings)
     try:
         if warn and not store.watched():
@@ -53,7 +57,8 @@ def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: 
     show_default=True,
     help="Exit 1 when an advisory (not ignored) at or above this severity affects a pin.",
 )
-@click.option("--server", default=None, metavar="URL", help="Ask a hubwatch web app instead of the local store.")
+@click.option("--server", default=None, metavar="URL",
+              help="Ask a hubwatch web app (its base URL, checked at /api/v1/identity) instead of the local store.")
 @click.option("--ignore", "ignore_ids", multiple=True, metavar="ID",
               help="Acknowledge this advisory id (repeatable); it is still listed, never failing.")
 @click.option("--strict", is_flag=True,
@@ -71,8 +76,10 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     reported as unknown, never as safe. Advisories acknowledged in .hubwatch.toml (or
     [tool.hubwatch] in pyproject.toml) or with --ignore are listed as ignored and never fail.
     Each affected pin, and each pin whose commit a force-push upstream dropped, gets the revision to
-    move to; --fix writes it. Exit 1 when an advisory not ignored, at or above --fail-on, affects a
-    pin (and, with --strict, when a pin is unknown or on a dropped commit).
+    move to; --fix writes it, then reports the pins as they stand after the rewrite. Each pin says
+    whether it fails the gate and why. Exit 1 when an advisory not ignored, at or above --fail-on,
+    affects a pin (and, with --strict, when a pin is unknown or on a dropped commit); exit 3 when
+    --server is not a hubwatch web app of an API version this one speaks.
     """
     from hubwatch.cli.check_render import print_fixes, report_json, report_table
     from hubwatch.pincheck.fix import apply_fix, plan_fixes, unified_diff
@@ -94,6 +101,7 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
     failed = _fails(reports, threshold, strict)
     fixed: list[dict[str, Any]] | None = None
     diff: str | None = None
+    after: list[PinReport] | None = None
     if fix:
         targets = [(r.pin, r.suggestion.commit) for r in reports if r.moves and r.suggestion]
         fixes, left = plan_fixes(path, targets, scan.pins)
@@ -111,10 +119,16 @@ def check(path: Path, as_json: bool, fail_on: str, server: str | None, ignore_id
         elif fixes:
             for f in fixes:
                 apply_fix(f)
-            # What is left after the rewrite decides the exit code: the pins as they now stand.
-            failed = _fails(_reports(scan_path(path), server, settings, acks.ids, warn=False), threshold, strict)
+            # What is left after the rewrite decides the exit code, and is reported: the pins as they now stand.
+            rescan = scan_path(path)
+            after = _reports(rescan, server, settings, acks.ids, warn=False)
+            failed = _fails(after, threshold, strict)
+            if not as_json:
+                click.echo("")
+                click.echo("after --fix (the pins looked up again):")
+                report_table(after, rescan.skipped, threshold, acks, strict, web_url, expired=False)
     if as_json:
-        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed, diff, web_url))
+        click.echo(report_json(reports, scan.skipped, failed, fail_on, acks, strict, fixed, diff, web_url, after))
     elif not fix:
         report_table(reports, scan.skipped, threshold, acks, strict, web_url)
     if failed:

@@ -11,15 +11,11 @@ from hubwatch.domain.records import Severity
 from hubwatch.pincheck.fix import FileFix
 from hubwatch.pincheck.ignore import Acknowledgements
 from hubwatch.pincheck.pins import Pin
-from hubwatch.pincheck.report import AdvisoryHit, PinReport
+from hubwatch.pincheck.report import PinReport, gate, worst_first
 
-__all__ = ["compare_url", "print_expired", "print_fixes", "report_json", "report_table"]
+__all__ = ["compare_url", "pin_rows", "print_expired", "print_fixes", "report_json", "report_table"]
 
 _STATUS_STYLE = {"affected": "red", "clean": "green", "unknown": "yellow", "unpinned": "yellow"}
-
-
-def _worst_first(hits: Sequence[AdvisoryHit]) -> list[AdvisoryHit]:
-    return sorted(hits, key=lambda h: (-(h.severity.rank if h.severity else 99), h.id))
 
 
 def compare_url(web_url: str | None, report: PinReport) -> str | None:
@@ -30,28 +26,40 @@ def compare_url(web_url: str | None, report: PinReport) -> str | None:
     return f"{web_url.rstrip('/')}/models/{report.pin.repo}/compare/{report.commit[:12]}...{report.suggestion.commit[:12]}"
 
 
-def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str,
-                acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None,
-                diff: str | None = None, web_url: str | None = None) -> str:
+def pin_rows(reports: Sequence[PinReport], threshold: Severity, strict: bool,
+             web_url: str | None = None) -> list[dict[str, Any]]:
+    """Each pin's JSON: where, what, its status and advisories, the move, and the gate's verdict."""
     rows = []
     for r in reports:
         suggested = r.suggestion.to_json() if r.suggestion else None
         if suggested is not None and (url := compare_url(web_url, r)):
             suggested["compare_url"] = url
+        verdict = gate(r, threshold, strict)
         rows.append({
             "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": str(r.pin.repo),
             "revision": r.pin.revision, "style": r.pin.style, "status": r.status, "commit": r.commit,
             "note": r.note, "on_main_line": r.on_main_line, "advisories": [h.to_json() for h in r.hits],
-            "suggested": suggested,
+            "suggested": suggested, "fails_gate": verdict.fails, "gate_reason": verdict.reason,
         })
+    return rows
+
+
+def report_json(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], failed: bool, fail_on: str,
+                acks: Acknowledgements, strict: bool, fixed: Sequence[dict[str, Any]] | None = None,
+                diff: str | None = None, web_url: str | None = None,
+                after_fix: Sequence[PinReport] | None = None) -> str:
+    """The JSON report; `after_fix`: the pins looked up again after `--fix` wrote (`failed` is theirs)."""
+    threshold = Severity(fail_on)
     body: dict[str, Any] = {
-        "pins": rows, "skipped": [{"path": p, "why": w} for p, w in skipped], "fail_on": fail_on,
-        "strict": strict, "failed": failed,
+        "pins": pin_rows(reports, threshold, strict, web_url), "skipped": [{"path": p, "why": w} for p, w in skipped],
+        "fail_on": fail_on, "strict": strict, "failed": failed,
         "acknowledgements": {"active": [e.to_json() for e in acks.active],
                              "expired": [e.to_json() for e in acks.expired]},
     }
     if fixed is not None:
         body["fixed"] = list(fixed)
+    if after_fix is not None:
+        body["after_fix"] = {"pins": pin_rows(after_fix, threshold, strict, web_url)}
     if diff is not None:
         body["diff"] = diff  # --fix --dry-run: the unified diff of what --fix would write
     return json.dumps(body, indent=2, ensure_ascii=False)
@@ -77,8 +85,9 @@ def _print_suggestion(report: PinReport, web_url: str | None) -> None:
 
 
 def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]], threshold: Severity,
-                 acks: Acknowledgements, strict: bool, web_url: str | None = None) -> None:
-    """The per-pin report; `web_url`: a hubwatch web app whose compare page each suggestion links."""
+                 acks: Acknowledgements, strict: bool, web_url: str | None = None, expired: bool = True) -> None:
+    """The per-pin report, each pin's gate verdict, and the pins failing it; `web_url`: a hubwatch web
+    app whose compare page each suggestion links; `expired`: warn of expired acknowledgements."""
     out = out_console()
     if not reports:
         out.print("no model pins found")
@@ -93,7 +102,7 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
             f"[bold]{escape(r.pin.where)}[/bold]  {escape(f'{r.pin.repo}@{revision}')}  [{style}]{r.status}[/{style}]",
             soft_wrap=True,
         )
-        for h in _worst_first(r.hits):
+        for h in worst_first(r.hits):
             severity = h.severity.value if h.severity else "?"
             kinds = escape(", ".join(h.kinds)) if h.kinds else ""
             extra = f"  [dim]{escape(h.direction)}[/dim]" if h.direction else ""
@@ -107,12 +116,25 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
         _print_suggestion(r, web_url)
         if r.note:
             out.print(f"    [dim]{escape(r.note)}[/dim]", soft_wrap=True)
+        verdict = gate(r, threshold, strict)
+        if verdict.fails:
+            out.print(f"    [bold red]{escape(verdict.text())}[/bold red]", soft_wrap=True, highlight=False)
+        else:
+            out.print(f"    [dim]{escape(verdict.text())}[/dim]", soft_wrap=True, highlight=False)
     for path, why in skipped:
         out.print(f"[yellow]warning:[/yellow] {escape(path)}: {escape(why)}")
-    print_expired(acks)
+    if expired:
+        print_expired(acks)
     counts = {s: sum(1 for r in reports if r.status == s) for s in ("affected", "clean", "unknown", "unpinned")}
     mode = "; unknown or dropped fails (--strict)" if strict else ""
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" (failing at {threshold.value} or above{mode})")
+    failing = [r for r in reports if gate(r, threshold, strict).fails]
+    if failing:
+        names = ", ".join(f"{r.pin.where} {r.pin.repo}@{(r.pin.revision or '')[:12]}" for r in failing)
+        out.print(f"[bold red]{len(failing)} failing the gate:[/bold red] {escape(names)}", soft_wrap=True,
+                  highlight=False)
+    else:
+        out.print("no pin fails the gate")
 
 
 def print_expired(acks: Acknowledgements) -> None:

@@ -39,7 +39,9 @@ def meanings() -> tuple[tuple[type[Exception], int], ...]:
 
     Made on the first error, so that `hubwatch --help` imports none of the rooms the errors come from."""
     from hubwatch.domain.records import InvalidRepoId
-    from hubwatch.pincheck.errors import IgnoreConfigError, ServerError, ServerUnreachable
+    from hubwatch.pincheck.errors import (
+        IgnoreConfigError, IncompatibleServer, NotAHubwatchServer, ServerError, ServerUnreachable,
+    )
     from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
     from hubwatch.tracker.errors import HubError
 
@@ -51,6 +53,8 @@ def meanings() -> tuple[tuple[type[Exception], int], ...]:
         (MigrationFailed, EXIT_STORE),
         (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)
         (ServerUnreachable, EXIT_HUB),  # `check --server`: nothing answered at that URL
+        (NotAHubwatchServer, EXIT_HUB),  # `check --server`: something answered, not a hubwatch web app
+        (IncompatibleServer, EXIT_HUB),  # `check --server`: a hubwatch of a JSON API version this one does not speak
         (ServerError, EXIT_HUB),  # `check --server`: it answered, but not as a hubwatch server does
         (HubError, EXIT_HUB),  # the hub refused (not found, gated, rate-limited) or did not answer
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["IgnoreConfigError", "ServerError", "ServerUnreachable"]
+__all__ = ["IgnoreConfigError", "IncompatibleServer", "NotAHubwatchServer", "ServerError", "ServerUnreachable"]
 
 
 class ServerError(Exception):
@@ -15,6 +15,24 @@ class ServerUnreachable(ServerError):
     """The hubwatch server did not answer at all (connection refused, timed out, no such host)."""
 
     fix = "start `hubwatch serve` there, or correct --server's URL; without --server the local store answers"
+
+
+class NotAHubwatchServer(ServerError):
+    """Something answered at --server, but not a hubwatch web app: no identity (`/api/v1/identity`),
+    or an answer without the `X-Hubwatch-API` header (a hub emulator, a plain server, a proxy's own
+    page). The message names the URL asked and what answered (status, server, content type, first bytes)."""
+
+    fix = ("point --server at the hubwatch web app's base URL (the one serving /api/v1/identity); "
+           "behind a proxy include its path prefix")
+
+
+class IncompatibleServer(ServerError):
+    """A hubwatch web app answered, but speaks a JSON API version this hubwatch cannot read."""
+
+    def __init__(self, message: str, server_version: str) -> None:
+        super().__init__(message)
+        self.fix = (f"run a hubwatch CLI of the server's release ({server_version}) against it, or point --server "
+                    f"at a hubwatch web app of this release")
 
 
 class IgnoreConfigError(ValueError):

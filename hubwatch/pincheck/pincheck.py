@@ -8,7 +8,10 @@ from hubwatch.advisories.standing import Standing, advisory_direction, advisory_
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
 from hubwatch.pincheck.pins import Pin
-from hubwatch.pincheck.report import OFF_THE_MAIN_LINE, AdvisoryHit, Change, Lookup, PinReport, Suggestion, hit_from_osv
+from hubwatch.pincheck.report import (
+    OFF_THE_MAIN_LINE, AdvisoryHit, Change, Lookup, PinReport, RepoFacts, Suggestion, gate, hit_from_osv,
+    unknown_commit_note,
+)
 from hubwatch.pincheck.server import ServerSource
 
 if TYPE_CHECKING:
@@ -26,6 +29,7 @@ __all__ = [
     "Suggestion",
     "check_pins",
     "fails",
+    "gate",
     "hit_from_osv",
     "lookup_from_standing",
 ]
@@ -73,8 +77,20 @@ class StoreSource:
             except AmbiguousRevision as exc:
                 out.append(Lookup(None, note=f"{exc}; give more hex digits"))
                 continue
-            out.append(lookup_from_standing(found, ignored) if found is not None and found.known else Lookup(None))
+            if found is not None and found.known:
+                out.append(lookup_from_standing(found, ignored))
+            else:
+                out.append(Lookup(None, note=unknown_commit_note(repo, self._facts(repo))))
         return out
+
+    def _facts(self, repo: RepoId) -> RepoFacts | None:
+        from hubwatch.domain.times import rfc3339
+
+        state = self._store.repo_state(repo)
+        if state is None:
+            return None
+        polled = rfc3339(state.last_polled_at) if state.last_polled_at else None
+        return RepoFacts(state.watched, state.revision_count, polled)
 
 
 def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[str] = frozenset()) -> list[PinReport]:
@@ -87,18 +103,20 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[s
         if pin.kind == "commit" and pin.revision:
             answer = answers[(pin.repo, pin.revision.lower())]
             if answer.commit is None:
-                why = answer.note or "unknown to the store (watch the repo, then poll)"
-                reports.append(PinReport(pin, "unknown", None, (), why))
+                why = answer.note or unknown_commit_note(pin.repo, None)
+                reports.append(PinReport(pin, "unknown", None, (), why, on_main_line=None))
             else:
                 status = "affected" if answer.hits else "clean"
                 reports.append(PinReport(pin, status, answer.commit, answer.hits, answer.note, answer.suggestion,
                                          answer.on_main_line))
         elif pin.kind == "dynamic":
-            reports.append(PinReport(pin, "unknown", None, (), "revision is computed at run time"))
+            reports.append(PinReport(pin, "unknown", None, (), "revision is computed at run time", on_main_line=None))
         elif pin.kind == "ref":
-            reports.append(PinReport(pin, "unpinned", None, (), f"{pin.revision!r} is a branch or tag: it moves"))
+            reports.append(PinReport(pin, "unpinned", None, (), f"{pin.revision!r} is a branch or tag: it moves",
+                                     on_main_line=None))
         else:
-            reports.append(PinReport(pin, "unpinned", None, (), "no revision: whatever main is at run time"))
+            reports.append(PinReport(pin, "unpinned", None, (), "no revision: whatever main is at run time",
+                                     on_main_line=None))
     return reports
 
 
@@ -106,7 +124,4 @@ def fails(reports: Iterable[PinReport], threshold: Severity, strict: bool = Fals
     """True when an advisory not acknowledged, at or above `threshold`, affects a pin; with `strict`,
     also when a pin is unknown (never seen, ambiguous, or computed at run time) or on a commit a
     force-push or squash upstream dropped from the main line (the hub may stop serving it)."""
-    reports = list(reports)
-    if strict and any(r.status == "unknown" or (r.commit is not None and not r.on_main_line) for r in reports):
-        return True
-    return any(hit.at_least(threshold) and not hit.ignored for report in reports for hit in report.hits)
+    return any(gate(report, threshold, strict).fails for report in reports)

@@ -24,9 +24,9 @@ def test_check_report_keeps_ids_whole_worst_first(advised_store_url: str, tmp_pa
     lines = result.output.splitlines()
     assert lines[0].startswith("train.py:1  acme/llama-small@89abcdef0123  affected")
     advisory_lines = [line.split() for line in lines[1:] if line.startswith("    ")
-                      and not line.startswith(("    move to", "      "))]
+                      and not line.startswith(("    move to", "      ", "    FAILS:", "    passes the gate:"))]
     assert [words[0] for words in advisory_lines] == ["high", "medium"]  # worst first
     assert all(words[1].startswith("x_HUBWATCH-") for words in advisory_lines)  # whole ids, one a line
-    assert "1 affected" in lines[-1]
+    assert "1 affected" in lines[-2] and lines[-1].startswith("1 failing the gate: train.py:1 ")
     # the pickle hazard came with L2: L1 carries none, so the pin is told to move back to it
     assert f"    move to {ADVISED_SHAS['L1']}" in result.output
