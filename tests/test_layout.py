@@ -110,3 +110,17 @@ def test_the_wheel_alone_imports_every_module(wheel: Path, tmp_path: Path) -> No
     scripts = {"hubwatch", "hubwatch.__main__", "hubwatch.storage.migrations.env"}
     expected = {m for m in source_modules() if ".migrations.versions." not in m} - scripts
     assert int(proc.stdout.strip()) == len(expected)
+
+
+README = ROOT / "README.md"
+README_ROOM = re.compile(r"`([^`]+)` \(`(hubwatch\.[a-z_]+)`")
+
+
+def test_the_readme_layout_lists_the_rooms_of_the_map() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    listed = {name: folder for folder, name in README_ROOM.findall(section)}
+    assert listed == documented_rooms(), (
+        "README's Layout section and docs/development.md's room table differ: "
+        f"{sorted(set(listed.items()) ^ set(documented_rooms().items()))}"
+    )
