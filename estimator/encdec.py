@@ -17,6 +17,7 @@ _UNTIED_CAUSAL_HEAD = {"bigbird_pegasus"}
 # (BigBird-Pegasus has one norm per stack, named layernorm_embedding though it closes the stack.)
 _FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "mvp", "nllb-moe"}
 _EMB_LN = {"bart", "mbart", "plbart", "blenderbot-small", "bigbird_pegasus", "mvp"}
+_UNTIED_BY_DEFAULT = {"fsmt"}  # FSMTConfig.tie_word_embeddings defaults to False; the others' to True
 _SINUSOIDAL_BUFFER = {"m2m_100", "nllb", "speech_to_text", "nllb-moe", "pegasus_x"}  # FSMT's sinusoidal table is a parameter
 
 
@@ -105,6 +106,22 @@ def _bart_moe(cfg: Cfg, dense: Layer, part: str, n: int, d: int, ffn: int) -> li
     return [sparse if step > 0 and (i + 1) % step == 0 else dense for i in range(n)]
 
 
+def _token_tables(mt: str, tied: bool, separate: bool, src_vocab: int, vocab: int) -> list[tuple[str, int]]:
+    """The token tables of a BART-like encoder-decoder, as transformers 5 builds them: a shared table
+    (when the sides share one) and each side's own embed_tokens, which are one tensor only while
+    tie_word_embeddings holds (modeling_utils.get_expanded_tied_weights_keys returns no ties otherwise).
+    FSMT ties its encoder table to the decoder's (FSMTModel._tied_weights_keys); Marian without shared
+    embeddings has no shared table and ties only its LM head to the decoder's table."""
+    if mt == "fsmt":
+        return [("decoder.embed_tokens", vocab)] if tied else [("encoder.embed_tokens", src_vocab),
+                                                              ("decoder.embed_tokens", vocab)]
+    if separate:
+        return [("encoder.embed_tokens", src_vocab), ("decoder.embed_tokens", vocab)]
+    if tied:
+        return [("shared", vocab)]
+    return [("shared", vocab), ("encoder.embed_tokens", vocab), ("decoder.embed_tokens", vocab)]
+
+
 def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool, attn_bias: bool = True) -> Layer:
     hd = d // max(nh, 1)
     names = ("q_proj", "k_proj", "v_proj", "out_proj")
@@ -152,6 +169,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         vocab = cfg.int("decoder_vocab_size", minimum=1) or vocab
         separate = True
     decoder_only = cfg.architecture.endswith("ForCausalLM")
+    tied = cfg.bool("tie_word_embeddings", default=mt not in _UNTIED_BY_DEFAULT)
     attn_bias = cfg.bool("use_bias", default=True)  # BigBird-Pegasus: bias-free attention projections
     if mt == "bigbird_pegasus":  # block-sparse attention: a pattern over the same q/k/v, no weights of its own
         cfg.int("block_size")
@@ -170,9 +188,8 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         max_pos = cfg.int("max_target_positions", default=448) or 448
         pos_params = max_pos * d
     elif not decoder_only:
-        b.embed("encoder.embed_tokens" if separate else "shared", src_vocab, d, (seq, d))
-        if separate:
-            b.embed("decoder.embed_tokens", vocab, d, (seq, d))
+        for name, rows in _token_tables(mt, tied, separate, src_vocab, vocab):
+            b.embed(name, rows, d, (seq, d))
         if enc_pos is not None and learned:
             b.embed("encoder.embed_positions", enc_pos, d, (seq, d), "position_embedding")
         elif pos_params:
@@ -209,11 +226,13 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     if kind == "lm":
         # BigBird-Pegasus's ForCausalLM class declares no tie: its head is its own matrix whatever the config says
         untied_class = decoder_only and mt in _UNTIED_CAUSAL_HEAD
-        if not cfg.bool("tie_word_embeddings", default=True) or untied_class:
+        if not tied or untied_class:
             b.add("head", vocab * d)
             b.lm_head_params = vocab * d
         b.node("lm_head", "lm_head", (seq, vocab))
-    elif kind == "seqcls":
+    elif mt == "fsmt" and not tied:  # FSMT's decoder owns its output projection, whatever head is on top
+        b.add("head", vocab * d)
+    if kind == "seqcls":
         labels = cfg.num_labels()
         b.add("head", d * d + d + d * labels + labels)
         b.node("classification_head", f"classifier[{labels}]", (labels,))

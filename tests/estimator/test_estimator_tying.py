@@ -1,0 +1,58 @@
+"""Tying read from the config of BART-like encoder-decoders: transformers 5 ties the shared table, each
+side's embed_tokens and the LM head only while tie_word_embeddings holds (truth here is the tied default
+count from transformers_defaults.json plus the tables the code builds once the ties are dropped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubwatch.estimator import analyze
+
+ROWS = json.loads((Path(__file__).parent / "transformers_defaults.json").read_text())["rows"]
+
+
+def _row(model_type: str, architecture: str) -> dict[str, Any]:
+    return next(r for r in ROWS if r["model_type"] == model_type and r["architecture"] == architecture)
+
+
+# (model_type, architecture, how many vocab x d_model tables untying adds)
+UNTIED = [
+    ("bart", "BartForConditionalGeneration", 3),  # encoder and decoder embed_tokens, lm_head beside shared
+    ("bart", "BartModel", 2),  # no head: the two sides' tables
+    ("bart", "BartForQuestionAnswering", 2),
+    ("marian", "MarianMTModel", 3),
+]
+
+
+@pytest.mark.parametrize(("model_type", "architecture", "tables"), UNTIED)
+def test_untied_bart_like_counts_each_table(model_type: str, architecture: str, tables: int) -> None:
+    row = _row(model_type, architecture)
+    cfg = dict(row["config"], tie_word_embeddings=False)
+    expected = row["params"] + tables * cfg["vocab_size"] * cfg["d_model"]
+    assert analyze(cfg).params.derived == expected
+
+
+def test_marian_without_shared_embeddings_keeps_no_shared_table() -> None:
+    row = _row("marian", "MarianMTModel")
+    cfg = dict(row["config"], share_encoder_decoder_embeddings=False, decoder_vocab_size=row["config"]["vocab_size"])
+    table = cfg["vocab_size"] * cfg["d_model"]
+    assert analyze(cfg).params.derived == row["params"] + table  # encoder and decoder tables, head tied to the decoder's
+    untied = dict(cfg, tie_word_embeddings=False)
+    assert analyze(untied).params.derived == row["params"] + 2 * table
+
+
+FSMT = {"architectures": ["FSMTForConditionalGeneration"], "model_type": "fsmt", "d_model": 64,
+        "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4, "decoder_attention_heads": 4,
+        "encoder_ffn_dim": 128, "decoder_ffn_dim": 128, "src_vocab_size": 300, "tgt_vocab_size": 300,
+        "max_position_embeddings": 64}
+
+
+def test_fsmt_untied_by_default_and_tied_to_one_decoder_table() -> None:
+    untied = analyze(FSMT).params.derived
+    assert analyze(dict(FSMT, tie_word_embeddings=False)).params.derived == untied
+    tied = analyze(dict(FSMT, tie_word_embeddings=True)).params.derived
+    assert untied - tied == 2 * 300 * 64  # the encoder's table and the output projection become the decoder's
