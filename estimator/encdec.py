@@ -35,6 +35,11 @@ def build_t5(cfg: Cfg, b: Build) -> None:
     every_layer_bias = cfg.model_type == "umt5"
     enc_seq = dec_seq = b.seq
     b.embed("shared", vocab, d, (enc_seq, d))
+    # Switch Transformers honours tie_word_embeddings (the T5 configs force it on and keep the checkpoint's
+    # head apart): untied, each stack keeps its own embed_tokens beside shared (_tied_weights_keys)
+    untied_tables = cfg.model_type == "switch_transformers" and not cfg.bool("tie_word_embeddings", default=True)
+    if untied_tables:
+        b.embed("encoder.embed_tokens", vocab, d, (enc_seq, d))
     ffn = ffn_linears(d, dff, gated=gated, bias=False, names=("wi_0", "wi_1", "wo"))
     attn = attention_linears(d, nh, nh, dkv, qkv_bias=False, o_bias=False, names=("q", "k", "v", "o"), out_dim=d)
     experts = cfg.concept("experts", default=0) or 0
@@ -72,6 +77,8 @@ def build_t5(cfg: Cfg, b: Build) -> None:
                 attention=AttentionSpec(nh, nh, dkv, ("full",) * n_dec, cross_attention=True),
                 shape=(dec_seq, d), gated=gated)
         b.add("norms", d)
+        if untied_tables:
+            b.embed("decoder.embed_tokens", vocab, d, (dec_seq, d))
         if head_kind(cfg, default="lm") == "lm" and not cfg.bool("tie_word_embeddings", default=True):
             b.add("head", vocab * d)
             b.lm_head_params = vocab * d

@@ -238,6 +238,8 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
             add("entity_predictions", "entity_head", h * de + 3 * de + entities, (seq, entities))
             add("lm_head.decoder", "lm_head", 0 if untied else vocab * out, (seq, vocab))
             b.lm_head_params += 0 if untied else vocab * out
+            if untied:  # LukeForMaskedLM._tied_weights_keys: the entity decoder and lm_head.bias are their own
+                add("entity_predictions.decoder", "entity_decoder", entities * de + vocab, (seq, entities))
         if kind == "pretrain":
             add("seq_relationship", "classifier[2]", 2 * h + 2, (2,))
     elif kind == "seqcls":

@@ -56,3 +56,23 @@ def test_fsmt_untied_by_default_and_tied_to_one_decoder_table() -> None:
     assert analyze(dict(FSMT, tie_word_embeddings=False)).params.derived == untied
     tied = analyze(dict(FSMT, tie_word_embeddings=True)).params.derived
     assert untied - tied == 2 * 300 * 64  # the encoder's table and the output projection become the decoder's
+
+
+ZOO = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "transformers_zoo.json").read_text())["rows"]
+
+
+def _zoo(model_type: str, architecture: str) -> dict[str, Any]:
+    return next(r for r in ZOO if r.get("model_type") == model_type and r["architecture"] == architecture)
+
+
+def test_untied_switch_transformers_keeps_each_stack_table_and_a_head() -> None:
+    row = _zoo("switch_transformers", "SwitchTransformersForConditionalGeneration")
+    cfg = dict(row["config"], tie_word_embeddings=False)
+    assert analyze(cfg).params.derived == row["params"] + 3 * cfg["vocab_size"] * cfg["d_model"]
+
+
+def test_untied_luke_keeps_its_entity_decoder_and_second_bias() -> None:
+    row = _zoo("luke", "LukeForMaskedLM")
+    cfg = dict(row["config"], tie_word_embeddings=False)
+    extra = cfg["entity_vocab_size"] * cfg["entity_emb_size"] + cfg["vocab_size"]
+    assert analyze(cfg).params.derived == row["params"] + extra
