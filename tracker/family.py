@@ -42,7 +42,7 @@ from hubwatch.tracker.pipeline import load_baseline
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.hub_client import HubClient
     from hubwatch.tracker.poller import PollOutcome
 
 __all__ = [

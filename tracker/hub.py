@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from hubwatch.settings import Settings
 
-__all__ = ["HubClient", "RecentModel"]
+__all__ = ["HfHubClient", "HubClient", "RecentModel"]
 
 T = TypeVar("T")
 _PARALLEL = 8  # concurrent file/header fetches within one snapshot
@@ -44,8 +44,9 @@ class RecentModel:
     last_modified: datetime | None
 
 
-class HubClient:
-    """Reads repos from the hub (or the emulator) with the official client."""
+class HfHubClient:
+    """Reads repos from the hub (or the emulator) with the official client: the real
+    `tracker.hub_client.HubClient`."""
 
     def __init__(
         self,
@@ -69,7 +70,7 @@ class HubClient:
         self.guard.bind_token(lambda: self.token)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> HubClient:
+    def from_settings(cls, settings: Settings) -> HfHubClient:
         from huggingface_hub import HfApi
 
         install_transport()  # before the client exists: no request of its own to another host
@@ -417,6 +418,17 @@ class HubClient:
             elif isinstance(value, dict):
                 headers[path] = value
         return Snapshot(sha=sha, files=files, contents=contents, safetensors=headers)
+
+
+# The name its builders (wiring, CLI, tests, benchmarks) import; the tracker's modules are typed
+# against the protocol `tracker.hub_client.HubClient` instead.
+HubClient = HfHubClient
+
+if TYPE_CHECKING:
+    from hubwatch.tracker import hub_client
+
+    def _conforms(client: HfHubClient) -> hub_client.HubClient:  # checked by mypy and pyright
+        return client
 
 
 def _commit_fields(item: object, repo: str) -> tuple[str, datetime]:

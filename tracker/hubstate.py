@@ -27,7 +27,7 @@ from hubwatch.storage.errors import StorageError
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
-    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.hub_client import HubClient
 
 __all__ = ["StoreWindow", "clear_token_problem", "halted", "record_token_problem", "token_problem"]
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hubwatch.estimator.inputs import EstimatorInputs
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.hub_client import HubClient
 
 __all__ = [
     "Baseline",

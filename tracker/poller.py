@@ -25,7 +25,7 @@ from hubwatch.tracker.pipeline import ProcessedRevision, history_rewrite_change,
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.tracker.hub import HubClient
+    from hubwatch.tracker.hub_client import HubClient
 
 log = logging.getLogger(__name__)
 

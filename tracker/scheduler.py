@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.tracker.hub import HubClient, RecentModel
+    from hubwatch.tracker.hub import RecentModel
+    from hubwatch.tracker.hub_client import HubClient
 
 __all__ = ["RECHECK_SPREAD", "PollCycle", "Scheduler", "default_worker_id", "recheck_at"]
 
