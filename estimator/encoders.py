@@ -11,7 +11,7 @@ __all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
 
 ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "electra", "mpnet",
                  "roberta-prelayernorm", "longformer", "xmod"}
-NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert"}
+NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert", "bert-generation"}
 ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
                                              "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
                                              "tapas", "gte", "convbert", "luke", "fnet", "squeezebert"}
@@ -96,6 +96,8 @@ def build_encoder(cfg: Cfg, b: Build, *, prefix: str = "encoder", head: str | No
         b.check(seq <= rows, f"sequence length {seq} exceeds max_position_embeddings ({rows})")
     types = sum(cfg.int_list("type_vocab_sizes") or []) or (  # TAPAS: one table per token-type kind
         cfg.int("type_vocab_size", default=0 if mt in ("distilbert", "mpnet") else 2) or 0)
+    if mt == "bert-generation":  # BertGenerationEmbeddings: word and position tables only
+        types = 0
     if types:
         b.embed("embeddings.token_type_embeddings", types, emb, (seq, emb), "token_type_embedding")
     b.add("norms", 2 * emb)
@@ -218,6 +220,8 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
     labels = cfg.num_labels()
     seq = b.seq
     pooler = h * h + h
+    if mt == "bert-generation" and cfg.architecture == "BertGenerationDecoder":  # the encoder plus an LM head
+        kind = "lm"
 
     def add(name: str, type_: str, params: int, shape: tuple[int, ...], comp: str = "head") -> None:
         b.add(comp, params)
@@ -225,8 +229,15 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
 
     if kind == "pretrain" and mt == "electra":  # the discriminator alone: no generator head
         add("discriminator_predictions", "classifier[1]", h * h + h + h + 1, (seq, 1))
+    elif kind in ("mlm", "pretrain", "lm") and mt == "bert-generation":
+        # BertGenerationOnlyLMHead: a decoder with no transform; tied, its weight is the word table and its
+        # bias is lm_head.bias (BertGenerationDecoder._tied_weights_keys), untied both are their own
+        untied = not cfg.bool("tie_word_embeddings", default=True)
+        add("lm_head", "lm_head", vocab + (vocab * h + vocab if untied else 0), (seq, vocab))
+        b.lm_head_params += vocab * h if untied else 0
     elif kind in ("mlm", "pretrain", "lm"):
-        out = cfg.int("output_embedding_size", default=emb if mt in ("albert", "electra") else h, minimum=1) or h
+        out = cfg.int("output_embedding_size", default=emb if mt in ("albert", "electra", "convbert") else h,
+                    minimum=1) or h  # ConvBERT: generator_predictions maps to embedding_size
         untied = not cfg.bool("tie_word_embeddings", default=True)
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0

@@ -76,3 +76,18 @@ def test_untied_luke_keeps_its_entity_decoder_and_second_bias() -> None:
     cfg = dict(row["config"], tie_word_embeddings=False)
     extra = cfg["entity_vocab_size"] * cfg["entity_emb_size"] + cfg["vocab_size"]
     assert analyze(cfg).params.derived == row["params"] + extra
+
+
+def test_convbert_generator_head_works_at_the_embedding_width() -> None:
+    row = _zoo("convbert", "ConvBertForMaskedLM")
+    narrow = dict(row["config"], embedding_size=128)
+    untied = dict(narrow, tie_word_embeddings=False)
+    assert analyze(untied).params.derived - analyze(narrow).params.derived == narrow["vocab_size"] * 128
+
+
+def test_bert_generation_decoder_has_a_bare_lm_head_and_no_pooler_or_type_table() -> None:
+    row = _zoo("bert-generation", "BertGenerationDecoder")
+    assert analyze(row["config"]).params.derived == row["params"]
+    untied = dict(row["config"], tie_word_embeddings=False)
+    h, vocab = untied["hidden_size"], untied["vocab_size"]
+    assert analyze(untied).params.derived == row["params"] + vocab * h + vocab  # decoder weight and bias apart
