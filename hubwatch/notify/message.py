@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from hubwatch.domain.records import Severity
 from hubwatch.notify.targets import Outgoing
 
-__all__ = ["advisory_url", "escape_md", "one_line", "render", "revision_url"]
+__all__ = ["advisory_url", "escape_md", "one_line", "render", "revision_url", "severity_of"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
-_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
 
 
 def one_line(value: object, limit: int = 300) -> str:
@@ -48,16 +48,25 @@ def _advisory_line(osv: Mapping[str, Any]) -> tuple[str, str]:
     return str(osv.get("id", "")), f"{severity} · {one_line(osv.get('summary', ''))}".strip(" ·")
 
 
-def _worst(payloads: Sequence[Mapping[str, Any]]) -> str | None:
-    found = [str(p["worst_severity"]) for p in payloads if p.get("worst_severity") in _RANK]
-    return max(found, key=lambda s: _RANK[s]) if found else None
+def severity_of(value: object) -> Severity | None:
+    """A payload's severity (JSON text from the outbox) as the domain's value; None when absent or unknown."""
+    try:
+        return Severity(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _worst(payloads: Sequence[Mapping[str, Any]]) -> Severity | None:
+    found = [s for s in (severity_of(p.get("worst_severity")) for p in payloads) if s is not None]
+    return max(found, key=lambda s: s.rank) if found else None
 
 
 def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> list[str]:
     repo, sha = str(payload["repo"]), str(payload["sha"])
     link = revision_url(public_url, repo, sha)
     title = one_line(payload.get("title", ""))
-    worst = payload.get("worst_severity") or "none"
+    severity = severity_of(payload.get("worst_severity"))
+    worst = severity.value if severity else "none"
     lines: list[str]
     if markdown:
         lines = [f"**{escape_md(repo)}** — [{escape_md(title) or sha[:12]}]({link}) · worst severity **{worst}**"]
@@ -117,7 +126,7 @@ def _restored_pin_line(pin: Mapping[str, Any], public_url: str, repo: str, markd
 def render(payloads: Sequence[Mapping[str, Any]], public_url: str, key: str, digest: str | None = None) -> Outgoing:
     """One message for `payloads` (one revision, or a digest / a rate-limited group of several)."""
     worst = _worst(payloads)
-    tag = f"[{worst.upper()}] " if worst else ""
+    tag = f"[{worst.value.upper()}] " if worst else ""
     if len(payloads) == 1 and digest is None:
         only = payloads[0]
         title = f"{tag}{one_line(only['repo'])}: {one_line(only.get('title', ''), 150)}"
@@ -128,7 +137,7 @@ def render(payloads: Sequence[Mapping[str, Any]], public_url: str, key: str, dig
     markdown = "\n\n".join("\n".join(_section(p, public_url, True)) for p in payloads)
     text = "\n\n".join("\n".join(_section(p, public_url, False)) for p in payloads)
     data = {
-        "worst_severity": worst,
+        "worst_severity": worst.value if worst else None,
         "digest": digest,
         "revisions": [
             {
