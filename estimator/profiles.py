@@ -97,6 +97,11 @@ PROFILES: dict[str, DecoderProfile] = {
 }
 
 
+# Classes whose _tied_weights_keys is empty: the LM head is its own matrix whatever tie_word_embeddings says
+# (KimiLinearForCausalLM in transformers 5.24.0).
+_NEVER_TIED = frozenset({"kimi_linear"})
+
+
 def profile_for(cfg: Cfg) -> tuple[DecoderProfile, bool]:
     """The profile for this config and whether the model_type was known."""
     mt = cfg.model_type
@@ -185,5 +190,7 @@ def apply_keys(cfg: Cfg, p: DecoderProfile) -> DecoderProfile:
         changes["layer_norms"] = 1 if cfg.bool("use_parallel_residual") else 2
     if cfg.has("tie_word_embeddings", "tie_embedding", "tie_word_embedding"):
         changes["tie"] = cfg.bool("tie_word_embeddings", "tie_embedding", "tie_word_embedding")
+    if cfg.model_type in _NEVER_TIED:
+        changes["tie"] = False
     # The profile's fields (its __dict__ holds nothing else) with the changes: `replace` without its per-field walk.
     return DecoderProfile(**(vars(p) | changes)) if changes else p

@@ -145,7 +145,12 @@ def _zamba2(cfg: Cfg, b: Build) -> None:
     hybrid = Layer(f"shared_attn[{nh}/{nkv}x{hd}]+{mamba.mixer}", "mlp[shared gated]",
                    [*mamba.linears, ("attention", lin("linear", h, h))], dict(mamba.extra))
     uses = kinds.count("hybrid")
-    blocks = min(cfg.int("num_mem_blocks", default=1, minimum=1) or 1, uses)
+    mem = cfg.int("num_mem_blocks", default=1, minimum=1) or 1
+    # The shared blocks are tied through Zamba2Model._tied_weights_keys, which transformers applies only while
+    # tie_word_embeddings holds: untied, every hybrid layer keeps a block of its own (block_id = its hybrid
+    # index % num_mem_blocks), with that block's adapter slots (one per hybrid index of the same residue)
+    tied = cfg.bool("tie_word_embeddings", default=True)
+    blocks = min(mem, uses) if tied else uses
     rank = cfg.int("adapter_rank", default=128) or 0
     attn_adapters = cfg.bool("use_shared_attention_adapter")
     shared = attention_linears(attn_in, nh, nkv, hd, qkv_bias=False, o_bias=False, out_dim=h)
@@ -155,7 +160,8 @@ def _zamba2(cfg: Cfg, b: Build) -> None:
         b.add(component, spec.params * blocks)
         shared_params += spec.params * blocks
     b.add("norms", (attn_in + h) * blocks)
-    adapters = uses * (rank * (h + 2 * inter) + (3 * 2 * rank * attn_in if attn_adapters else 0))
+    slots = uses if tied else sum(len(range(j % mem, uses, mem)) for j in range(uses))
+    adapters = slots * (rank * (h + 2 * inter) + (3 * 2 * rank * attn_in if attn_adapters else 0))
     b.add("adapters", adapters)
     b.node("model.shared_transformer", f"shared_block[x{blocks}, attn {attn_in}->{h}, mlp {inter}, "
                                        f"lora {rank} x{uses}]", shape)

@@ -91,3 +91,26 @@ def test_bert_generation_decoder_has_a_bare_lm_head_and_no_pooler_or_type_table(
     untied = dict(row["config"], tie_word_embeddings=False)
     h, vocab = untied["hidden_size"], untied["vocab_size"]
     assert analyze(untied).params.derived == row["params"] + vocab * h + vocab  # decoder weight and bias apart
+
+
+def test_untied_zamba2_gives_every_hybrid_layer_its_own_block_and_adapter_slots() -> None:
+    row = next(r for r in ZOO if r.get("model_type") == "zamba2" and r["overrides"])
+    cfg = row["config"]
+    uses = cfg["layers_block_type"].count("hybrid")
+    h, inter, rank, vocab = cfg["hidden_size"], cfg["intermediate_size"], cfg["adapter_rank"], cfg["vocab_size"]
+    assert analyze(cfg).params.derived == row["params"]
+    one_each = dict(cfg, num_mem_blocks=uses)
+    untied_one_each = dict(one_each, tie_word_embeddings=False)
+    # a block per hybrid layer already: untying adds only the LM head
+    assert analyze(untied_one_each).params.derived - analyze(one_each).params.derived == vocab * h
+    # one shared block untied: every layer's block keeps an adapter slot for each hybrid layer
+    adapter = rank * (h + 2 * inter) + 3 * 2 * rank * 2 * h
+    untied_one = dict(cfg, num_mem_blocks=1, tie_word_embeddings=False)
+    extra = analyze(untied_one).params.derived - analyze(untied_one_each).params.derived
+    assert extra == (uses * uses - uses) * adapter
+
+
+def test_kimi_linear_head_stays_untied_whatever_the_config_says() -> None:
+    row = next(r for r in ZOO if r.get("model_type") == "kimi_linear" and r["overrides"])
+    assert not row["config"]["tie_word_embeddings"]
+    assert analyze(dict(row["config"], tie_word_embeddings=True)).params.derived == row["params"]
