@@ -113,7 +113,8 @@ def _bart_moe(cfg: Cfg, dense: Layer, part: str, n: int, d: int, ffn: int) -> li
     return [sparse if step > 0 and (i + 1) % step == 0 else dense for i in range(n)]
 
 
-def _token_tables(mt: str, tied: bool, separate: bool, src_vocab: int, vocab: int) -> list[tuple[str, int]]:
+def _token_tables(mt: str, tied: bool, separate: bool, src_vocab: int, vocab: int,
+                  dec_vocab: int) -> list[tuple[str, int]]:
     """The token tables of a BART-like encoder-decoder, as transformers 5 builds them: a shared table
     (when the sides share one) and each side's own embed_tokens, which are one tensor only while
     tie_word_embeddings holds (modeling_utils.get_expanded_tied_weights_keys returns no ties otherwise).
@@ -126,7 +127,7 @@ def _token_tables(mt: str, tied: bool, separate: bool, src_vocab: int, vocab: in
         return [("encoder.embed_tokens", src_vocab), ("decoder.embed_tokens", vocab)]
     if tied:
         return [("shared", vocab)]
-    return [("shared", vocab), ("encoder.embed_tokens", vocab), ("decoder.embed_tokens", vocab)]
+    return [("shared", vocab), ("encoder.embed_tokens", vocab), ("decoder.embed_tokens", dec_vocab)]
 
 
 def _bart_layer(d: int, nh: int, ffn: int, *, cross: bool, k_bias: bool, attn_bias: bool = True) -> Layer:
@@ -172,9 +173,11 @@ def build_bart(cfg: Cfg, b: Build) -> None:
     # FSMT (src/tgt vocabularies) and Marian without shared embeddings: separate encoder and decoder tables
     separate = cfg.has("src_vocab_size") or not cfg.bool("share_encoder_decoder_embeddings", default=True)
     src_vocab = cfg.int("src_vocab_size", default=vocab, minimum=1) or vocab
-    if cfg.int("decoder_vocab_size", default=vocab, minimum=1) != vocab:
-        vocab = cfg.int("decoder_vocab_size", minimum=1) or vocab
-        separate = True
+    # Marian's decoder table has decoder_vocab_size rows; with shared embeddings the head and the tie follow
+    # vocab_size (MarianMTModel: target_vocab_size), so decoder_vocab_size counts only for an untied table
+    dec_vocab = cfg.int("decoder_vocab_size", default=vocab, minimum=1) or vocab
+    if separate:
+        vocab = dec_vocab
     decoder_only = cfg.architecture.endswith("ForCausalLM")
     tied = cfg.bool("tie_word_embeddings", default=mt not in _UNTIED_BY_DEFAULT)
     attn_bias = cfg.bool("use_bias", default=True)  # BigBird-Pegasus: bias-free attention projections
@@ -195,7 +198,7 @@ def build_bart(cfg: Cfg, b: Build) -> None:
         max_pos = cfg.int("max_target_positions", default=448) or 448
         pos_params = max_pos * d
     elif not decoder_only:
-        for name, rows in _token_tables(mt, tied, separate, src_vocab, vocab):
+        for name, rows in _token_tables(mt, tied, separate, src_vocab, vocab, dec_vocab):
             b.embed(name, rows, d, (seq, d))
         if enc_pos is not None and learned:
             b.embed("encoder.embed_positions", enc_pos, d, (seq, d), "position_embedding")

@@ -114,3 +114,9 @@ def test_kimi_linear_head_stays_untied_whatever_the_config_says() -> None:
     row = next(r for r in ZOO if r.get("model_type") == "kimi_linear" and r["overrides"])
     assert not row["config"]["tie_word_embeddings"]
     assert analyze(dict(row["config"], tie_word_embeddings=True)).params.derived == row["params"]
+
+
+def test_marian_shared_and_tied_ignores_a_different_decoder_vocab_size() -> None:
+    row = _row("marian", "MarianMTModel")
+    cfg = dict(row["config"], decoder_vocab_size=row["config"]["vocab_size"] + 150)
+    assert analyze(cfg).params.derived == row["params"]  # the decoder's table is tied to shared
