@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from hubwatch.pincheck.pins_pyvalues import NONE, Resolver, field_default
 from hubwatch.pincheck.pins_text import (
-    Found, Value, find_hf_urls, find_hub_urls, line_starts, locate, looks_like_repo, pair_keys,
+    AMBIGUOUS, Found, Value, find_hf_urls, find_hub_urls, line_starts, locate, looks_like_repo, pair_keys,
 )
 
 __all__ = ["LOADERS", "Loader", "scan_python"]
@@ -128,18 +128,34 @@ def _call_pins(node: ast.Call, r: Resolver) -> list[Found]:
     return found
 
 
-def _mapping_pins(pairs: dict[str, tuple[ast.expr, ast.expr]], r: Resolver) -> list[Found]:
+def _mapping_pins(pairs: dict[str, tuple[ast.expr, ast.expr]], r: Resolver, line: int | None = None) -> list[Found]:
     """A dict literal, `dict(...)` or class body naming a model and its revision (weak findings)."""
     found = []
     for key, rev_key in pair_keys(list(pairs)).items():
         key_node, value_node = pairs[key]
+        if rev_key == AMBIGUOUS:
+            continue
         repo = r.value(value_node)
         if repo is None or repo is NONE or not looks_like_repo(repo.text):
             continue
         revision, dynamic, span = _revision(r.value(pairs[rev_key][1]) if rev_key else None, False)
-        found.append(Found(value_node.lineno, repo.text, revision, "python", dynamic, span=span,
+        found.append(Found(line or value_node.lineno, repo.text, revision, "python", dynamic, span=span,
                            repo_span=repo.span, weak=True))
     return found
+
+
+def _record_pins(node: ast.Call, r: Resolver) -> list[Found]:
+    """A call that is no loader, read as a record of its keywords: `dict(model=…, revision=…)`, or a
+    model registry entry such as mteb's `ModelMeta(name="org/name", revision="<sha>")`, where `name`
+    names the repo when the call names no other model and gives a `revision` beside it. Only `dict(...)`
+    reports a model named with no revision: `completion(model="openai/gpt-4o")` names no hub repo."""
+    pairs = {kw.arg: (kw.value, kw.value) for kw in node.keywords if kw.arg}
+    found = _mapping_pins(pairs, r, node.lineno)
+    if not found and "name" in pairs and "revision" in pairs and not any(k in pairs for k in pair_keys(list(pairs))):
+        found = _mapping_pins({"model": pairs["name"], "revision": pairs["revision"]}, r, node.lineno)
+    if _call_name(node.func) == "dict":
+        return found
+    return [f for f in found if f.revision is not None or f.dynamic]
 
 
 def _lock_pins(node: ast.Dict, r: Resolver) -> list[Found]:
@@ -160,6 +176,14 @@ def _lock_pins(node: ast.Dict, r: Resolver) -> list[Found]:
     return found
 
 
+def _assigned(stmt: ast.stmt) -> list[tuple[ast.expr, ast.expr]]:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return [(stmt.targets[0], stmt.value)]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return [(stmt.target, stmt.value)]
+    return []
+
+
 def _str_pairs(keys: list[ast.expr | None], values: list[ast.expr]) -> dict[str, tuple[ast.expr, ast.expr]]:
     return {str(k.value): (k, v) for k, v in zip(keys, values) if isinstance(k, ast.Constant) and isinstance(k.value, str)}
 
@@ -176,11 +200,13 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
     resolver = Resolver(tree, lambda c: source.span(c, str(c.value)))
     ignored = _ignored_strings(tree)
     found: list[Found] = []
+    module: dict[str, tuple[ast.expr, ast.expr]] = {
+        t.id: (t, v) for stmt in tree.body for t, v in _assigned(stmt) if isinstance(t, ast.Name)
+    }  # MODEL_ID = …; MODEL_REVISION = …
+    found += _mapping_pins(module, resolver)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            found += _call_pins(node, resolver)
-            if isinstance(node.func, ast.Name) and node.func.id == "dict":
-                found += _mapping_pins({kw.arg: (kw.value, kw.value) for kw in node.keywords if kw.arg}, resolver)
+            found += _call_pins(node, resolver) if _specs(node) is not None else _record_pins(node, resolver)
         elif isinstance(node, ast.Dict):
             found += _mapping_pins(_str_pairs(node.keys, node.values), resolver) + _lock_pins(node, resolver)
         elif isinstance(node, ast.ClassDef):

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from typing import Callable, Mapping, Sequence
 
 from hubwatch.pincheck.pins_shwords import Reader, Script, Word, cut, logical_lines
-from hubwatch.pincheck.pins_text import DYN, Found, Value, find_hub_urls, line_starts, looks_like_repo, pair_keys
+from hubwatch.pincheck.pins_text import AMBIGUOUS, DYN, Found, Value, find_hub_urls, line_starts, looks_like_repo, pair_keys
 
 __all__ = ["Script", "scan_notebook_shell", "scan_shell"]
 
@@ -212,7 +212,7 @@ def pair_variables(script: Script, line_of: Callable[[int], int]) -> list[Found]
     pairs = pair_keys(list(script.assigned))
     for name, rev_name in pairs.items():
         value, at = script.assigned[name]
-        if name in script.used or not looks_like_repo(value.text):
+        if rev_name == AMBIGUOUS or name in script.used or not looks_like_repo(value.text):
             continue
         rev = script.assigned[rev_name][0] if rev_name else None
         dynamic = rev is not None and (rev.is_dynamic or not rev.text)

@@ -9,6 +9,7 @@ from typing import Any, Iterator, Sequence
 from urllib.parse import unquote
 
 __all__ = [
+    "AMBIGUOUS",
     "DYN",
     "Found",
     "MODEL_KEYS",
@@ -173,18 +174,23 @@ def _prefixed(key: str) -> tuple[str, str] | None:
     return None
 
 
+AMBIGUOUS = ""  # pair_keys: a revision two models could own; neither gets it, and neither is reported
+
+
 def pair_keys(keys: Sequence[str]) -> dict[str, str | None]:
     """Which of a mapping's keys name a model, and which sibling key holds each one's revision.
 
     Keys are compared in snake case. A plain model key (`model`, `model_id`, …) takes the sibling
     revision keys it always did; a prefixed one (`embedding_model`, `HF_MODEL_ID`) takes
     `<prefix>revision`, `<prefix>model_revision` or `<key>_revision`, and a bare `revision` only
-    when it is the mapping's one model key: a revision is never given to a model it may not belong to.
+    when it is the mapping's one model key. A revision two model keys could own (`model` and
+    `model_repository` beside one `model_revision`) is AMBIGUOUS: a revision is never given to a
+    model it may not belong to (a model and its tokenizer still share one `revision`).
     """
     normal = {norm_key(k): k for k in keys}
     models = {n: k for n, k in normal.items() if _prefixed(n) is not None and not n.startswith("served_")}
-    out: dict[str, str | None] = {}
-    for n, original in models.items():
+    chosen: dict[str, str | None] = {}
+    for n in models:
         prefix, suffix = _prefixed(n) or ("", n)
         if n in MODEL_KEYS or not prefix:
             candidates = list(revision_keys(n))
@@ -193,7 +199,14 @@ def pair_keys(keys: Sequence[str]) -> dict[str, str | None]:
             candidates = [f"{n}_revision", f"{prefix}{kind}_revision", f"{prefix}revision", f"{prefix}rev"]
             if len(models) == 1:
                 candidates += list(revision_keys(suffix))
-        out[original] = next((normal[c] for c in candidates if c in normal and c not in models), None)
+        chosen[n] = next((c for c in candidates if c in normal and c not in models), None)
+    out: dict[str, str | None] = {}
+    for n, rev in chosen.items():
+        rivals = [m for m, r in chosen.items() if r == rev and m != n]
+        shared = n in MODEL_KEYS and all(m in MODEL_KEYS for m in rivals) and \
+            sum(not m.startswith("tokenizer") for m in [n, *rivals]) <= 1  # a model and its tokenizer
+        own = not rivals or shared
+        out[models[n]] = (normal[rev] if own else AMBIGUOUS) if rev is not None else None
     return out
 
 

@@ -10,7 +10,7 @@ import yaml
 
 from hubwatch.pincheck.pins_shell import scan_shell
 from hubwatch.pincheck.pins_text import (
-    Found, Value, find_hf_urls, line_starts, locate, looks_like_repo, norm_key, pair_keys,
+    AMBIGUOUS, Found, Value, find_hf_urls, line_starts, locate, looks_like_repo, norm_key, pair_keys,
 )
 
 __all__ = ["scan_yaml"]
@@ -102,7 +102,7 @@ def _pairs(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], weak: bool) ->
     found = []
     for key, rev_key in pair_keys(list(values)).items():
         node, repo = values[key]
-        if _scalar(node) is None or not looks_like_repo(repo.text.strip()):
+        if rev_key == AMBIGUOUS or _scalar(node) is None or not looks_like_repo(repo.text.strip()):
             continue
         rev = values[rev_key][1] if rev_key else None
         if rev_key and _scalar(values[rev_key][0]) is None and not isinstance(values[rev_key][0], yaml.ScalarNode):

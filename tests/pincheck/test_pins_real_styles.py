@@ -41,6 +41,8 @@ def pins(text: str, name: str) -> list[tuple[int, str, str | None, str]]:
         ('SentenceTransformer("o/n", revision=sys.argv[1])\n', (1, "o/n", None, "dynamic")),
         (f'R = "{S}"\nu = f"https://huggingface.co/o/n/resolve/{{R}}/config.json"\n', (2, "o/n", S, "commit")),
         ('LOCK = {"o/n": "ddddddd"}\n', (1, "o/n", "ddddddd", "commit")),
+        (f'meta = ModelMeta(\n    name="o/n",\n    revision="{S}",\n)\n', (1, "o/n", S, "commit")),  # mteb's registry
+        ('cfg = ServeConfig(model_id="o/n", revision="eeeeeee")\n', (1, "o/n", "eeeeeee", "commit")),
     ],
 )
 def test_python_follows_values_within_the_file(source: str, expected: tuple[int, str, str | None, str]) -> None:
@@ -50,6 +52,12 @@ def test_python_follows_values_within_the_file(source: str, expected: tuple[int,
 def test_vllm_model_and_tokenizer_revisions() -> None:
     found = pins('LLM(model="o/n", revision="bbbbbbb", tokenizer="o/tok", tokenizer_revision="ccccccc")\n', "x.py")
     assert found == [(1, "o/n", "bbbbbbb", "commit"), (1, "o/tok", "ccccccc", "commit")]
+
+
+def test_a_record_name_is_a_repo_only_beside_a_revision() -> None:
+    assert pins('Person(name="o/n")\nRecord(name="o/n", model="p/q", revision="abcdef1")\n', "x.py") == \
+        [(2, "p/q", "abcdef1", "commit")]
+    assert pins('completion(model="openai/gpt-4o")\n', "x.py") == []  # a provider's model, no hub pin
 
 
 def test_load_dataset_is_not_a_model_pin() -> None:

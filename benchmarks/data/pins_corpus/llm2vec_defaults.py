@@ -1,0 +1,7 @@
+DEFAULT_BASE_MODEL = "McGill-NLP/LLM2Vec-Meta-Llama-3-8B-Instruct-mntp"
+DEFAULT_PEFT_MODEL = "McGill-NLP/LLM2Vec-Meta-Llama-3-8B-Instruct-mntp-supervised"
+DEFAULT_FOUNDATION_MODEL = "meta-llama/Meta-Llama-3-8B-Instruct"
+DEFAULT_FOUNDATION_MODEL_REVISION = "8afb486c1db24fe5011ec46dfbe5b5dccdb575c2"
+DEFAULT_BASE_MODEL_REVISION = "31474e395ada192e8ed1586db6be79fb3b70c9c0"
+DEFAULT_PEFT_MODEL_REVISION = "baa8ebf04a1c2500e61288e7dad65e8ae42601a7"
+DEFAULT_STUDENT_PATH = "artifacts/minilm-ardy-core40"
