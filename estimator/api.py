@@ -14,7 +14,7 @@ from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.spec import ModelSpec
 from hubwatch.estimator.structure import NodeList, Structure
-from hubwatch.estimator.support import Support, assess
+from hubwatch.estimator.support import UNSUPPORTED, Support, assess
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
 
@@ -95,6 +95,8 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
     except (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError) as exc:
         raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc
     support = assess(config, reads, b.guesses)
+    if support.level == UNSUPPORTED:
+        raise ConfigError(support.key, support.reason)
     derived = sum(b.components.values())
     active = derived - b.inactive
     text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") if family == "composite" else None
