@@ -11,11 +11,12 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.idempotent import insert_ignoring
 from hubwatch.storage.notify import enqueue_restore, enqueue_rewrite
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import RepoId, is_commit_sha
+from hubwatch.domain.records import AdvisoryRecord, RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
 from hubwatch.storage.summaries import bump_versions
 from hubwatch.storage.tables import HISTORY_RESTORES, HISTORY_REWRITES, REPOS, REVISIONS
@@ -28,12 +29,14 @@ __all__ = ["move_head", "off_main_branch", "recent_restores", "recent_rewrites",
 
 
 def record_rewrite(
-    conn: Connection, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime
+    conn: Connection, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime,
+    advisories: Sequence[AdvisoryRecord] = (),
 ) -> bool:
     """Record that upstream moved from `old_head` to `new_head`, dropping `dropped` (stored shas).
 
     When `new_head` is stored, it becomes the repo's head (a push that only removed commits).
-    False, writing nothing, when the repo's latest rewrite is this same one (a repeated poll).
+    `advisories` (the caller's records the rewrite changes) are upserted in the same transaction.
+    False, writing no rewrite, when the repo's latest rewrite is this same one (a repeated poll).
     """
     for what, sha in (("old head", old_head), ("new head", new_head), *(("dropped revision", s) for s in dropped)):
         if not is_commit_sha(sha):
@@ -48,6 +51,7 @@ def record_rewrite(
         .order_by(HISTORY_REWRITES.c.id.desc())
         .limit(1)
     ).first()
+    upsert_advisories(conn, advisories, at)
     if latest is not None and (latest.old_head, latest.new_head) == (old_head, new_head):
         return False
     # One row per (repo, old head, new head) is a constraint: a concurrent poll that recorded the
@@ -67,9 +71,12 @@ def record_rewrite(
     return bool(inserted)
 
 
-def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime) -> bool:
+def move_head(
+    conn: Connection, repo: RepoId, sha: str, at: datetime, advisories: Sequence[AdvisoryRecord] = ()
+) -> bool:
     """Make the stored revision `sha` the repo's head (upstream went back to commits it had
-    dropped, nothing new); False when `sha` is not stored or is the head already.
+    dropped, nothing new); False when `sha` is not stored or is the head already. `advisories`
+    (the caller's records the move changes) are upserted in the same transaction when it moves.
 
     The stored revisions this puts back on the main line (dropped by a recorded force-push, now
     ancestors of the head again) are recorded as a restore (`restores`) and announced in the same
@@ -86,6 +93,7 @@ def move_head(conn: Connection, repo: RepoId, sha: str, at: datetime) -> bool:
     )
     if not result.rowcount:
         return False
+    upsert_advisories(conn, advisories, at)
     if off_before and old_head is not None:
         back = off_before - _off_main_branch(conn, repo_id)[0]
         if back:

@@ -224,16 +224,22 @@ class Store(Transactions):
         return self._write(lambda c: revisions.save_estimate(c, repo, sha, version, data, self._clock()))
 
     def record_rewrite(
-        self, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime
+        self, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime,
+        advisories: Sequence[AdvisoryRecord] = (),
     ) -> bool:
         """Record a force-push (stored revisions `dropped` from the main branch); when `new_head` is
-        stored it becomes `head()`. False when it repeats the repo's latest recorded rewrite."""
-        return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at))
+        stored it becomes `head()`; `advisories` upserted in the same transaction. False when it
+        repeats the repo's latest recorded rewrite."""
+        return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at, advisories))
 
-    def move_head(self, repo: RepoId, sha: str, at: datetime | None = None) -> bool:
+    def move_head(
+        self, repo: RepoId, sha: str, at: datetime | None = None, advisories: Sequence[AdvisoryRecord] = ()
+    ) -> bool:
         """Make the stored revision `sha` the head (upstream is back on commits it had dropped); the
-        revisions it puts back on the main line are announced to subscribers, dated `at` (now)."""
-        return self._write(lambda c: rewrites.move_head(c, repo, sha, at if at is not None else self._clock()))
+        revisions it puts back on the main line are announced to subscribers, dated `at` (now);
+        `advisories` upserted in the same transaction when it moves."""
+        when = at if at is not None else self._clock()
+        return self._write(lambda c: rewrites.move_head(c, repo, sha, when, advisories))
 
     def off_main_branch(self, repo: RepoId) -> frozenset[str]:
         """Stored revisions a force-push dropped that are not ancestors of the head (again)."""

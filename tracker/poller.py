@@ -21,6 +21,7 @@ from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabl
 from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
 from hubwatch.tracker.hubstate import StoreWindow, clear_token_problem, record_token_problem
 from hubwatch.tracker.pipeline import ProcessedRevision, history_rewrite_change, load_baseline, process_revision
+from hubwatch.tracker.rewound import after_head_move, after_rewrite, settle_off_main_line
 
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
@@ -153,10 +154,14 @@ def poll_repo(
             dropped = [sha for sha in store.ordered_shas(repo) if sha not in upstream]
             extra = [history_rewrite_change(dropped)] if dropped else []
             if dropped and stored_head is not None:
-                store.record_rewrite(repo, stored_head.sha, head, dropped, now())
+                # Updates raised at the dropped commits are withdrawn in the same transaction.
+                at = now()
+                store.record_rewrite(repo, stored_head.sha, head, dropped, at, after_rewrite(store, repo, dropped, at))
         new = [c for c in commits if c.sha not in known]
         if not new and not dropped and head in known:
-            store.move_head(repo, head, now())  # upstream is back on commits stored before (a push restored them)
+            # Upstream is back on commits stored before (a push restored them): their updates return.
+            at = now()
+            store.move_head(repo, head, at, after_head_move(store, repo, head, at))
         baseline_sha = new[0].parent if new and new[0].parent in known else None
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
@@ -180,6 +185,8 @@ def poll_repo(
                 if result.saved:
                     saved.append(revision.sha)
                 baseline = result.baseline
+        if saved and stored_head is not None and new and new[0].parent != stored_head.sha and new[0].parent in known:
+            settle_off_main_line(store, repo, now())  # new commits on a dropped one: it is back on the line
         store.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         if saved:

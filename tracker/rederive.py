@@ -18,6 +18,7 @@ from hubwatch.advisories.reconcile import ADVISORY_MODEL, reconcile, renamed_wit
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, RepoId
 from hubwatch.tracker.estimating import estimate_change
+from hubwatch.tracker.rewound import settle_off_main_line
 from hubwatch.tracker.pipeline import Baseline, empty_snapshot, history_rewrite_change, load_baseline
 
 if TYPE_CHECKING:
@@ -100,6 +101,8 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
     records += renamed_withdrawn(published, store.canonical_id(repo) or repo, now)
     if replaced or records:
         store.replace_derived(repo, replaced, records)
+    # Updates raised at commits a force-push dropped are withdrawn (and those back on the line published).
+    records += settle_off_main_line(store, repo, now)
     return RederiveResult(len(replaced), records)
 
 

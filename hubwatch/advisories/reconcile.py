@@ -32,7 +32,8 @@ from hubwatch.domain.times import rfc3339
 __all__ = ["ADVISORY_MODEL", "reconcile", "renamed_withdrawn"]
 
 # 1: risk/fix (every neutral change a risk); 2: issue 9's hazards and updates, moves, hazard keys;
-# 3: what a first stored revision carries is a baseline hazard record (issue 31).
+# 3: what a first stored revision carries is a baseline hazard record, and updates raised at commits
+# a force-push dropped are withdrawn (issue 31).
 ADVISORY_MODEL = 3
 
 
