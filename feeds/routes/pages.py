@@ -25,7 +25,7 @@ from hubwatch.feeds.routes.listing import index_filter, listing
 from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, repo_state, require_known
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.families import Families
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.summaries import RepoSummary
@@ -123,6 +123,7 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
     if cursor is not None:
         first = ctx.store.history_page(repo, limit=1)[0]
         newest = max(first, key=lambda e: e.position, default=None)
+    newest = _at_head(ctx, repo, newest, ctx.store.head(repo))
     head = _head_standing(ctx, repo, newest.revision.sha if newest is not None else None)
     verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
     older_url = f"{ctx.base_url}/models/{repo}.md?before={older[0]}.{older[1]}" if older is not None else None
@@ -142,7 +143,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
     state = repo_state(ctx.store, repo)
     if not entries and state is None and cursor is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
-    newest = entries[0] if entries and cursor is None else None
+    newest: HistoryEntryLike | None = entries[0] if entries and cursor is None else None
     newer: str | None = None  # the rel=prev link's query ("" for the newest page)
     if cursor is not None:
         first, _ = ctx.store.history_page(repo, limit=1)
@@ -151,6 +152,8 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         if exists:
             newer = f"?before={newer_cursor[0]}.{newer_cursor[1]}" if newer_cursor is not None else ""
     rewrites = ctx.store.rewrites(repo)
+    if rewrites:  # upstream rewound: the newest stored revision need not be its head
+        newest = _at_head(ctx, repo, newest, ctx.store.head(repo))
     summary = ctx.store.summary(repo)  # the count, and the version whole-history results are kept by
     charts = per_version(
         ctx.store, summary, "charts", lambda: history_charts(ctx.store.estimate_series(repo, CHART_POINTS))
@@ -176,6 +179,17 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "in_family": Families(ctx.store.engine, ctx.clock).in_family(repo),  # the family page link
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)
+
+
+def _at_head(
+    ctx: AppContext, repo: RepoId, newest: HistoryEntryLike | None, head: RevisionRecord | None
+) -> HistoryEntryLike | None:
+    """The entry the verdict, the headline and the estimate panel describe: the recorded head's.
+    After a force-push back to older commits the newest stored revision is a dropped one; the
+    page names the revision upstream is at (`newest` when that is the head, or nothing is known)."""
+    if newest is None or head is None or head.sha == newest.revision.sha:
+        return newest
+    return ctx.store.revision(repo, head.sha) or newest
 
 
 def _head_standing(
