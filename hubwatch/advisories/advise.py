@@ -136,7 +136,7 @@ def plan_advisories(
         if record.id in updated:
             results.append(_finish_update(record, updated[record.id], revision, hub_url, web, new_ids))
     for reopen in (e for e in entries if e.reverts and e.direction in new_ids and e.severity.rank >= minimum):
-        _link_related(results, earlier, reopen.reverts or "", new_ids[reopen.direction], revision, hub_url, web)
+        _link_related(results, earlier, reopen, new_ids[reopen.direction], revision, hub_url, web)
     for record in results:
         validate_osv(record.osv)
     return results
@@ -328,13 +328,16 @@ def _finish_update(
 def _link_related(
     results: list[AdvisoryRecord],
     earlier: Iterable[AdvisoryRecord],
-    fix_id: str,
+    reopen: _Entry,
     new_id: str,
     revision: RevisionRecord,
     hub: str,
     web: str,
 ) -> None:
-    """Make `related` symmetric: the reverted update advisory points at the record that undid it."""
+    """Make `related` symmetric: the reverted update advisory points at the record that undid it,
+    and each of its changes `reopen` puts back is marked `undone_in` (so its text can say when
+    only part of the update was undone)."""
+    fix_id = reopen.reverts or ""
     for i, record in enumerate(results):
         if record.id == fix_id:
             break
@@ -347,7 +350,12 @@ def _link_related(
         i = len(results) - 1
     osv = copy.deepcopy(record.osv)
     related = set(osv.get("related", []))
-    if new_id in related:
+    marked = False
+    for item in osv["database_specific"].get("changes", []):
+        if not item.get("undone_in") and undoes(reopen.change, item):
+            item["undone_in"] = revision.sha
+            marked = True
+    if new_id in related and not marked:
         return
     osv["related"] = sorted(related | {new_id})
     osv["database_specific"]["reverted_by"] = revision.sha

@@ -49,6 +49,21 @@ def _delta_lines(delta: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _undone_line(ds: Mapping[str, Any]) -> str:
+    """What upstream undid of an update: all of it, or which part (the rest stands)."""
+    sha = str(ds["reverted_by"])[:12]
+    undoable = [c for c in ds.get("changes", []) if c.get("path") != "estimate"]
+    undone = [c for c in undoable if c.get("undone_in")]
+    if not undone or len(undone) == len(undoable):  # records written before per-change marks: all
+        return f"Upstream undid this update in `{sha}`; see the related advisory."
+    standing = [c for c in undoable if not c.get("undone_in")]
+    rest = ", ".join(f"{c['severity']} {_code(c['path'])}" for c in standing)
+    return (
+        f"Upstream undid part of this update in `{sha}` ({len(undone)} of {len(undoable)} changes); "
+        f"the rest stands: {rest}. See the related advisory."
+    )
+
+
 def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: str) -> str:
     """Markdown a person reads: the commit, each change with severity, estimate deltas, status."""
     sha = str(ds["commit"])
@@ -60,6 +75,8 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
         line = f"- **{item['severity']}** {_code(item['kind'])} {_code(item['path'])}: {clean_line(item['summary'])}"
         if item.get("reverted_by"):
             line += f" — removed upstream in `{str(item['reverted_by'])[:12]}`"
+        if item.get("undone_in"):
+            line += f" — undone upstream in `{str(item['undone_in'])[:12]}`"
         if item.get("reverts"):
             line += f" — undoes the update of {_code(item['reverts'])}"
         lines.append(line)
@@ -75,6 +92,6 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
     else:
         lines.append(f"**Hazard.** Revision `{sha[:12]}` and every later revision carry it, until upstream removes it.")
     if ds.get("reverted_by"):
-        lines.append(f"Upstream undid this update in `{str(ds['reverted_by'])[:12]}`; see the related advisory.")
+        lines.append(_undone_line(ds))
     lines += ["", f"Diff: {web_url}/models/{repo.org}/{repo.name}/revisions/{sha}"]
     return "\n".join(lines)

@@ -146,6 +146,29 @@ def test_undoing_an_update_is_advised_by_its_own_meaning_and_linked() -> None:
     assert hazard.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(5)}]
 
 
+def test_undoing_part_of_an_update_says_which_part_stands() -> None:
+    """Issue 31: one update brought a high pad_token fix and a low use_fast change; upstream put
+    back only use_fast. The update's text must not say upstream undid it: the pad_token change stands."""
+    db = Upserts()
+    pad = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "tokenizer_config.json", "pad_token", None, "<pad>", "update")
+    fast = ch(Kind.TOKENIZER, Severity.LOW, "tokenizer_config.json", "use_fast", True, False, "update")
+    [update] = db.apply(2, [pad, fast])
+    back = ch(Kind.TOKENIZER, Severity.LOW, "tokenizer_config.json", "use_fast", False, True, "update")
+    out = {r.id: r for r in db.apply(3, [back])}
+    old = out[update.id]
+    details = old.osv["details"]
+    assert "Upstream undid this update" not in details
+    assert f"Upstream undid part of this update in `{sha(3)[:12]}` (1 of 2 changes)" in details
+    assert "the rest stands: high `tokenizer_config.json:pad_token`" in details
+    marks = {c["path"]: c.get("undone_in") for c in old.osv["database_specific"]["changes"]}
+    assert marks == {"tokenizer_config.json:pad_token": None, "tokenizer_config.json:use_fast": sha(3)}
+    # putting pad_token back too: now the whole update is undone, and said so
+    pad_back = ch(Kind.SPECIAL_TOKENS, Severity.HIGH, "tokenizer_config.json", "pad_token", "<pad>", None, "update")
+    whole = {r.id: r for r in db.apply(4, [pad_back])}[update.id]
+    assert "Upstream undid this update in" in whole.osv["details"]
+    assert "part of this update" not in whole.osv["details"]
+
+
 def test_modified_strictly_increases_even_with_out_of_order_commit_dates() -> None:
     db = Upserts()
     [opened] = db.apply(2, [ADD_PICKLE], days=10)
