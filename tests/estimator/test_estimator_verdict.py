@@ -1,0 +1,59 @@
+"""What a reader is told beside the numbers: the support level in words, and a "does not fit" that names the
+term that breaks the card's budget (the largest alone, or the one whose addition passes it)."""
+
+from __future__ import annotations
+
+from hubwatch.estimator.estimate_parts import MethodMemory
+from hubwatch.estimator.support import Support
+from hubwatch.estimator.verdict import fit_verdict, support_words
+
+
+def _memory(terms: dict[str, float], overhead: float = 0.5, headroom: float = 1.15) -> MethodMemory:
+    peak = sum(terms.values())
+    return MethodMemory("lora", 2048, 1, peak, peak * headroom + overhead, tuple(terms.items()), "backward", (),
+                        1000, overhead, headroom)
+
+
+def test_support_in_words_says_the_level_its_reasons_and_the_bound() -> None:
+    modelled = support_words(Support("modelled"))
+    assert modelled is not None and modelled.reasons == ()
+    assert modelled.text == "modelled — every mechanism the config describes is read; expected within 1%"
+    approx = support_words(Support("approximate", ("model_type doge has no profile",)))
+    assert approx is not None
+    assert approx.text == "approximate — model_type doge has no profile; expected within 25%"
+    assert approx.to_json() == {"level": "approximate", "reasons": ["model_type doge has no profile"],
+                                "bound": "expected within 25%", "text": approx.text}
+    gone = support_words(Support.unsupported("the sub-config vision_config describes a part no builder models",
+                                             "vision_config"))
+    assert gone is not None and gone.level == "unsupported"
+    assert gone.text.startswith("unsupported — the sub-config vision_config") and gone.text.endswith("no number")
+    keyed = support_words(Support.unsupported("no hidden size", "hidden_size"))
+    assert keyed is not None and keyed.reasons == ("no hidden size (key hidden_size)",)
+    assert support_words(None) is None
+
+
+def test_a_term_that_alone_passes_the_budget_is_named() -> None:
+    v = fit_verdict(_memory({"weights": 26.9, "activations": 2.0, "logits": 0.5}), "L4", 24)
+    assert not v.fits and v.term == "weights" and v.crossing == ""
+    assert abs(v.budget_gb - (24 - 0.5) / 1.15) < 1e-9
+    assert v.line == "does not fit on L4 (24 GB): weights is 26.9 GB of a 20.4 GB budget"
+    assert v.to_json()["term"] == "weights" and v.to_json()["fits"] is False
+
+
+def test_otherwise_the_largest_and_the_term_whose_addition_passes_it() -> None:
+    v = fit_verdict(_memory({"weights": 13.5, "optimizer_states": 1.0, "activations": 9.3}), "L4", 24)
+    assert not v.fits and v.term == "weights" and v.crossing == "activations"
+    assert v.line == ("does not fit on L4 (24 GB): weights is 13.5 GB of a 20.4 GB budget; adding activations "
+                      "(9.3 GB) passes it (peak 23.8 GB)")
+
+
+def test_a_fit_says_what_it_needs() -> None:
+    v = fit_verdict(_memory({"weights": 13.5, "activations": 2.0}), "A100-40GB", 40)
+    assert v.fits and v.line.startswith("fits on A100-40GB (40 GB): needs 18.3 GB")
+    assert v.to_json()["crossing"] is None
+
+
+def test_the_verdict_agrees_with_the_fit_rule_at_the_edge() -> None:
+    memory = _memory({"weights": 20.0})
+    assert fit_verdict(memory, "edge", memory.required_gb).fits
+    assert not fit_verdict(memory, "edge", memory.required_gb - 0.01).fits
