@@ -15,6 +15,7 @@ from hubwatch.feeds.context import AppContext, org_from_path
 from hubwatch.feeds.errors import bad_request
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity
 from hubwatch.storage.index import IndexFilter
+from hubwatch.storage.values import FeedItem
 
 __all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_since"]
 
@@ -86,7 +87,13 @@ def listing(
         states = ctx.store.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
     shown = states[:PAGE_SIZE]
     latest = ctx.store.latest_matching([s.repo for s in shown], f)
-    rows = [{"state": state, "latest": latest.get(state.repo)} for state in shown]
+    # with a change filter on, the column is the newest *matching* change: say so, and name a newer
+    # change that the filter hides (one more query, only then) so the row never reads as the latest
+    newest = ctx.store.latest_changes([s.repo for s in shown]) if f.on_changes else latest
+    rows = [
+        {"state": state, "latest": latest.get(state.repo), "newer": _newer(latest.get(state.repo), newest.get(state.repo))}
+        for state in shown
+    ]
     filtered = bool(f.q) or f.on_changes or (f.org is not None and not org_page)
     context: dict[str, Any] = {
         "rows": rows,
@@ -98,8 +105,16 @@ def listing(
         "org": f.org if org_page else None,
         "filter": f,
         "filtered": filtered,
+        "matching_column": f.on_changes,
         "kinds": [k.value for k in Kind],
         "severities": [s.value for s in Severity],
         "token_problem": TokenProblem.loads(ctx.store.meta(TOKEN_KEY)),
     }
     return ctx.templates.TemplateResponse(request, "index.html", context)
+
+
+def _newer(matching: FeedItem | None, newest: FeedItem | None) -> FeedItem | None:
+    """The repo's newest change when it is not the matching one shown (a filter hides it)."""
+    if newest is None or (matching is not None and matching.revision.sha == newest.revision.sha):
+        return None
+    return newest

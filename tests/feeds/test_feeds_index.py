@@ -87,14 +87,32 @@ def test_most_severe_change_first_and_hazards_never_folded(client: TestClient, f
     assert "k3 1 → 2" not in row
 
 
-def test_index_takes_the_same_queries_filtered_or_not(  # type: ignore[no-untyped-def]
+def test_index_takes_a_fixed_number_of_queries_filtered_or_not(  # type: ignore[no-untyped-def]
     client: TestClient, feeds_store: Store, seeded: Seeded, count_selects
 ) -> None:
+    query = "/?q=llama&kind=pickle&severity=high&since=2023-07-01"
     with count_selects(feeds_store) as plain:
         assert client.get("/").status_code == 200
+    with count_selects(feeds_store) as few:
+        assert client.get(query).status_code == 200
     for i in range(30):
         feeds_store.watch(RepoId("bulk", f"llama{i:02d}"))
     with count_selects(feeds_store) as filtered:
-        html = client.get("/?q=llama&kind=pickle&severity=high&since=2023-07-01").text
+        html = client.get(query).text
     assert _listed(html) == {str(LLAMA3)}
-    assert len(filtered) == len(plain) <= 6
+    assert len(plain) <= 6
+    # a change filter adds one fixed lookup (each row's newest change, to name one the filter hides)
+    assert len(filtered) == len(few) <= len(plain) + 3
+
+
+def test_a_change_filter_labels_the_column_and_names_a_newer_change(client: TestClient, seeded: Seeded) -> None:
+    """Issue 31: with a filter on, the column shows the newest *matching* change; it must not read
+    as the repo's latest change when a newer one exists."""
+    html = client.get("/?kind=chat_template").text
+    assert "Latest matching change" in html and "<th>Latest change</th>" not in html
+    row = html[html.index(f'href="/models/{LLAMA2}"'):html.index("</tr>", html.index(f'href="/models/{LLAMA2}"'))]
+    assert f'/models/{LLAMA2}/revisions/{seeded.shas[LLAMA2][1]}"' in row  # the matching one
+    newest = seeded.shas[LLAMA2][-1]
+    assert "newer change, not matching" in row and f'/models/{LLAMA2}/revisions/{newest}"' in row
+    plain = client.get("/").text
+    assert "<th>Latest change</th>" in plain and "newer change, not matching" not in plain
