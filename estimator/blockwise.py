@@ -64,5 +64,7 @@ def build_blockwise(cfg: Cfg, b: Build) -> None:
     b.add("norms", h)
     b.node("backbone.norm_f", "norm[rms]", shape)
     b.final_norm = True
-    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings"), bias=False,
-             family="decoder")
+    # NemotronHForCausalLM keeps lm_head apart from the embeddings whatever tie_word_embeddings says (transformers
+    # 5.24.0 on the meta device: 1,968,355,712 parameters at the defaults, tied or not)
+    tie = cfg.bool("tie_word_embeddings") and cfg.model_type != "nemotron_h"
+    add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=tie, bias=False, family="decoder")

@@ -238,7 +238,9 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
     elif kind in ("mlm", "pretrain", "lm"):
         out = cfg.int("output_embedding_size", default=emb if mt in ("albert", "electra", "convbert") else h,
                     minimum=1) or h  # ConvBERT: generator_predictions maps to embedding_size
-        untied = not cfg.bool("tie_word_embeddings", default=True)
+        # A decoder wider than the word table cannot share it (RemBERT: 256-wide input embeddings, a 1664-wide
+        # output layer): transformers 5.24.0 builds it as its own matrix whatever tie_word_embeddings says
+        untied = not cfg.bool("tie_word_embeddings", default=True) or out != emb
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
         if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet", "squeezebert"):  # their MLM models keep the pooler

@@ -14,6 +14,7 @@ from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.gemma3n import GEMMA3N_TYPES, build_gemma3n
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
+from hubwatch.estimator.hrm import build_hrm_text
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.mobilebert import build_mobilebert
 from hubwatch.estimator.prophetnet import build_prophetnet
@@ -110,6 +111,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_gemma3n(cfg, b)
     elif mt == "cpmant":
         build_cpmant(cfg, b)
+    elif mt == "hrm_text":
+        build_hrm_text(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hubwatch.estimator.blocks import Layer, ffn_linears, lin
@@ -24,9 +25,13 @@ class MoE:
 
 def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
     """The sparse feed-forward block a config describes, or None for a dense model."""
+    if cfg.has("is_moe") and not cfg.bool("is_moe"):  # Doge: num_experts sizes a CDMoE that is_moe switches off
+        return None
     experts = cfg.concept("experts", minimum=0)
     if not experts or experts <= 1:
         return None
+    if cfg.model_type == "doge":
+        return _cdmoe(cfg, h, ffn, experts)
     top_k = cfg.concept("experts_per_tok", default=2, minimum=1) or 1
     inter = cfg.concept("expert_ffn", default=ffn, minimum=1) or ffn
     biased = cfg.model_type == "gpt_oss"
@@ -49,6 +54,19 @@ def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
     # a per-expert routing bias stored as a parameter (ERNIE 4.5's statistics, AFMoE's expert_bias)
     extra = experts if cfg.model_type.startswith(("ernie4_5_moe", "afmoe")) else 0
     return MoE(experts, top_k, inter, linears, extra, f"moe[{min(top_k, experts)} of {experts} x {inter}{shared_note}]")
+
+
+def _cdmoe(cfg: Cfg, h: int, ffn: int, experts: int) -> MoE:
+    """Doge's DogeCDMoE (transformers models/doge): a shared gated MLP at intermediate_size, a router to
+    2 x floor(sqrt(num_experts)) product keys, and each expert a row of two embedding tables (down_embed, up_embed)."""
+    top_k = cfg.concept("experts_per_tok", default=2, minimum=1) or 1
+    keys = math.isqrt(experts)
+    bias = cfg.bool("mlp_bias")
+    linears = ffn_linears(h, ffn, gated=True, bias=bias, component="shared_experts")
+    linears += [("router", lin("router_gate", h, 2 * keys)),
+                ("experts", lin("down_embed", h, 1, count=experts, active=min(top_k, experts))),
+                ("experts", lin("up_embed", h, 1, count=experts, active=min(top_k, experts)))]
+    return MoE(experts, top_k, 1, linears, 0, f"cdmoe[{min(top_k, experts)} of {experts} rows +shared {ffn}]")
 
 
 def moe_layers(cfg: Cfg, n: int, moe: MoE) -> list[bool]:

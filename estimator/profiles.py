@@ -56,6 +56,7 @@ PROFILES: dict[str, DecoderProfile] = {
     "ctrl": _P(norm="ln", qkv_bias=True, o_bias=True, mlp_bias=True, gated=False, tie=True, positions="none",
                lm_head_bias=True, names=("Wq", "Wk", "Wv", "dense", "ffn.0", "ffn.0", "ffn.2")),
     "afmoe": _P(layer_norms=4, qk_norm="head", attn_gate=True),  # its attention output gate: an h→heads linear
+    "hrm_text": _P(norm="none", attn_gate=True),  # estimator/hrm.py: weightless norms, a sigmoid gate per head
     "olmo_hybrid": _P(qk_norm="full"), "kimi_linear": _P(), "minimax": _P(), "jetmoe": _P(tie=True),
     "gemma": _P(tie=True), "gemma2": _P(tie=True, layer_norms=4), "gemma3_text": _P(tie=True, layer_norms=4, qk_norm="head"),
     "gemma3": _P(tie=True, layer_norms=4, qk_norm="head"), "vaultgemma": _P(tie=True),

@@ -82,20 +82,23 @@ def _zamba(cfg: Cfg, b: Build) -> None:
     hybrid = Layer(f"shared_attn[{nh}/{nkv}x{hd}]+{mamba.mixer}", "mlp[shared gated]",
                    [*mamba.linears, ("attention", lin("linear", h, h))], dict(mamba.extra))
     kinds = _zamba_kinds(cfg, n)
-    # The shared block, counted once: attention over [hidden, embeddings], gated MLP, two norms.
+    # The shared block: attention over [hidden, embeddings], gated MLP, two norms. Every hybrid layer builds one,
+    # tied through ZambaModel._tied_weights_keys, which transformers applies only while tie_word_embeddings holds
+    # (as for Zamba2): untied, each hybrid layer keeps its own (transformers 5.24.0 on the meta device).
+    blocks = 1 if cfg.bool("tie_word_embeddings", default=True) else max(kinds.count("hybrid"), 1)
     shared = attention_linears(attn_in, nh, nkv, hd, qkv_bias=False, o_bias=False, out_dim=h)
     shared += ffn_linears(h, inter, gated=True, bias=False)
     shared_params = 0
     for component, spec in shared:
-        b.add(component, spec.params)
-        shared_params += spec.params
-    b.add("norms", attn_in + h)
-    b.node("model.shared_transformer", f"shared_block[attn {attn_in}->{h}, mlp {inter}]", shape)
+        b.add(component, spec.params * blocks)
+        shared_params += spec.params * blocks
+    b.add("norms", (attn_in + h) * blocks)
+    b.node("model.shared_transformer", f"shared_block[x{blocks}, attn {attn_in}->{h}, mlp {inter}]", shape)
     # Most layers are Mamba only: the stack's width is the Mamba width, as for pure state-space models.
     b.stack("decoder", "model.layers", [hybrid if k == "hybrid" else mamba for k in kinds], hidden=h,
             intermediate=inner, attention=AttentionSpec(nh, nkv, hd, tuple("full" if k == "hybrid" else "none"
                                                                              for k in kinds)),
-            shape=shape, extra_params=shared_params + attn_in + h)
+            shape=shape, extra_params=shared_params + (attn_in + h) * blocks)
     _finish(cfg, b, h, vocab, shape)
 
 

@@ -120,3 +120,16 @@ def test_marian_shared_and_tied_ignores_a_different_decoder_vocab_size() -> None
     row = _row("marian", "MarianMTModel")
     cfg = dict(row["config"], decoder_vocab_size=row["config"]["vocab_size"] + 150)
     assert analyze(cfg).params.derived == row["params"]  # the decoder's table is tied to shared
+
+
+PERTURBED = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "transformers_perturbed.json")
+                       .read_text())["rows"]
+
+
+@pytest.mark.parametrize("architecture", ["RemBertForMaskedLM", "RemBertForCausalLM", "NemotronHForCausalLM",
+                                          "ZambaForCausalLM"])
+def test_tying_flipped_matches_the_meta_device_build(architecture: str) -> None:
+    # RemBERT's 1664-wide output layer cannot share its 256-wide word table; NemotronH keeps its head apart
+    # whatever the config says; Zamba untied keeps a shared block per hybrid layer
+    row = next(r for r in PERTURBED if r["architecture"] == architecture and "tie_word_embeddings" in r["overrides"])
+    assert analyze(row["config"]).params.derived == row["params"]

@@ -1,0 +1,43 @@
+"""Bespoke decoders whose rule was read from transformers' modelling code (Doge's CDMoE switch, HRM-Text's two
+stacks), against the meta-device counts of the zoo and the perturbed sweep."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hubwatch.estimator import analyze
+
+DATA = Path(__file__).parents[2] / "benchmarks" / "data"
+ROWS = [r for name in ("transformers_zoo.json", "transformers_perturbed.json")
+        for r in json.loads((DATA / name).read_text())["rows"] if "params" in r]
+
+
+def _rows(architecture: str) -> list[dict[str, Any]]:
+    rows = [r for r in ROWS if r["architecture"] == architecture]
+    assert rows
+    return rows
+
+
+@pytest.mark.parametrize("row", _rows("HrmTextForCausalLM"), ids=lambda r: json.dumps(r["overrides"]))
+def test_hrm_text_counts_two_stacks_of_the_real_depth(row: dict[str, Any]) -> None:
+    a = analyze(row["config"])
+    assert a.params.derived == row["params"]
+    assert a.params.support.level == "modelled"
+
+
+def test_doge_with_is_moe_false_has_a_dense_mlp() -> None:
+    for row in _rows("DogeForCausalLM"):
+        derived = analyze(row["config"]).params.derived
+        assert abs(derived - row["params"]) / row["params"] < 0.01
+
+
+def test_doge_cdmoe_adds_a_router_and_two_embedding_rows_per_expert() -> None:
+    cfg = dict(_rows("DogeForCausalLM")[0]["config"])
+    dense = analyze(cfg).params.derived
+    h, n, experts = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_experts"]
+    moe = analyze(dict(cfg, is_moe=True)).params.derived
+    assert moe - dense == n * (2 * int(experts ** 0.5) * h + 2 * experts * h)
