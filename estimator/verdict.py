@@ -102,6 +102,20 @@ class Verdict:
         return said
 
     @property
+    def short(self) -> str:
+        """The reason in a table cell: "weights 26.9 GB of a 20.4 GB budget" (with a crossing term:
+        "weights 13.5 GB + activations 9.3 GB …, peak 23.8 GB of a 20.4 GB budget")."""
+        budget = f"a {max(self.budget_gb, 0.0):.1f} GB budget"
+        if self.fits:
+            return f"needs {self.required_gb:.1f} GB"
+        if not self.term:
+            return f"peak {self.peak_gb:.1f} GB of {budget}"
+        if not self.crossing:
+            return f"{_term(self.term)} {self.term_gb:.1f} GB of {budget}"
+        return (f"{_term(self.term)} {self.term_gb:.1f} GB + {_term(self.crossing)} {self.crossing_gb:.1f} GB …, "
+                f"peak {self.peak_gb:.1f} GB of {budget}")
+
+    @property
     def line(self) -> str:
         """"does not fit on L4 (24 GB): weights is 26.9 GB of a 20.4 GB budget", or "fits on …: needs …"."""
         return f"{'fits' if self.fits else 'does not fit'} on {self.card} ({self.card_gb:g} GB): {self.reason}"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from hubwatch.estimator.estimate_parts import CARD_METHODS, MethodError, PeakMemory
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.structure import Node
+from hubwatch.estimator.verdict import SupportWords, Verdict, estimate_verdicts, support_words
 from hubwatch.feeds.builders.plan_settings import PlanSettings
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class CardRow:
     memory_gb: float | None
     batches: tuple[tuple[str, int | None], ...]  # (method, largest batch: 0 none fits, None cannot run)
     cards_needed: tuple[tuple[str, int | None], ...]  # (method, cards at batch 1 for a pipeline split)
+    # (method, the term that breaks this card at batch 1), for the cells that do not fit: known when the
+    # settings' batch is 1, the batch whose terms the estimate carries
+    breaks: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ class EstimatePanel:
     model_type: str | None
     generic: bool  # an unknown architecture, estimated as a generic decoder
     support_level: str  # params.support: modelled, approximate or unsupported
-    support_line: str  # that level in words, with what is guessed or why there is no number
+    support_line: str  # that level in words, its reasons and its bound ("approximate — …; expected within 25%")
     custom_code: bool
     derived: int
     checkpoint: int | None
@@ -119,6 +123,16 @@ class EstimatePanel:
     findings: tuple[Finding, ...]
     notes: tuple[str, ...]
     assumptions: tuple[str, ...]
+    # The selected method on each card at the settings: fits, or the term that breaks the card's budget
+    verdicts: tuple[Verdict, ...] = ()
+
+    @property
+    def misfits(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if not v.fits)
+
+    @property
+    def fits_on(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.fits)
 
     @property
     def card_methods(self) -> tuple[tuple[str, str], ...]:
@@ -163,6 +177,32 @@ def _cost(estimate: Estimate, settings: PlanSettings) -> CostView | None:
                     settings.card is not None)
 
 
+def _breaks(estimate: Estimate) -> dict[tuple[str, str], str]:
+    """(card, method) → why batch 1 does not fit, from each method's terms when they are at batch 1."""
+    memory = estimate.memory
+    if memory is None:
+        return {}
+    out: dict[tuple[str, str], str] = {}
+    for m in memory.methods:
+        if isinstance(m, MethodError) or m.batch != 1:
+            continue
+        for v in estimate_verdicts(estimate, m.method):
+            if not v.fits:
+                out[(v.card, v.method)] = v.short
+    return out
+
+
+def _card_rows(estimate: Estimate) -> tuple[CardRow, ...]:
+    breaks = _breaks(estimate)
+    return tuple(CardRow(c.name, c.memory_gb, c.batches, c.cards_needed,
+                         tuple((m, why) for m, n in c.batches if n == 0 and (why := breaks.get((c.name, m)))))
+                 for c in estimate.cards)
+
+
+def _support_line(words: SupportWords | None) -> str:
+    return words.text if words is not None else "not recorded (an estimate made before support levels)"
+
+
 def panel_of(analysis: Analysis, estimate: Estimate, settings: PlanSettings) -> EstimatePanel:
     """The view of an analysis and its Estimate at `settings`."""
     p = analysis.params
@@ -175,7 +215,7 @@ def panel_of(analysis: Analysis, estimate: Estimate, settings: PlanSettings) -> 
         model=analysis.model, revision=analysis.revision, family=analysis.family,
         model_type=analysis.spec.model_type,
         generic=analysis.family == "unknown" or any(n.startswith("unknown architecture") for n in analysis.notes),
-        support_level=p.support.level, support_line=p.support.line,
+        support_level=p.support.level, support_line=_support_line(support_words(p.support)),
         custom_code=analysis.custom_code, derived=total, checkpoint=p.checkpoint, delta_pct=p.delta_pct,
         explanation=p.explanation, active=p.active,
         components=tuple(ComponentRow(n, v, round(100 * v / total, 1) if total else None)
@@ -185,10 +225,10 @@ def panel_of(analysis: Analysis, estimate: Estimate, settings: PlanSettings) -> 
         stack=resolved.stack, seq_len=resolved.seq_len or 0, batch=resolved.batch, lora_rank=resolved.lora_rank,
         serve_dtype=resolved.serve_dtype, peaks=memory.peaks if memory else PeakMemory(),
         methods=_methods(estimate),
-        cards=tuple(CardRow(c.name, c.memory_gb, c.batches, c.cards_needed) for c in estimate.cards),
+        cards=_card_rows(estimate),
         cost=_cost(estimate, settings),
         findings=tuple(sorted(analysis.findings, key=lambda f: _LEVEL_ORDER.get(f.level, 3))),
-        notes=analysis.notes, assumptions=estimate.assumptions,
+        notes=analysis.notes, assumptions=estimate.assumptions, verdicts=estimate_verdicts(estimate),
     )
 
 

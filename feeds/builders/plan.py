@@ -157,6 +157,10 @@ def plan_estimate(body: Any, store: Store) -> dict[str, Any]:
         raise bad_request(f"settings.{exc}") from exc
     except (ValueError, TypeError, LookupError, ArithmeticError, RecursionError) as exc:
         raise bad_request(f"config: the estimator cannot read it ({type(exc).__name__}: {exc})") from exc
+    from hubwatch.estimator.verdict import estimate_verdicts, support_words
+
     result = analysis.to_json()
-    result["memory"] = estimate.memory_json()
+    words = support_words(analysis.params.support)
+    result["support"] = None if words is None else words.to_json()
+    result["memory"] = {**estimate.memory_json(), "verdicts": [v.to_json() for v in estimate_verdicts(estimate)]}
     return result

@@ -12,6 +12,7 @@ from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.inputs import DEFAULT_SEQ_LEN
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.support import Support
+from hubwatch.estimator.verdict import estimate_verdicts, support_words
 
 __all__ = ["DEFAULT_SEQ_LEN", "EstimateEntry", "FailedEntry", "estimate_entry"]
 
@@ -26,10 +27,15 @@ class EstimateEntry:
     estimate: Estimate
 
     def to_json(self) -> dict[str, Any]:
-        """The `--json` entry: the analysis (structure with nodes), then memory, cards and cost."""
+        """The `--json` entry: the analysis (structure with nodes), then memory, cards and cost; `support`
+        (params.support in words: level, reasons, bound, text) and `verdicts` (the selected method on each
+        card: fits, or the term that breaks the card's budget)."""
+        words = support_words(self.analysis.params.support)
         return {"target": self.target, "source": self.source, **self.analysis.to_json(),
                 **self.estimate.memory_json(), "model_type": self.analysis.spec.model_type,
-                "total_params": self.analysis.spec.total_params}
+                "total_params": self.analysis.spec.total_params,
+                "support": None if words is None else words.to_json(),
+                "verdicts": [v.to_json() for v in estimate_verdicts(self.estimate)]}
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,9 @@ class FailedEntry:
             out["fix"] = self.fix
         if self.support is not None:
             out["params"] = {"support": self.support.to_json()}
+            words = support_words(self.support)
+            if words is not None:
+                out["support"] = words.to_json()
         return out
 
 

@@ -12,6 +12,7 @@ from rich.table import Table
 from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
 from hubwatch.estimator.estimate_parts import CARD_METHODS, Cost, MethodError, MethodMemory, PeakMemory
 from hubwatch.estimator.support import Support
+from hubwatch.estimator.verdict import Verdict, estimate_verdicts, support_words
 
 __all__ = ["render"]
 
@@ -30,10 +31,10 @@ def _gb(value: float | None) -> str:
 
 
 def _support(support: Support) -> str:
-    """params.support for people: modelled in green; approximate in yellow with what is guessed."""
-    if support.level == "modelled":
-        return "[green]modelled[/green] (expected within 1%)"
-    return f"[yellow]{escape(support.line)}[/yellow]"
+    """params.support for people, in words with its bound: modelled in green, the others in yellow."""
+    words = support_words(support)
+    text = escape(words.text if words is not None else support.line)
+    return f"[green]{text}[/green]" if support.level == "modelled" else f"[yellow]{text}[/yellow]"
 
 
 def _label(target: str) -> str:
@@ -70,14 +71,13 @@ def _overview(ok: list[EstimateEntry]) -> Table:
                    for a in analyses])
     row("model type", [escape(str(a.spec.model_type or "—")) for a in analyses])
     row("custom code", ["[yellow]yes (auto_map)[/yellow]" if a.custom_code else "no" for a in analyses])
-    row("parameters (derived)", [_count(a.params.derived) for a in analyses])
+    row("parameters (derived)", [_count(a.params.derived) + "\n" + _support(a.params.support) for a in analyses])
     row("checkpoint", [_count(a.params.checkpoint) for a in analyses])
     row("delta", ["—" if a.params.delta_pct is None else f"{a.params.delta_pct:+.2f} %" for a in analyses])
     if any(a.params.explanation for a in analyses):
         row("  why", [escape(a.params.explanation or "—") for a in analyses])
     if any(a.params.active != a.params.derived for a in analyses):
         row("active per token", [_count(a.params.active) for a in analyses])
-    row("support", [_support(a.params.support) for a in analyses])
     row("layers", [str(a.structure.layers) for a in analyses])
     row("input shape", [" × ".join(map(str, a.structure.input_shape)) or "—" for a in analyses])
     row("forward pass", ["[green]ok[/green]" if a.structure.forward_pass_ok else
@@ -168,16 +168,25 @@ def _memory(ok: list[EstimateEntry], method: str, batch: int, lora_rank: int, se
     rows.append(("  needs (× headroom + overhead)", [_gb(sel.required_gb if sel else None) for sel in selected]))
     if any(sel and sel.host_gb for sel in selected):
         rows.append(("  host memory (paged, offloaded)", [_gb(sel.host_gb if sel else None) for sel in selected]))
+    verdicts = [{v.card: v for v in estimate_verdicts(e.estimate)} for e in ok]
     for i, card in enumerate(ok[0].estimate.cards):
         cells = []
-        for e in ok:
+        for e, by_card in zip(ok, verdicts):
             fit = e.estimate.cards[i]
-            cells.append(" / ".join("—" if (n := fit.batch(m)) is None else str(n) for m, _ in CARD_METHODS))
+            cell = " / ".join("—" if (n := fit.batch(m)) is None else str(n) for m, _ in CARD_METHODS)
+            cells.append(cell + _misfit(by_card.get(fit.name), method))
         rows.append((f"{card.name} {card.memory_gb or 0:g} GB: batch F/L/Q/S", cells))
     rows.append(("cost", [_cost_text(e.estimate.cost) for e in ok]))
     for label, cells in rows:
         table.add_row(label, *cells)
     return table
+
+
+def _misfit(verdict: Verdict | None, method: str) -> str:
+    """Under a card's batches: why the selected method does not fit it at the settings (the term that breaks it)."""
+    if verdict is None or verdict.fits:
+        return ""
+    return f"\n[red]{escape(method)} at batch {verdict.batch} does not fit[/red]: {escape(verdict.reason)}"
 
 
 def _cost_text(cost: Cost | None) -> str:

@@ -123,11 +123,14 @@ def test_bad_input_is_one_line_naming_the_key(capsys: pytest.CaptureFixture[str]
     assert not no_config or lines[1].startswith("fix: ")
     code, out, _ = run(capsys, str(path), "--json")
     (entry,) = json.loads(out)
-    assert code == (2 if no_config else 1) and set(entry) <= {"target", "error", "params", "fix"}
+    assert code == (2 if no_config else 1) and set(entry) <= {"target", "error", "params", "fix", "support"}
     assert named in entry["error"] and ("fix" in entry) is no_config
     if "params" in entry:  # a config the estimator cannot read: params.support names the key
         support = entry["params"]["support"]
         assert support["level"] == "unsupported" and support["key"] and support["key"] in entry["error"]
+        words = entry["support"]  # the same in words, the key named
+        assert words["level"] == "unsupported" and words["text"].startswith("unsupported — ")
+        assert support["key"] in words["text"] and words["text"].endswith(": no number")
 
 
 def test_a_weights_file_given_by_mistake_is_refused_unread(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -354,18 +354,63 @@ def test_a_polled_revision_estimates_as_the_cli_does_on_the_hub(hubsim_factory: 
     assert _cells(panel, "full fine-tune")[1] == f"{cli['methods']['full']['peak_gb']:.1f} GB"
 
 
-def test_the_panel_says_how_far_the_count_is_modelled(client: TestClient, tmp_path: Path) -> None:
-    """params.support on the page, as the CLI's JSON has it: a known family is modelled, an unknown
-    architecture says it is a guess and what is guessed."""
-    def support(config: dict[str, Any]) -> tuple[str, str]:
-        page = _panel(client.post("/plan", data={"config": json.dumps(config)}).text)
-        found = re.search(r'<dd class="support support-(\w+)">(.*?)</dd>', page, re.S)
-        assert found, page[:400]
-        return found.group(1), html.unescape(found.group(2))
+def _support(page: str) -> tuple[str, str, str]:
+    """(the parameter number, the support level, its words) of the panel's "Parameters (derived)" line."""
+    found = re.search(r'<dt>Parameters \(derived\)</dt><dd>([^<]*)<span class="support support-(\w+)">(.*?)</span></dd>',
+                      _panel(page), re.S)
+    assert found, _panel(page)[:600]
+    return found.group(1).strip(), found.group(2), html.unescape(found.group(3))
 
-    known = support(llama2_config())
-    assert known == ("modelled", "modelled (expected within 1%)")
+
+def test_the_panel_says_how_far_the_count_is_modelled(client: TestClient, tmp_path: Path) -> None:
+    """params.support next to the number, in words, as the CLI's JSON has it: a known family is modelled,
+    an unknown architecture says it is approximate, what is guessed and the bound."""
+    def support(config: dict[str, Any]) -> tuple[str, str, str]:
+        return _support(client.post("/plan", data={"config": json.dumps(config)}).text)
+
+    number, level, words = support(llama2_config())
+    assert number == "6,738,415,616 (6.74 B)"
+    assert (level, words) == ("modelled", "modelled — every mechanism the config describes is read; expected within 1%")
     odd = {**llama2_config(), "model_type": "made-up-arch", "architectures": ["MadeUpForCausalLM"]}
-    level, line = support(odd)
-    assert level == _cli(odd, tmp_path)["params"]["support"]["level"] == "approximate"
-    assert line.startswith("approximate: ") and len(line) > len("approximate: ")
+    _, level, words = support(odd)
+    cli = _cli(odd, tmp_path)
+    assert level == cli["params"]["support"]["level"] == cli["support"]["level"] == "approximate"
+    assert words == cli["support"]["text"]
+    assert words.startswith("approximate — ") and words.endswith("; expected within 25%")
+    assert "made-up-arch" in words
+
+
+def test_the_model_page_panel_says_the_level_next_to_the_number(client: TestClient) -> None:
+    number, level, words = _support(client.get(f"/models/{LLAMA2}").text)
+    assert number.startswith("6,738,") and level == "modelled" and words.endswith("expected within 1%")
+
+
+def test_the_support_reason_is_escaped(client: TestClient) -> None:
+    """A guessed reason carries the config's own text (its model_type): escaped, never markup."""
+    hostile = {**llama2_config(), "model_type": "<script>alert(1)</script>", "architectures": ["XForCausalLM"]}
+    page = client.post("/plan", data={"config": json.dumps(hostile)}).text
+    _, level, words = _support(page)
+    assert level == "approximate" and "<script>alert(1)</script>" in words
+    assert "<script>alert(1)" not in _panel(page) and "&lt;script&gt;alert(1)&lt;/script&gt;" in _panel(page)
+
+
+def test_does_not_fit_names_the_term_that_breaks_the_card(client: TestClient, tmp_path: Path) -> None:
+    """The selected method on each card at the settings: a card it does not fit says which term breaks its
+    budget, as `hubwatch estimate --json` says it (`verdicts`); a batch-1 "does not fit" cell names it too."""
+    cli = _cli(_latest_llama2_config(), tmp_path, "--method", "full")
+    misfits = [v for v in cli["verdicts"] if not v["fits"]]
+    assert misfits and all(v["term"] for v in misfits)
+    t4 = next(v for v in misfits if v["card"] == "T4")
+    terms = cli["methods"]["full"]["terms"]
+    assert t4["term"] == max(terms, key=terms.get)
+    assert t4["line"] == (f"does not fit on T4 (16 GB): {t4['term'].replace('_', ' ')} is {t4['term_gb']:.1f} GB "
+                          f"of a {t4['budget_gb']:.1f} GB budget")
+    page = client.get(f"/models/{LLAMA2}?method=full").text
+    listed = [html.unescape(li) for li in re.findall(r'<li class="nofit">(.*?)</li>', _panel(page), re.S)]
+    assert listed == [v["line"] for v in misfits]
+    cell = _cells(_panel(page), "T4")[1]  # full fine-tune at batch 1 on a T4
+    assert cell.startswith(f"does not fit: {t4['term'].replace('_', ' ')} {t4['term_gb']:.1f} GB"), cell
+    plan = client.get(f"/plan?repo={LLAMA2}&method=full").text
+    assert [html.unescape(li) for li in re.findall(r'<li class="nofit">(.*?)</li>', _panel(plan), re.S)] == listed
+    api = client.post("/api/v1/plan", json={"repo": str(LLAMA2), "settings": {"method": "full"}}).json()
+    assert api["memory"]["verdicts"] == cli["verdicts"] and api["support"] == cli["support"]
