@@ -25,6 +25,7 @@ from sqlmodel import SQLModel
 from benchmarks.backfill_floor import bench_root, emulator, postgres_database
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage.notify import NotifyStore, SubscriptionSpec
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.scheduler import PollCycle
@@ -76,7 +77,7 @@ def dump(out: Path, postgres: str | None = None) -> dict[str, int]:
         with emulator(root) as hub_url:
             database = postgres_database(postgres) if postgres else nullcontext(f"sqlite:///{Path(tmp) / 'identity.db'}")
             with database as url:
-                store = Store.open(url, clock=lambda: FIXED)
+                store = Store.open(url, clock=lambda: FIXED, notify=NotifyPolicy())
                 try:
                     for repo in repos:
                         store.watch(repo)

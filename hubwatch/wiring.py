@@ -36,9 +36,10 @@ class Runtime:
 
 
 def open_store(settings: Settings, clock: Clock = system_clock) -> Store:
+    from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
 
-    return Store.open(settings.database_url, clock)
+    return Store.open(settings.database_url, clock, notify=NotifyPolicy())
 
 
 def build_hub(settings: Settings) -> HubClient:

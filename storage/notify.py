@@ -3,23 +3,25 @@
 `enqueue_revision` runs inside the transaction that stores a revision (storage.revisions), so a
 message exists exactly when its revision does (and `enqueue_rewrite` inside the one that records a
 force-push, storage.rewrites); the row's unique `key` (one per subscription and
-revision) makes a replay a no-op. A sender claims due rows under a lease (as storage.leases does for
+revision) makes a replay a no-op. What each subscription is sent is not decided here: the
+`OutboxPolicy` the store was given (`hubwatch.notify.policy`, by `hubwatch.wiring`) makes each
+message and says when it is due. A sender claims due rows under a lease (as storage.leases does for
 repos), then marks them sent, retried later, dead or skipped; all of that state is in the rows, so
 a sender that crashed resumes where it stopped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import sqlalchemy as sa
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord, Severity
 from hubwatch.storage.coltypes import checked_utc
-from hubwatch.storage.errors import InvalidRecord
+from hubwatch.storage.errors import InvalidRecord, StorageError
 from hubwatch.storage.idempotent import insert_ignoring, insert_of
 from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.transactions import Transactions
@@ -29,14 +31,15 @@ from sqlalchemy.engine import Connection, Engine
 
 __all__ = [
     "DIGESTS",
-    "TOP_CHANGES",
+    "HeadMove",
     "InBackoff",
+    "NoNotifyPolicy",
     "NotifyStore",
     "OutboxCounts",
     "OutboxMessage",
+    "OutboxPolicy",
     "Subscription",
     "SubscriptionSpec",
-    "digest_due",
     "enqueue_rederived",
     "enqueue_restore",
     "enqueue_revision",
@@ -45,7 +48,6 @@ __all__ = [
 ]
 
 DIGESTS = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
-TOP_CHANGES = 10  # changes a message lists in words (the most severe first); the count says the rest
 _STATES = ("pending", "sent", "dead", "skipped")
 
 
@@ -79,29 +81,6 @@ class Subscription:
     pin_repos: tuple[str, ...]
     digest: str | None
     created_at: datetime
-
-    def matches_repo(self, repo: RepoId) -> bool:
-        """Whether a revision of `repo` concerns this subscription (before kinds and severity)."""
-        key, org = str(repo).lower(), repo.org.lower()
-        if self.pins_path is not None and key not in self.pin_repos:
-            return False
-        if not self.repos and not self.orgs:
-            return True
-        return key in self.repos or org in self.orgs
-
-    def wants(self, kind: str, severity: Severity | None) -> bool:
-        """Whether a change (or an advisory) of `kind` and `severity` passes the filters."""
-        if self.kinds and kind not in self.kinds:
-            return False
-        if self.min_severity is None:
-            return True
-        return severity is None or severity.rank >= self.min_severity.rank
-
-    def wants_advisory(self, kinds: Sequence[str], severity: Severity | None) -> bool:
-        """Whether an advisory, naming the change `kinds` it is about, passes the filters."""
-        if self.kinds and not set(kinds) & set(self.kinds):
-            return False
-        return self.wants(self.kinds[0] if self.kinds else "", severity)
 
 
 @dataclass(frozen=True)
@@ -156,76 +135,69 @@ def _check_spec(spec: SubscriptionSpec) -> None:
             raise InvalidRecord(f"subscription filter {value!r} holds a NUL character")
 
 
-def _severity(value: object) -> Severity | None:
-    try:
-        return Severity(value)
-    except ValueError:
-        return None
-
-
-def _advisory_facts(record: AdvisoryRecord) -> tuple[tuple[str, ...], Severity | None]:
-    raw = record.osv.get("database_specific")
-    ds: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    kinds = tuple(str(k) for k in ds.get("kinds", []) if isinstance(k, str))
-    return kinds, _severity(ds.get("max_severity"))
-
-
-def digest_due(now: datetime, digest: str) -> datetime:
-    """When a digest of period `digest` holding something enqueued at `now` is delivered: the end of
-    the UTC day (daily) or of the ISO week, Monday 00:00 UTC (weekly)."""
-    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
-    if digest == "weekly":
-        return day + timedelta(days=7 - day.weekday())
-    return day + timedelta(days=1)
-
-
-def _payload(
-    sub: Subscription,
-    repo: RepoId,
-    revision: RevisionRecord,
-    changes: Sequence[ChangeRecord],
-    advisories: Sequence[AdvisoryRecord],
-) -> dict[str, Any] | None:
-    """The message a revision makes for `sub`, or None when nothing in it passes the filters."""
-    wanted = [c for c in changes if sub.wants(c.kind.value, c.severity)]
-    records = [a for a in advisories if a.withdrawn is None and sub.wants_advisory(*_advisory_facts(a))]
-    if sub.pins_path is not None:
-        wanted = []  # a pin subscription is about advisories on the pins (filtered when sent)
-    elif revision.parent is None and not any(_rewrite_change(c) for c in changes):
-        # a repo's first revision is where it starts, not a change: only its advisories are news (a
-        # squashed history's new root carries the force-push and was compared with the old head: news)
-        wanted = []
-    if not wanted and not records:
-        return None
-    wanted.sort(key=lambda c: -c.severity.rank)
-    severities = [c.severity for c in wanted] + [s for a in records if (s := _advisory_facts(a)[1]) is not None]
-    worst = max(severities, key=lambda s: s.rank).value if severities else None
-    return {
-        "repo": str(repo),
-        "sha": revision.sha,
-        "parent": revision.parent,
-        "title": clean_text(revision.title),
-        "date": checked_utc(revision.date).isoformat(),
-        "worst_severity": worst,
-        "changes": [
-            {
-                "kind": c.kind.value,
-                "severity": c.severity.value,
-                "direction": c.direction.value,
-                "path": clean_text(c.path),
-                "summary": clean_text(c.summary),
-            }
-            for c in wanted[:TOP_CHANGES]
-        ],
-        "changes_total": len(wanted),
-        "advisories": [{**a.osv, "id": a.id} for a in records],
-    }
-
-
 # Built once (storage.prepared): what every stored revision runs here.
 _SUBSCRIPTIONS = Prepared(lambda _d: sa.select(NOTIFY_SUBSCRIPTIONS))
 _REPO_NAME = Prepared(lambda _d: sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == sa.bindparam("repo_id")))
 _INSERT_OUTBOX = Prepared(lambda d: insert_of(d, NOTIFY_OUTBOX).on_conflict_do_nothing(index_elements=["key"]))
+
+
+@dataclass(frozen=True)
+class HeadMove:
+    """A recorded move of a repo's head that no stored revision carries: a force-push
+    (`rewrite`: `shas` the stored revisions it dropped) or a return onto dropped commits
+    (`restore`: `shas` those back on the main line), dated `at`. `for_all`: every subscription of
+    the repo may hear of it, not only `--pins` ones (a push that brings commits is told by its first
+    new revision instead)."""
+
+    what: Literal["rewrite", "restore"]
+    old_head: str
+    new_head: str
+    shas: tuple[str, ...]
+    at: datetime
+    for_all: bool
+
+
+class OutboxPolicy(Protocol):
+    """What each subscription is sent, asked in the transaction that stores the event; None: nothing.
+    hubwatch's is `hubwatch.notify.policy.NotifyPolicy` (storage holds no notification policy)."""
+
+    def due_at(self, sub: Subscription, now: datetime) -> datetime: ...
+
+    def revision_message(
+        self, sub: Subscription, repo: RepoId, revision: RevisionRecord, changes: Sequence[ChangeRecord],
+        advisories: Sequence[AdvisoryRecord],
+    ) -> dict[str, Any] | None: ...
+
+    def head_move_message(self, sub: Subscription, repo: RepoId, move: HeadMove) -> dict[str, Any] | None: ...
+
+    def rederived_message(
+        self, sub: Subscription, repo: RepoId, record: AdvisoryRecord, revision: RevisionRecord
+    ) -> dict[str, Any] | None: ...
+
+
+class NoNotifyPolicy(StorageError):
+    """The store holds subscriptions but was opened without an `OutboxPolicy` to say what they are sent."""
+
+
+def _subscribers(
+    conn: Connection, repo_id: int, policy: OutboxPolicy | None
+) -> tuple[list[Subscription], RepoId, OutboxPolicy] | None:
+    """Every subscription, the repo as the store names it and the policy; None when there is no
+    subscription (nothing else is read then)."""
+    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
+    if not subs:
+        return None
+    if policy is None:
+        raise NoNotifyPolicy("this store holds subscriptions but has no notification policy: open it with "
+                             "notify=hubwatch.notify.policy.NotifyPolicy() (hubwatch.wiring.open_store does)")
+    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
+    return subs, RepoId(str(org), str(name)), policy
+
+
+def _row(sub: Subscription, key: str, repo: RepoId, sha: str, payload: dict[str, Any], due_at: datetime,
+         now: datetime) -> dict[str, Any]:
+    return {"subscription_id": sub.id, "key": key, "repo": str(repo), "sha": sha, "payload": payload,
+            "state": "pending", "attempts": 0, "due_at": due_at, "created_at": now}
 
 
 def enqueue_revision(
@@ -235,34 +207,20 @@ def enqueue_revision(
     changes: Sequence[ChangeRecord],
     advisories: Sequence[AdvisoryRecord],
     now: datetime,
+    policy: OutboxPolicy | None,
 ) -> int:
     """Write the messages the stored revision causes, in the caller's (the revision's) transaction;
     how many were new. One row per (subscription, revision): a replay inserts nothing."""
-    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
-    if not subs:
+    found = _subscribers(conn, repo_id, policy)
+    if found is None:
         return 0
-    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
-    repo = RepoId(str(org), str(name))
+    subs, repo, policy = found
     rows = []
     for sub in subs:
-        if not sub.matches_repo(repo):
-            continue
-        payload = _payload(sub, repo, revision, changes, advisories)
-        if payload is None:
-            continue
-        rows.append(
-            {
-                "subscription_id": sub.id,
-                "key": f"{sub.id}:{str(repo).lower()}@{revision.sha}",
-                "repo": str(repo),
-                "sha": revision.sha,
-                "payload": payload,
-                "state": "pending",
-                "attempts": 0,
-                "due_at": digest_due(now, sub.digest) if sub.digest else now,
-                "created_at": now,
-            }
-        )
+        payload = policy.revision_message(sub, repo, revision, changes, advisories)
+        if payload is not None:
+            key = f"{sub.id}:{str(repo).lower()}@{revision.sha}"
+            rows.append(_row(sub, key, repo, revision.sha, payload, policy.due_at(sub, now), now))
     if not rows:
         return 0
     result = conn.execute(_INSERT_OUTBOX(conn), rows)
@@ -270,80 +228,45 @@ def enqueue_revision(
 
 
 def enqueue_rewrite(
-    conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime, *,
-    brings_commits: bool,
+    conn: Connection, repo_id: int, old_head: str, new_head: str, dropped: Sequence[str], now: datetime,
+    policy: OutboxPolicy | None, *, brings_commits: bool,
 ) -> int:
     """Announce a recorded force-push (upstream moved from `old_head` to `new_head`, and the stored
-    `dropped` revisions left the main line), in its transaction: one row per subscription it is
-    for, keyed by the subscription and the (old head, new head) pair, so a replay adds nothing.
-
-    A push that brings new commits (`brings_commits`: its new head is not stored yet) is told by its
-    first new revision, which carries the rewrite as a change (`_payload`); a push that brings none (upstream went back to a stored commit) has no
-    revision to carry it, so subscriptions hear of it here, filtered as that change (kind files,
-    info). A `--pins` subscription hears of every rewrite here, whatever its filters (whether a pin
-    is on a dropped commit is decided when it is sent). How many rows were new."""
-    shown = ", ".join(s[:12] for s in dropped[:5]) + (" …" if len(dropped) > 5 else "")
-    summary = (f"history rewritten upstream: {len(dropped)} stored revision{'' if len(dropped) == 1 else 's'} no "
-               f"longer on the main line ({shown}); the head is now {new_head[:12]}")
-    return _enqueue_head_move(conn, repo_id, "rewrite", old_head, new_head, summary,
-                              {"old_head": old_head, "new_head": new_head, "dropped": list(dropped)},
-                              now, for_all=not brings_commits)
+    `dropped` revisions left the main line), in its transaction: one row per subscription the policy
+    has a message for, keyed by the subscription and the (old head, new head) pair, so a replay adds
+    nothing. A push that brings new commits (`brings_commits`: its new head is not stored yet) is
+    told by its first new revision, which carries the rewrite as a change. How many rows were new."""
+    move = HeadMove("rewrite", old_head, new_head, tuple(dropped), now, for_all=not brings_commits)
+    return _enqueue_head_move(conn, repo_id, move, policy)
 
 
 def enqueue_restore(
-    conn: Connection, repo_id: int, old_head: str, new_head: str, restored: Sequence[str], now: datetime
+    conn: Connection, repo_id: int, old_head: str, new_head: str, restored: Sequence[str], now: datetime,
+    policy: OutboxPolicy | None,
 ) -> int:
     """Announce that upstream moved its head from `old_head` back onto stored commits a force-push
     had dropped (`restored`, now on the main line again; the head is `new_head`), in the transaction
-    that moves the head: as a push that brings no commit is told (`enqueue_rewrite`), keyed by the
-    subscription and the (old head, new head) pair. A `--pins` subscription hears of it only for a
-    pin on a restored commit (decided when it is sent). How many rows were new."""
-    shown = ", ".join(s[:12] for s in restored[:5]) + (" …" if len(restored) > 5 else "")
-    summary = (f"history restored upstream: {len(restored)} stored revision{'' if len(restored) == 1 else 's'} "
-               f"back on the main line ({shown}); the head is now {new_head[:12]}")
-    return _enqueue_head_move(conn, repo_id, "restore", old_head, new_head, summary,
-                              {"old_head": old_head, "new_head": new_head, "restored": list(restored)},
-                              now, for_all=True)
+    that moves the head, as a push that brings no commit is told (`enqueue_rewrite`). How many rows
+    were new."""
+    move = HeadMove("restore", old_head, new_head, tuple(restored), now, for_all=True)
+    return _enqueue_head_move(conn, repo_id, move, policy)
 
 
-def _enqueue_head_move(conn: Connection, repo_id: int, what: str, old_head: str, new_head: str, summary: str,
-                       facts: dict[str, Any], now: datetime, *, for_all: bool) -> int:
-    """One message of a head move (`what`: rewrite, restore) that no stored revision carries, under
-    the payload key `what`: for the subscriptions of the repo that take its change (kind files,
-    info) when `for_all`, and for every `--pins` one. How many rows were new."""
-    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
-    if not subs:
+def _enqueue_head_move(conn: Connection, repo_id: int, move: HeadMove, policy: OutboxPolicy | None) -> int:
+    found = _subscribers(conn, repo_id, policy)
+    if found is None:
         return 0
-    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
-    repo = RepoId(str(org), str(name))
-    payload = {
-        "repo": str(repo),
-        "sha": new_head,
-        "parent": None,
-        "title": summary,
-        "date": checked_utc(now).isoformat(),
-        "worst_severity": None,
-        "changes": [{"kind": "files", "severity": "info", "direction": "update", "path": "", "summary": summary}],
-        "changes_total": 1,
-        "advisories": [],
-        what: facts,
-    }
-    rows = [
-        {"subscription_id": sub.id, "key": f"{sub.id}:{what}:{str(repo).lower()}:{old_head}..{new_head}",
-         "repo": str(repo), "sha": new_head, "payload": payload, "state": "pending", "attempts": 0,
-         "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now}
-        for sub in subs
-        if sub.matches_repo(repo)
-        and (sub.pins_path is not None or (for_all and sub.wants("files", Severity.INFO)))
-    ]
+    subs, repo, policy = found
+    rows = []
+    for sub in subs:
+        payload = policy.head_move_message(sub, repo, move)
+        if payload is not None:
+            key = f"{sub.id}:{move.what}:{str(repo).lower()}:{move.old_head}..{move.new_head}"
+            rows.append(_row(sub, key, repo, move.new_head, payload, policy.due_at(sub, move.at), move.at))
     if not rows:
         return 0
     result = conn.execute(_INSERT_OUTBOX(conn), rows)
     return max(int(result.rowcount), 0)
-
-
-def _rewrite_change(change: ChangeRecord) -> bool:
-    return isinstance(change.detail, Mapping) and change.detail.get("history_rewrite") is True
 
 
 def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> list[AdvisoryRecord]:
@@ -356,25 +279,22 @@ def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> li
     return [r for r in records if r.id not in known and r.withdrawn is None]
 
 
-def _inherited(record: AdvisoryRecord) -> bool:
-    raw = record.osv.get("database_specific")
-    return isinstance(raw, Mapping) and isinstance(raw.get("inherited"), Mapping)
-
-
-def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[AdvisoryRecord], now: datetime) -> int:
+def enqueue_rederived(
+    conn: Connection, repo_id: int, advisories: Sequence[AdvisoryRecord], now: datetime, policy: OutboxPolicy | None
+) -> int:
     """Announce advisories a re-derivation (a new advisory model) or the family pass (an inherited
     advisory, docs/families.md) raised for the first time, in its transaction: one row per
-    (subscription, advisory), keyed `SUB:advisory:ID`, so a re-run adds nothing; an advisory already
-    stored (announced with its revision) never reaches here. How many rows were new."""
+    (subscription, advisory) the policy has a message for, keyed `SUB:advisory:ID`, so a re-run adds
+    nothing; an advisory already stored (announced with its revision) never reaches here. How many
+    rows were new."""
     if not advisories:
         return 0
-    subs = [_subscription(r) for r in conn.execute(_SUBSCRIPTIONS(conn)).all()]
-    if not subs:
+    found = _subscribers(conn, repo_id, policy)
+    if found is None:
         return 0
-    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
-    repo = RepoId(str(org), str(name))
+    subs, repo, policy = found
     revisions = {
-        str(r.sha): r
+        str(r.sha): RevisionRecord(str(r.sha), r.parent_sha, r.date, r.title)
         for r in conn.execute(
             sa.select(REVISIONS.c.sha, REVISIONS.c.parent_sha, REVISIONS.c.title, REVISIONS.c.date).where(
                 REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha.in_({a.revision_sha for a in advisories})
@@ -383,30 +303,12 @@ def enqueue_rederived(conn: Connection, repo_id: int, advisories: Sequence[Advis
     }
     rows = []
     for sub in subs:
-        if not sub.matches_repo(repo):
-            continue
         for record in advisories:
-            kinds, severity = _advisory_facts(record)
             revision = revisions.get(record.revision_sha)
-            if revision is None or not sub.wants_advisory(kinds, severity):
-                continue
-            payload = {
-                "repo": str(repo),
-                "sha": record.revision_sha,
-                "parent": revision.parent_sha,
-                "title": clean_text(revision.title),
-                "date": checked_utc(revision.date).isoformat(),
-                "worst_severity": severity.value if severity else None,
-                "changes": [],
-                "changes_total": 0,
-                "advisories": [{**record.osv, "id": record.id}],
-                # an inherited advisory (the family pass: its base fixed a file it copied), or one a
-                # newer advisory model found in a revision stored before
-                **({"inherited": True} if _inherited(record) else {"rederived": True}),
-            }
-            rows.append({"subscription_id": sub.id, "key": f"{sub.id}:advisory:{record.id}", "repo": str(repo),
-                         "sha": record.revision_sha, "payload": payload, "state": "pending", "attempts": 0,
-                         "due_at": digest_due(now, sub.digest) if sub.digest else now, "created_at": now})  # fmt: skip
+            payload = None if revision is None else policy.rederived_message(sub, repo, record, revision)
+            if payload is not None:
+                rows.append(_row(sub, f"{sub.id}:advisory:{record.id}", repo, record.revision_sha, payload,
+                                 policy.due_at(sub, now), now))
     if not rows:
         return 0
     result = conn.execute(insert_ignoring(conn, NOTIFY_OUTBOX, ["key"]), rows)

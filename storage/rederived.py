@@ -12,7 +12,7 @@ from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
 from hubwatch.storage.idempotent import dialect_insert
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.notify import enqueue_rederived, unseen_advisories
+from hubwatch.storage.notify import OutboxPolicy, enqueue_rederived, unseen_advisories
 from hubwatch.storage.repos import find_repo, find_revision
 from hubwatch.storage.revisions import save_changes
 from hubwatch.storage.tables import CHANGES, STORE_META
@@ -61,6 +61,7 @@ def replace_derived(
     changes: Mapping[str, Sequence[ChangeRecord]],
     advisories: Sequence[AdvisoryRecord],
     now: datetime,
+    notify: OutboxPolicy | None = None,
 ) -> None:
     """Replace the stored changes of each revision in `changes` and upsert `advisories` (later
     `modified` wins, as for any save). The caller runs it in one transaction per repo."""
@@ -74,4 +75,4 @@ def replace_derived(
     upsert_advisories(conn, advisories, now)
     repo_id = find_repo(conn, repo)
     if fresh and repo_id is not None:
-        enqueue_rederived(conn, repo_id, fresh, now)
+        enqueue_rederived(conn, repo_id, fresh, now, notify)

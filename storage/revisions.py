@@ -14,7 +14,7 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.idempotent import insert_of
 from hubwatch.storage.prepared import Prepared
 from hubwatch.storage.estimates import drop_unused_bodies, insert_estimate
-from hubwatch.storage.notify import enqueue_revision
+from hubwatch.storage.notify import OutboxPolicy, enqueue_revision
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision
 from hubwatch.storage.summaries import bump_versions
@@ -118,8 +118,10 @@ def save_revision(
     estimate: tuple[str, dict[str, Any]] | None,
     advisories: Sequence[AdvisoryRecord],
     now: datetime,
+    notify: OutboxPolicy | None = None,
 ) -> None:
-    """Write the revision and all of its results; raises AlreadyStored when it exists.
+    """Write the revision and all of its results; raises AlreadyStored when it exists. `notify`
+    says what each subscription is sent (storage.notify).
 
     Runs inside the caller's transaction, which rolls everything back on any error.
     """
@@ -160,7 +162,7 @@ def save_revision(
     # This revision's ids are known here, and _update_head raises the repo's version below.
     placed = {(repo.key, revision.sha): (repo_id, revision_id)}
     upsert_advisories(conn, advisories, now, known=placed, bumped=[repo_id])
-    enqueue_revision(conn, repo_id, revision, changes, advisories, now)  # the outbox: same transaction
+    enqueue_revision(conn, repo_id, revision, changes, advisories, now, notify)  # the outbox: same transaction
     _update_head(conn, repo_id, revision_id, revision.sha)
 
 

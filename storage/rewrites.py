@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from hubwatch.storage.advisories import upsert_advisories
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.idempotent import insert_ignoring
-from hubwatch.storage.notify import enqueue_restore, enqueue_rewrite
+from hubwatch.storage.notify import OutboxPolicy, enqueue_restore, enqueue_rewrite
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import AdvisoryRecord, RepoId, is_commit_sha
 from hubwatch.storage.repos import ensure_repo, find_repo, find_revision, in_scope
@@ -30,7 +30,7 @@ __all__ = ["move_head", "off_main_branch", "recent_restores", "recent_rewrites",
 
 def record_rewrite(
     conn: Connection, repo: RepoId, old_head: str, new_head: str, dropped: Sequence[str], at: datetime,
-    advisories: Sequence[AdvisoryRecord] = (),
+    advisories: Sequence[AdvisoryRecord] = (), notify: OutboxPolicy | None = None,
 ) -> bool:
     """Record that upstream moved from `old_head` to `new_head`, dropping `dropped` (stored shas).
 
@@ -67,12 +67,14 @@ def record_rewrite(
     if inserted:
         bump_versions(conn, [repo_id])  # the main line changed: what derives from it is stale
         # the outbox, same transaction; a push bringing commits is told by its first new revision
-        enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at, brings_commits=not new_head_stored)
+        enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at, notify,
+                        brings_commits=not new_head_stored)
     return bool(inserted)
 
 
 def move_head(
-    conn: Connection, repo: RepoId, sha: str, at: datetime, advisories: Sequence[AdvisoryRecord] = ()
+    conn: Connection, repo: RepoId, sha: str, at: datetime, advisories: Sequence[AdvisoryRecord] = (),
+    notify: OutboxPolicy | None = None,
 ) -> bool:
     """Make the stored revision `sha` the repo's head (upstream went back to commits it had
     dropped, nothing new); False when `sha` is not stored or is the head already. `advisories`
@@ -111,7 +113,7 @@ def move_head(
                 ).returning(HISTORY_RESTORES.c.id)
             ).first() is not None
             if inserted:
-                enqueue_restore(conn, repo_id, str(old_head), sha, restored, now)
+                enqueue_restore(conn, repo_id, str(old_head), sha, restored, now, notify)
     return True
 
 

@@ -26,6 +26,7 @@ from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine
 from hubwatch.storage.migrate import upgrade_engine
+from hubwatch.storage.notify import OutboxPolicy
 from hubwatch.storage.transactions import Transactions
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import (
@@ -48,20 +49,25 @@ __all__ = ["Store"]
 class Store(Transactions):
     """hubwatch's database. Thread-safe: each call runs in its own connection and transaction."""
 
-    def __init__(self, engine: Engine, clock: Clock | None = None) -> None:
+    def __init__(self, engine: Engine, clock: Clock | None = None, *, notify: OutboxPolicy | None = None) -> None:
         self.engine = engine
         self._clock = clock or system_clock
+        self._notify = notify
 
     @classmethod
-    def open(cls, url: str, clock: Clock | None = None) -> Store:
-        """Connect to `url` (sqlite:///… or postgresql://…) and migrate the schema to head."""
+    def open(cls, url: str, clock: Clock | None = None, *, notify: OutboxPolicy | None = None) -> Store:
+        """Connect to `url` (sqlite:///… or postgresql://…) and migrate the schema to head.
+
+        `notify` says what each subscription is sent when a revision, a head move or a re-derived
+        advisory is stored (`hubwatch.notify.policy.NotifyPolicy`, given by `hubwatch.wiring`);
+        without it, storing one while a subscription exists raises NoNotifyPolicy."""
         engine = create_engine(url)
         try:
             upgrade_engine(engine)
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, clock)
+        return cls(engine, clock, notify=notify)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -212,7 +218,7 @@ class Store(Transactions):
         try:
             self._write(
                 lambda c: revisions.save_revision(
-                    c, repo, revision, files, contents, changes, estimate, advisories, now
+                    c, repo, revision, files, contents, changes, estimate, advisories, now, self._notify
                 )
             )
         except revisions.AlreadyStored:
@@ -230,7 +236,9 @@ class Store(Transactions):
         """Record a force-push (stored revisions `dropped` from the main branch); when `new_head` is
         stored it becomes `head()`; `advisories` upserted in the same transaction. False when it
         repeats the repo's latest recorded rewrite."""
-        return self._write(lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at, advisories))
+        return self._write(
+            lambda c: rewrites.record_rewrite(c, repo, old_head, new_head, dropped, at, advisories, self._notify)
+        )
 
     def move_head(
         self, repo: RepoId, sha: str, at: datetime | None = None, advisories: Sequence[AdvisoryRecord] = ()
@@ -239,7 +247,7 @@ class Store(Transactions):
         revisions it puts back on the main line are announced to subscribers, dated `at` (now);
         `advisories` upserted in the same transaction when it moves."""
         when = at if at is not None else self._clock()
-        return self._write(lambda c: rewrites.move_head(c, repo, sha, when, advisories))
+        return self._write(lambda c: rewrites.move_head(c, repo, sha, when, advisories, self._notify))
 
     def off_main_branch(self, repo: RepoId) -> frozenset[str]:
         """Stored revisions a force-push dropped that are not ancestors of the head (again)."""
@@ -441,7 +449,7 @@ class Store(Transactions):
     ) -> None:
         """Replace a repo's re-derived changes and upsert its re-derived advisories: ONE transaction."""
         now = self._clock()
-        self._write(lambda c: rederived.replace_derived(c, repo, changes, advisories, now))
+        self._write(lambda c: rederived.replace_derived(c, repo, changes, advisories, now, self._notify))
 
     # -- feeds ------------------------------------------------------------------------------
     def recent_changes(

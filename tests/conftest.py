@@ -101,9 +101,10 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 def store(database_url: str):  # type: ignore[no-untyped-def]
     """A migrated Store on `database_url`, closed after the test."""
+    from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
 
-    opened = Store.open(database_url)
+    opened = Store.open(database_url, notify=NotifyPolicy())
     try:
         yield opened
     finally:
@@ -184,6 +185,7 @@ def fill_advised_store(url: str) -> None:
     """Save the two histories above into the store at `url` the way the tracker does."""
     from datetime import datetime, timezone
 
+    from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
     from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
@@ -210,7 +212,7 @@ def fill_advised_store(url: str) -> None:
         ],
     }
     settings = Settings()
-    store = Store.open(url)
+    store = Store.open(url, notify=NotifyPolicy())
     try:
         for repo, revisions in histories.items():
             store.watch(repo)

@@ -75,6 +75,7 @@ def test_pins_only_what_affects_them(tmp_path: Path, database_url: str) -> None:
     from hubwatch.notify.sender import Sender, notify_store
     from hubwatch.notify.targets import new_secret
     from hubwatch.settings import Settings
+    from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
     from hubwatch.storage.notify import SubscriptionSpec
 
@@ -88,14 +89,14 @@ def test_pins_only_what_affects_them(tmp_path: Path, database_url: str) -> None:
         """))
     hooks = [WebhookReceiver().start(), WebhookReceiver().start()]
     try:
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             notes = notify_store(store)
             for hook, folder in zip(hooks, (at_l2, at_l1)):
                 hook.secret = new_secret()
                 notes.add(SubscriptionSpec(url=hook.url, secret=hook.secret, pins_path=str(folder),
                                            pin_repos=("acme/llama-small",)))  # fmt: skip
         fill_advised_store(database_url)  # L2 raises a pickle hazard, L3 fixes the chat template
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             report = Sender(store, Settings(database_url="sqlite://")).flush()
         l2_bodies = [r for b in hooks[0].received for r in b["data"]["revisions"]]
         l1_bodies = [r for b in hooks[1].received for r in b["data"]["revisions"]]
@@ -115,20 +116,22 @@ def test_kill9_between_commit_and_delivery_delivers_once(tmp_path: Path, databas
     from hubwatch.notify.sender import Sender, notify_store
     from hubwatch.notify.targets import new_secret
     from hubwatch.settings import Settings
+    from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
     from hubwatch.storage.notify import SubscriptionSpec
 
     hook = WebhookReceiver().start()
     hook.secret = new_secret()
-    with Store.open(database_url) as store:
+    with Store.open(database_url, notify=NotifyPolicy()) as store:
         notify_store(store).add(SubscriptionSpec(url=hook.url, secret=hook.secret))
     child = textwrap.dedent(f"""\
         import sys, time
         from datetime import datetime, timezone
         from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
+        from hubwatch.notify.policy import NotifyPolicy
         from hubwatch.storage import Store
         repo = RepoId("acme", "model")
-        store = Store.open({database_url!r})
+        store = Store.open({database_url!r}, notify=NotifyPolicy())
         store.watch(repo)
         day = datetime(2026, 3, 1, tzinfo=timezone.utc)
         store.save_revision(repo, RevisionRecord("a" * 40, None, day, "first"), [], {{}}, [], None, [])
@@ -144,7 +147,7 @@ def test_kill9_between_commit_and_delivery_delivers_once(tmp_path: Path, databas
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
         assert hook.received == []
-        with Store.open(database_url) as store:  # the restart
+        with Store.open(database_url, notify=NotifyPolicy()) as store:  # the restart
             assert Sender(store, Settings(database_url="sqlite://")).flush().sent == 1
             assert Sender(store, Settings(database_url="sqlite://")).flush().total == 0
         assert len(hook.received) == 1 and hook.received[0]["data"]["revisions"][0]["sha"] == "b" * 40

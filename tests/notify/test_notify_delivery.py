@@ -13,6 +13,7 @@ from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, Revis
 from hubwatch.notify.sender import Sender, notify_store
 from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from hubwatch.storage.notify import NotifyStore, Subscription, SubscriptionSpec
 from receivers import Mailbox, WebhookReceiver
@@ -36,7 +37,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def opened(database_url: str, clock: Clock) -> Iterator[Store]:
-    with Store.open(database_url, clock) as store:
+    with Store.open(database_url, clock, notify=NotifyPolicy()) as store:
         store.watch(REPO)
         assert store.save_revision(REPO, RevisionRecord("a" * 40, None, clock(), "first"), [], {}, [], None, [])
         yield store

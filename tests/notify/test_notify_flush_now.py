@@ -13,6 +13,7 @@ from hubwatch.cli import cli
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.notify.sender import notify_store
 from hubwatch.notify.targets import new_secret
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from hubwatch.storage.notify import NotifyStore, SubscriptionSpec
 from receivers import WebhookReceiver
@@ -41,7 +42,7 @@ def queued(database_url: str, clock: Clock) -> Iterator[tuple[NotifyStore, Webho
     """One message queued for a webhook receiver that is down (its port closed)."""
     hook = WebhookReceiver()
     hook.secret = new_secret()
-    with Store.open(database_url, clock) as store:
+    with Store.open(database_url, clock, notify=NotifyPolicy()) as store:
         store.watch(REPO)
         assert store.save_revision(REPO, RevisionRecord("a" * 40, None, clock(), "first"), [], {}, [], None, [])
         notes = notify_store(store, clock)

@@ -12,6 +12,7 @@ from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, Revis
 from hubwatch.notify.sender import Sender, notify_store
 from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from hubwatch.storage.notify import SubscriptionSpec
 from receivers import WebhookReceiver
@@ -26,7 +27,7 @@ def test_rederived_advisories_announced_once(database_url: str) -> None:
     hook = WebhookReceiver().start()
     hook.secret = secret = new_secret()
     try:
-        with Store.open(database_url, lambda: NOW) as store:
+        with Store.open(database_url, lambda: NOW, notify=NotifyPolicy()) as store:
             notes = notify_store(store, lambda: NOW)
             sub = notes.add(SubscriptionSpec(url=hook.url, secret=secret))
             strict = notes.add(SubscriptionSpec(url="json://127.0.0.1:9/", min_severity=Severity.CRITICAL))

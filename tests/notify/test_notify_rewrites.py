@@ -14,6 +14,7 @@ from hubwatch.notify.pins import pin_repos
 from hubwatch.notify.sender import Sender, notify_store
 from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from hubwatch.storage.notify import SubscriptionSpec
 from hubwatch.tracker.hub import HubClient
@@ -72,7 +73,7 @@ def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
     sim = hubsim_factory(at=None)
     receivers = {name: hook() for name in ("all", "high", "dropped pin", "kept pins")}
     try:
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             line = _backfilled_and_subscribed(sim, store, receivers, tmp_path, "dropped pin")
             notes = notify_store(store)
 
@@ -111,7 +112,7 @@ def test_a_squash_is_told_by_its_new_root_once(hubsim_factory: Any, database_url
     sim = hubsim_factory(at=None)
     receiver = hook()
     try:
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             store.watch(REPO)
             poll(sim, store)
             line = store.revision_shas(REPO)
@@ -148,7 +149,7 @@ def test_a_push_with_new_commits_is_told_by_its_first_new_revision(
     forked = RepoId("acme", "forked")
     receiver = hook()
     try:
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             store.watch(forked)
             first = hubsim_factory(root=_history(tmp_path / "a", ["4.0", "4.1", "4.2"]), at=None)
             settings = Settings(database_url="sqlite://", hub_endpoint=first.url)
@@ -177,7 +178,7 @@ def test_commits_pushed_back_after_a_rewind_are_announced_once_and_to_their_pins
     sim = hubsim_factory(at=None)
     receivers = {name: hook() for name in ("all", "high", "restored pin", "kept pins")}
     try:
-        with Store.open(database_url) as store:
+        with Store.open(database_url, notify=NotifyPolicy()) as store:
             line = _backfilled_and_subscribed(sim, store, receivers, tmp_path, "restored pin")
             notes = notify_store(store)
 

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from hubwatch.domain.records import RepoId
 from hubwatch.notify.sender import notify_store
 from hubwatch.notify.targets import new_secret
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from hubwatch.storage.notify import SubscriptionSpec
 from receivers import WebhookReceiver
@@ -38,7 +39,7 @@ def test_run_delivers_once_and_sigterm_finishes_the_delivery_in_flight(hubsim: A
     db = f"sqlite:///{tmp_path / 'run.db'}"
     fast, slow = WebhookReceiver().start(), WebhookReceiver(delay_s=3).start()
     repo = RepoId.parse(QWEN)
-    with Store.open(db) as store:
+    with Store.open(db, notify=NotifyPolicy()) as store:
         store.watch(repo)
         notes = notify_store(store)
         subs = []

@@ -16,6 +16,7 @@ from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, Revis
 from hubwatch.feeds.app import create_app
 from hubwatch.notify.sender import notify_store
 from hubwatch.settings import Settings
+from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
 from receivers import Mailbox, WebhookReceiver, free_port
 
@@ -55,7 +56,7 @@ def test_no_secret_in_logs_output_metrics_or_errors(tmp_path: Path, caplog: pyte
         assert invoke("notify", "add", "nonsense://me:adminpw00@x").exit_code == 2
         repo = RepoId("acme", "model")
         day = datetime(2026, 3, 1, tzinfo=UTC)
-        with Store.open(f"sqlite:///{db}") as store:
+        with Store.open(f"sqlite:///{db}", notify=NotifyPolicy()) as store:
             store.watch(repo)
             store.save_revision(repo, RevisionRecord("a" * 40, None, day, "first"), [], {}, [], None, [])
             change = ChangeRecord(Kind.PICKLE, Severity.HIGH, "m.bin", "a pickle appeared", {}, Direction.HAZARD)
