@@ -6,9 +6,10 @@ import json
 from typing import Any, Sequence
 
 from hubwatch.cli.advisories import styled
-from hubwatch.cli.console import escape, out_console
+from hubwatch.cli.console import err_console, escape, out_console
 from hubwatch.domain.records import Severity
 from hubwatch.pincheck.fix import FileFix
+from hubwatch.pincheck.formats import compare_link
 from hubwatch.pincheck.ignore import Acknowledgements
 from hubwatch.pincheck.pins import Pin
 from hubwatch.pincheck.report import PinReport, gate, worst_first
@@ -21,9 +22,7 @@ _STATUS_STYLE = {"affected": "red", "clean": "green", "unknown": "yellow", "unpi
 def compare_url(web_url: str | None, report: PinReport) -> str | None:
     """The web app's compare page from the pin to its suggested commit (the page's URL shape,
     `/models/ORG/NAME/compare/BASE...HEAD`), when a web app is known and there is a suggestion."""
-    if not web_url or report.suggestion is None or not report.commit:
-        return None
-    return f"{web_url.rstrip('/')}/models/{report.pin.repo}/compare/{report.commit[:12]}...{report.suggestion.commit[:12]}"
+    return compare_link(web_url, report)
 
 
 def pin_rows(reports: Sequence[PinReport], threshold: Severity, strict: bool,
@@ -144,8 +143,10 @@ def print_expired(acks: Acknowledgements) -> None:
                             soft_wrap=True)
 
 
-def print_fixes(fixes: Sequence[FileFix], left: Sequence[tuple[Pin, str]], dry_run: bool) -> None:
-    out = out_console()
+def print_fixes(fixes: Sequence[FileFix], left: Sequence[tuple[Pin, str]], dry_run: bool,
+                to_stderr: bool = False) -> None:
+    """What --fix changed (or would), one line a pin; on stderr when stdout carries a report format."""
+    out = err_console() if to_stderr else out_console()
     verb = "would change" if dry_run else "changed"
     for fix in fixes:
         for edit in fix.edits:

@@ -40,7 +40,7 @@ def meanings() -> tuple[tuple[type[Exception], int], ...]:
     Made on the first error, so that `hubwatch --help` imports none of the rooms the errors come from."""
     from hubwatch.domain.records import InvalidRepoId
     from hubwatch.pincheck.errors import (
-        IgnoreConfigError, IncompatibleServer, NotAHubwatchServer, ServerError, ServerUnreachable,
+        GitBranchError, IgnoreConfigError, IncompatibleServer, NotAHubwatchServer, ServerError, ServerUnreachable,
     )
     from hubwatch.storage.errors import AmbiguousRevision, DatabaseUnavailable, MigrationFailed, StorageError
     from hubwatch.tracker.errors import HubError
@@ -49,6 +49,7 @@ def meanings() -> tuple[tuple[type[Exception], int], ...]:
         (InvalidRepoId, EXIT_USAGE),  # an org/name that is not a repo id
         (AmbiguousRevision, EXIT_USAGE),  # a sha prefix that matches several stored commits: give more of it
         (IgnoreConfigError, EXIT_USAGE),  # `check`: a bad [[ignore]] entry in .hubwatch.toml / pyproject.toml
+        (GitBranchError, EXIT_USAGE),  # `check --fix --branch`: no work tree, the branch exists, files changed
         (DatabaseUnavailable, EXIT_STORE),
         (MigrationFailed, EXIT_STORE),
         (StorageError, EXIT_STORE),  # any other store failure (a bad database URL, a write that failed)

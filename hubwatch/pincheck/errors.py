@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["IgnoreConfigError", "IncompatibleServer", "NotAHubwatchServer", "ServerError", "ServerUnreachable"]
+__all__ = ["GitBranchError", "IgnoreConfigError", "IncompatibleServer", "NotAHubwatchServer", "ServerError", "ServerUnreachable"]
 
 
 class ServerError(Exception):
@@ -38,6 +38,15 @@ class IncompatibleServer(ServerError):
 class IgnoreConfigError(ValueError):
     """An `[[ignore]]` entry (`.hubwatch.toml`, `[tool.hubwatch]`) or `--ignore` that cannot be read: the
     message names the file and the entry, `fix` says what to write instead."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+class GitBranchError(ValueError):
+    """`check --fix --branch`: the scanned folder is not in a git work tree, the branch exists already, a
+    file to rewrite has changes of its own, or git refused; the message says which, `fix` what to do."""
 
     def __init__(self, message: str, fix: str) -> None:
         super().__init__(message)
