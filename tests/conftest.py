@@ -134,6 +134,20 @@ def histories_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def datasets_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ROOT with every tests/data/datasets/<org>__<name> linked under `datasets/` (served as
+    dataset repos) beside one model, hubsim-test/tiny-llama. Read-only, like `histories_root`."""
+    root = tmp_path_factory.mktemp("datasets_root")
+    (root / "datasets").mkdir()
+    for folder in sorted((DATA / "datasets").iterdir()):
+        if folder.is_dir() and "__" in folder.name:
+            (root / "datasets" / folder.name).symlink_to(folder.resolve(), target_is_directory=True)
+    tiny = DATA / "hubsim" / "hubsim-test__tiny-llama"
+    (root / tiny.name).symlink_to(tiny.resolve(), target_is_directory=True)
+    return root
+
+
 @pytest.fixture
 def hubsim_factory(histories_root: Path) -> _Iterator[_Callable[..., _Any]]:
     """Start emulators: `sim = hubsim_factory(root=None, at="v1", **options)` → a started HubSim.

@@ -1,10 +1,12 @@
-"""The emulator's `/api/models…` routes: listing, model info, commits, refs, tree, paths-info, safetensors."""
+"""The emulator's `/api/models…` and `/api/datasets…` routes: listing, repo info, commits, refs, tree,
+paths-info, safetensors (models)."""
 
 from __future__ import annotations
 
 import json
 import struct
 from collections.abc import Sequence
+from datetime import datetime
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
@@ -12,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 
 from hubwatch.hubsim.documents import (
     commit_item,
+    dataset_document,
     file_item,
     folder_item,
     folders_of,
@@ -20,14 +23,17 @@ from hubwatch.hubsim.documents import (
 from hubwatch.hubsim.busy import busy_models
 from hubwatch.hubsim.modes import deleted
 from hubwatch.hubsim.names import refs_document
-from hubwatch.hubsim.repos import Commit, RepoFile
+from hubwatch.hubsim.repos import DATASETS_FOLDER, Commit, RepoFile, RepoHistory
 from hubwatch.hubsim.responses import check_gate, page, raw_segments
 from hubwatch.hubsim.state import SimError, SimState
 
-__all__ = ["list_models", "repo_api"]
+__all__ = ["list_datasets", "list_models", "repo_api"]
 
 _LISTING_KEYS = ("_id", "id", "modelId", "private", "gated", "tags", "downloads", "likes", "createdAt", "lastModified")
 _FULL_KEYS = ("author", "sha", "disabled", "siblings", "library_name", "pipeline_tag")
+_DATASET_LISTING_KEYS = ("_id", "id", "author", "sha", "lastModified", "private", "gated", "disabled", "tags",
+                         "downloads", "likes", "createdAt")  # fmt: skip
+_DATASET_FULL_KEYS = ("siblings", "cardData")
 
 
 def _flag(value: str | None) -> bool:
@@ -43,30 +49,48 @@ def _state(request: Request) -> SimState:
     return state
 
 
+def _document(repo: RepoHistory, commit: Commit, modified: datetime, *, blobs: bool, security: bool) -> dict[str, object]:
+    if repo.repo_type == "dataset":
+        return dataset_document(repo, commit, modified, blobs=blobs)
+    return model_document(repo, commit, modified, blobs=blobs, security=security)
+
+
 async def list_models(request: Request) -> Response:
     """`GET /api/models`: newest first by lastModified (or createdAt / id), Link-paged."""
+    return _listing(request, "model")
+
+
+async def list_datasets(request: Request) -> Response:
+    """`GET /api/datasets`: the datasets, as `/api/models` lists the models."""
+    return _listing(request, "dataset")
+
+
+def _listing(request: Request, repo_type: str) -> Response:
     state = _state(request)
     q = request.query_params
     search, author = (q.get("search") or "").lower(), q.get("author")
     wanted_tags = q.getlist("filter")
     docs: list[dict[str, object]] = []
     faults = state.faults.config
-    for repo_id, repo in state.repos.items():
-        if state.visible_count(repo_id) == 0 or deleted(faults, repo_id):  # not (yet, or any more) on the hub
+    for key, repo in state.repos.items():
+        if repo.repo_type != repo_type:
             continue
+        if state.visible_count(key) == 0 or deleted(faults, key):  # not (yet, or any more) on the hub
+            continue
+        repo_id = repo.repo_id
         if author and repo_id.split("/")[0] != author:
             continue
         if search and search not in repo_id.lower():
             continue
-        head = state.head(repo_id)
-        doc = model_document(repo, head, state.last_modified(repo_id), blobs=False, security=False)
+        head = state.head(key)
+        doc = _document(repo, head, state.last_modified(key), blobs=False, security=False)
         tags = doc.get("tags")
         if wanted_tags and not (isinstance(tags, list) and all(t in tags for t in wanted_tags)):
             continue
         if "gated" in q and _flag(q.get("gated")) != (repo.gated_token is not None):
             continue
         docs.append(doc)
-    if state.busy_listing is not None and not (search or author or wanted_tags):
+    if state.busy_listing is not None and repo_type == "model" and not (search or author or wanted_tags):
         docs.extend(busy_models(*state.busy_listing))
     sort = q.get("sort") or "lastModified"
     key = sort if sort in {"lastModified", "createdAt", "id"} else "lastModified"
@@ -74,6 +98,8 @@ async def list_models(request: Request) -> Response:
     expand = _expand(request)
     if expand:
         keys: Sequence[str] = ("_id", "id", *expand)
+    elif repo_type == "dataset":
+        keys = _DATASET_LISTING_KEYS + (_DATASET_FULL_KEYS if _flag(q.get("full")) else ())
     else:
         keys = _LISTING_KEYS + (_FULL_KEYS if _flag(q.get("full")) else ())
     items = [{k: d[k] for k in keys if k in d} for d in docs]
@@ -81,13 +107,13 @@ async def list_models(request: Request) -> Response:
     return JSONResponse(chunk, headers=headers)
 
 
-def _model_info(request: Request, state: SimState, repo_id: str, revision: str | None) -> Response:
+def _repo_info(request: Request, state: SimState, repo_id: str, revision: str | None) -> Response:
     repo = state.history(repo_id)
     commit = state.resolve(repo_id, revision or "main")
     head = state.head(repo_id)
     modified = state.last_modified(repo_id) if commit.sha == head.sha else commit.date
     q = request.query_params
-    doc = model_document(repo, commit, modified, blobs=_flag(q.get("blobs")), security=_flag(q.get("securityStatus")))
+    doc = _document(repo, commit, modified, blobs=_flag(q.get("blobs")), security=_flag(q.get("securityStatus")))
     expand = _expand(request)
     if expand:
         doc = {k: v for k, v in doc.items() if k in {"_id", "id", *expand}}
@@ -95,8 +121,7 @@ def _model_info(request: Request, state: SimState, repo_id: str, revision: str |
 
 
 def _history_to(state: SimState, repo_id: str, commit: Commit) -> tuple[Commit, ...]:
-    commits = state.history(repo_id).commits  # all of them: a ref may point past what main shows
-    return commits[: commits.index(commit) + 1]
+    return state.lineage(repo_id, commit)
 
 
 def _commits(request: Request, state: SimState, repo_id: str, revision: str) -> Response:
@@ -198,17 +223,20 @@ def _safetensors_metadata(request: Request, state: SimState, repo_id: str, filen
 
 
 async def repo_api(request: Request) -> Response:
-    """Dispatch `/api/models/{org}/{name}/…` on the undecoded path (revisions may hold `%2F`)."""
+    """Dispatch `/api/models/{org}/{name}/…` and `/api/datasets/{org}/{name}/…` on the undecoded
+    path (revisions may hold `%2F`); a dataset is the state's `datasets/{org}/{name}`."""
     state = _state(request)
+    dataset = raw_segments(request, 1)[:1] == [DATASETS_FOLDER]
     segs = raw_segments(request, 2)
     if len(segs) < 2 or not segs[0] or not segs[1]:
-        raise SimError(404, "RepoNotFound", "Repository not found: a model id is org/name")
-    repo_id, rest, method = state.canonical(f"{segs[0]}/{segs[1]}"), segs[2:], request.method
+        raise SimError(404, "RepoNotFound", f"Repository not found: a {'dataset' if dataset else 'model'} id is org/name")
+    prefix = f"{DATASETS_FOLDER}/" if dataset else ""
+    repo_id, rest, method = state.canonical(f"{prefix}{segs[0]}/{segs[1]}"), segs[2:], request.method
     if method in {"GET", "HEAD"}:
         if not rest:
-            return _model_info(request, state, repo_id, None)
+            return _repo_info(request, state, repo_id, None)
         if rest[0] == "revision" and len(rest) >= 2:
-            return _model_info(request, state, repo_id, "/".join(rest[1:]))
+            return _repo_info(request, state, repo_id, "/".join(rest[1:]))
         if rest[0] == "commits":
             return _commits(request, state, repo_id, "/".join(rest[1:]) or "main")
         if rest == ["refs"]:
@@ -216,7 +244,7 @@ async def repo_api(request: Request) -> Response:
             return JSONResponse(refs_document(state, repo_id, head, _flag(request.query_params.get("include_prs"))))
         if rest[0] == "tree" and len(rest) >= 2:
             return _tree(request, state, repo_id, rest[1], "/".join(rest[2:]).strip("/"))
-        if rest[0] == "safetensors-metadata" and len(rest) >= 2:
+        if rest[0] == "safetensors-metadata" and len(rest) >= 2 and not dataset:
             return _safetensors_metadata(request, state, repo_id, "/".join(rest[1:]))
     if method == "POST" and rest and rest[0] == "paths-info" and len(rest) >= 2:
         return await _paths_info(request, state, repo_id, "/".join(rest[1:]))

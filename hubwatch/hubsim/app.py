@@ -84,14 +84,21 @@ def create_app(state: SimState) -> ASGIApp:
     routes = [
         Route("/api/models", api.list_models, methods=["GET"]),
         Route("/api/models/{rest:path}", api.repo_api, methods=["GET", "POST"]),
+        Route("/api/datasets", api.list_datasets, methods=["GET"]),
+        Route("/api/datasets/{rest:path}", api.repo_api, methods=["GET", "POST"]),
         Route("/_sim/state", control.sim_state, methods=["GET"]),
         Route("/_sim/reset", control.reset, methods=["POST"]),
         Route("/_sim/faults", control.faults, methods=["GET", "POST"]),
-        Route("/_sim/{org}/{name}/advance", control.advance, methods=["POST"]),
-        Route("/_sim/{org}/{name}/rewind", control.rewind, methods=["POST"]),
-        Route("/_sim/{org}/{name}/squash", control.squash, methods=["POST"]),
-        Route("/_sim/{org}/{name}/rename", names.rename, methods=["POST"]),
-        Route("/_sim/{org}/{name}/refs", names.set_ref, methods=["POST"]),
+        *(
+            Route(f"/_sim{prefix}/{{org}}/{{name}}/{action}", handler, methods=["POST"])
+            for prefix in ("/datasets", "")
+            for action, handler in (
+                ("advance", control.advance), ("rewind", control.rewind), ("squash", control.squash),
+                ("rename", names.rename), ("refs", names.set_ref),
+            )
+        ),
+        Route("/datasets/{org}/{name}/resolve/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
+        Route("/datasets/{org}/{name}/raw/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
         Route("/{org}/{name}/resolve/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
         Route("/{org}/{name}/raw/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),
     ]

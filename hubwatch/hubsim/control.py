@@ -12,6 +12,8 @@ from starlette.responses import JSONResponse, Response
 
 from hubwatch.hubsim import modes
 from hubwatch.hubsim.faults import FaultConfig, FaultError
+from hubwatch.hubsim.names import sim_key
+from hubwatch.hubsim.repos import DATASETS_FOLDER
 from hubwatch.hubsim.state import Advance, SimError, SimState, parse_at
 
 __all__ = ["WebhookSender", "advance", "faults", "reset", "rewind", "sim_state", "squash", "webhook_payload"]
@@ -20,16 +22,20 @@ log = logging.getLogger(__name__)
 
 
 def webhook_payload(event: Advance, base_url: str) -> dict[str, object]:
-    """The body the hub POSTs for a push to main (scope repo.content, webhook version 3)."""
-    org = event.repo_id.split("/", 1)[0]
+    """The body the hub POSTs for a push to main (scope repo.content, webhook version 3); a
+    dataset's (`datasets/org/name`) says `"type": "dataset"` and names it `org/name`."""
+    dataset = event.repo_id.startswith(f"{DATASETS_FOLDER}/")
+    name = event.repo_id.split("/", 1)[1] if dataset else event.repo_id
+    org = name.split("/", 1)[0]
+    web = f"{base_url}/{DATASETS_FOLDER}/{name}" if dataset else f"{base_url}/{name}"
     return {
         "event": {"action": "update", "scope": "repo.content"},
         "repo": {
-            "type": "model",
-            "name": event.repo_id,
+            "type": "dataset" if dataset else "model",
+            "name": name,
             "id": f"hubsim-{event.repo_id}",
             "private": False,
-            "url": {"web": f"{base_url}/{event.repo_id}", "api": f"{base_url}/api/models/{event.repo_id}"},
+            "url": {"web": web, "api": f"{base_url}/api/{'datasets' if dataset else 'models'}/{name}"},
             "owner": {"id": f"hubsim-{org}"},
             "headSha": event.commit.sha,
         },
@@ -74,7 +80,7 @@ def _state(request: Request) -> SimState:
 async def advance(request: Request) -> Response:
     """`POST /_sim/{org}/{name}/advance`: reveal the next version; 409 at the end."""
     state = _state(request)
-    event = state.advance(state.canonical(f"{request.path_params['org']}/{request.path_params['name']}", follow=True))
+    event = state.advance(state.canonical(sim_key(request), follow=True))
     return JSONResponse(
         {
             "repo": event.repo_id,
@@ -93,7 +99,7 @@ async def rewind(request: Request) -> Response:
     if not isinstance(to, (str, int)) or isinstance(to, bool):
         raise SimError(400, "BadRequest", 'body must be {"to": "vK"}')
     state = _state(request)
-    repo_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    repo_id = sim_key(request)
     head = state.rewind(repo_id, to)
     return JSONResponse({"repo": state.canonical(repo_id, follow=True), "sha": head.sha, "version": head.version})
 
@@ -101,7 +107,7 @@ async def rewind(request: Request) -> Response:
 async def squash(request: Request) -> Response:
     """`POST /_sim/{org}/{name}/squash`: `super_squash_history` on main (one commit, no parent)."""
     state = _state(request)
-    repo_id = f"{request.path_params['org']}/{request.path_params['name']}"
+    repo_id = sim_key(request)
     commit = state.squash(repo_id)
     return JSONResponse({"repo": state.canonical(repo_id, follow=True), "sha": commit.sha, "title": commit.title})
 

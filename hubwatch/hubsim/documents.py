@@ -1,4 +1,4 @@
-"""Pure builders of the hub's JSON documents (model info, commits, tree entries) from loaded commits."""
+"""Pure builders of the hub's JSON documents (model and dataset info, commits, tree entries) from loaded commits."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from hubwatch.hubsim.safetensors import VirtualSafetensors
 __all__ = [
     "card_data",
     "commit_item",
+    "dataset_document",
     "file_item",
     "folder_item",
     "folders_of",
@@ -143,6 +144,52 @@ def model_document(
     return doc
 
 
+# Card keys the hub turns into `key:value` tags of a dataset.
+_DATASET_TAG_KEYS = ("task_categories", "task_ids", "language", "size_categories", "license", "multilinguality")
+_DATA_FORMATS = {".parquet": "parquet", ".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json",
+                 ".arrow": "arrow", ".txt": "text", ".tar": "webdataset"}  # fmt: skip
+
+
+def _dataset_tags(card: dict[str, object] | None, commit: Commit) -> list[str]:
+    tags = _tags(card)
+    for key in _DATASET_TAG_KEYS:
+        value = (card or {}).get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and f"{key}:{item}" not in tags:
+                tags.append(f"{key}:{item}")
+    formats = sorted({fmt for path in commit.files for ext, fmt in _DATA_FORMATS.items() if path.endswith(ext)
+                      and not path.endswith(("README.md", "dataset_infos.json"))})  # fmt: skip
+    return tags + [f"format:{fmt}" for fmt in formats if f"format:{fmt}" not in tags]
+
+
+def dataset_document(
+    repo: RepoHistory, commit: Commit, last_modified: datetime, *, blobs: bool
+) -> dict[str, object]:
+    """The `/api/datasets/{repo}` body for one revision (also an entry of the `/api/datasets` listing)."""
+    card = card_data(commit)
+    doc: dict[str, object] = {
+        "_id": hashlib.sha1(repo.key.encode()).hexdigest()[:24],
+        "id": repo.repo_id,
+        "author": repo.repo_id.split("/", 1)[0],
+        "sha": commit.sha,
+        "lastModified": iso(last_modified),
+        "createdAt": iso(repo.commits[0].date),
+        "private": False,
+        "disabled": False,
+        "gated": "manual" if repo.gated_token is not None else False,
+        "downloads": 0,
+        "likes": 0,
+        "tags": _dataset_tags(card, commit),
+        "siblings": [_sibling(f, blobs) for f in commit.files.values()],
+        "usedStorage": sum(f.size for f in commit.files.values()),
+    }
+    if card is not None:
+        doc["cardData"] = card
+        if isinstance(card.get("paperswithcode_id"), str):
+            doc["paperswithcode_id"] = card["paperswithcode_id"]
+    return doc
+
+
 def commit_item(repo: RepoHistory, commit: Commit, formatted: bool) -> dict[str, object]:
     """One entry of `/api/models/{repo}/commits/{rev}`."""
     item: dict[str, object] = {
@@ -150,7 +197,7 @@ def commit_item(repo: RepoHistory, commit: Commit, formatted: bool) -> dict[str,
         "title": commit.title,
         "message": commit.message,
         "date": iso(commit.date),
-        "authors": [{"user": repo.repo_id.split("/", 1)[0]}],
+        "authors": [{"user": commit.author or repo.repo_id.split("/", 1)[0]}],
     }
     if formatted:
         from html import escape

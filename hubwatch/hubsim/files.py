@@ -1,4 +1,5 @@
-"""The emulator's file route: `GET|HEAD /{org}/{name}/resolve/{rev}/{path}` with the hub's headers and ranges."""
+"""The emulator's file route: `GET|HEAD /{org}/{name}/resolve/{rev}/{path}` (a dataset's under
+`/datasets/…`) with the hub's headers and ranges."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from hubwatch.hubsim.names import lfs_pointer_response
-from hubwatch.hubsim.repos import RepoFile, git_blob_sha1
+from hubwatch.hubsim.repos import DATASETS_FOLDER, RepoFile, git_blob_sha1
 from hubwatch.hubsim.responses import (
     check_gate,
     error_response,
@@ -75,9 +76,12 @@ def _chunks(data: bytes) -> Iterator[bytes]:
 async def resolve_file(request: Request) -> Response:
     state: SimState = request.app.state.sim
     segs = raw_segments(request, 0)
+    prefix = ""
+    if segs[:1] == [DATASETS_FOLDER] and len(segs) > 3 and segs[3] in ("resolve", "raw"):
+        prefix, segs = f"{DATASETS_FOLDER}/", segs[1:]
     if len(segs) < 5 or segs[2] not in ("resolve", "raw"):
         raise SimError(404, "EntryNotFound", "Entry not found: expected /{org}/{name}/resolve/{revision}/{path}")
-    repo_id, revision, path = state.canonical(f"{segs[0]}/{segs[1]}"), segs[3], "/".join(segs[4:])
+    repo_id, revision, path = state.canonical(f"{prefix}{segs[0]}/{segs[1]}"), segs[3], "/".join(segs[4:])
     repo = state.history(repo_id)
     check_gate(request, repo)
     commit = state.resolve(repo_id, revision)

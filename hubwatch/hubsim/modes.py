@@ -33,10 +33,15 @@ DISABLED = "Access to this resource is disabled."
 
 
 def repo_of(path: str) -> str | None:
-    """`org/name` of a repo route (`/api/models/org/name/…`, `/org/name/resolve/…`), else None."""
+    """`org/name` of a repo route (`/api/models/org/name/…`, `/org/name/resolve/…`), the state's
+    `datasets/org/name` of a dataset's (`/api/datasets/org/name/…`, `/datasets/org/name/resolve/…`), else None."""
     parts = [unquote(p) for p in path.strip("/").split("/")]
     if len(parts) >= 4 and parts[:2] == ["api", "models"]:
         return f"{parts[2]}/{parts[3]}"
+    if len(parts) >= 4 and parts[:2] == ["api", "datasets"]:
+        return f"datasets/{parts[2]}/{parts[3]}"
+    if len(parts) >= 5 and parts[0] == "datasets" and parts[3] in ("resolve", "raw", "blob", "tree"):
+        return f"datasets/{parts[1]}/{parts[2]}"
     if len(parts) >= 4 and parts[2] in ("resolve", "raw", "blob", "tree"):
         return f"{parts[0]}/{parts[1]}"
     return None

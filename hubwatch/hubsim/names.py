@@ -6,21 +6,30 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from hubwatch.hubsim.repos import Commit, RepoFile, lfs_pointer
+from hubwatch.hubsim.repos import DATASETS_FOLDER, PARQUET_REF, Commit, RepoFile, lfs_pointer
 from hubwatch.hubsim.responses import error_response, request_id
 from hubwatch.hubsim.state import Moved, SimError, SimState
 
-__all__ = ["lfs_pointer_response", "moved_response", "refs_document", "rename", "set_ref"]
+__all__ = ["lfs_pointer_response", "moved_response", "refs_document", "rename", "set_ref", "sim_key"]
+
+
+def sim_key(request: Request) -> str:
+    """The repo a `/_sim/{org}/{name}/…` (model) or `/_sim/datasets/{org}/{name}/…` route names."""
+    repo = f"{request.path_params['org']}/{request.path_params['name']}"
+    return f"{DATASETS_FOLDER}/{repo}" if request.url.path.startswith(f"/_sim/{DATASETS_FOLDER}/") else repo
 
 
 def moved_response(request: Request, exc: Moved) -> Response:
     """307 to the same path (and query) under the new id, as the hub answers for a renamed repo."""
     raw = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1").split("?", 1)[0]
     location = raw
-    for prefix in ("/api/models/", "/"):
-        start = prefix + exc.old
+    dataset = exc.old.startswith(f"{DATASETS_FOLDER}/")
+    old, new = (exc.old, exc.new) if not dataset else (exc.old.split("/", 1)[1], exc.new.split("/", 1)[1])
+    prefixes = ("/api/datasets/", f"/{DATASETS_FOLDER}/") if dataset else ("/api/models/", "/")
+    for prefix in prefixes:
+        start = prefix + old
         if raw.lower().startswith(start.lower()) and raw[len(start) : len(start) + 1] in ("", "/"):
-            location = prefix + exc.new + raw[len(start) :]
+            location = prefix + new + raw[len(start) :]
             break
     if request.url.query:
         location += "?" + request.url.query
@@ -28,7 +37,8 @@ def moved_response(request: Request, exc: Moved) -> Response:
 
 
 def refs_document(state: SimState, repo_id: str, head: Commit, include_prs: bool) -> dict[str, object]:
-    """`GET /api/models/{id}/refs`: main and the named branches, tags, and (asked for) pull requests."""
+    """`GET /api/models/{id}/refs`: main and the named branches, tags, a dataset's parquet conversion
+    (`converts`), and (asked for) pull requests."""
     def entry(name: str, ref: str, commit: Commit) -> dict[str, object]:
         return {"name": name, "ref": ref, "targetCommit": commit.sha}
 
@@ -37,7 +47,9 @@ def refs_document(state: SimState, repo_id: str, head: Commit, include_prs: bool
         entry(r.removeprefix("refs/heads/"), r, c) for r, c in refs if r.startswith("refs/heads/")
     ]
     tags = [entry(r.removeprefix("refs/tags/"), r, c) for r, c in refs if r.startswith("refs/tags/")]
-    doc: dict[str, object] = {"branches": branches, "tags": tags, "converts": []}
+    converts = state.converts(repo_id)
+    done = [entry(PARQUET_REF.rsplit("/", 1)[-1], PARQUET_REF, converts[-1])] if converts else []
+    doc: dict[str, object] = {"branches": branches, "tags": tags, "converts": done}
     if include_prs:
         doc["pullRequests"] = [entry(r.removeprefix("refs/pr/"), r, c) for r, c in refs if r.startswith("refs/pr/")]
     return doc
@@ -79,7 +91,7 @@ async def rename(request: Request) -> Response:
     to = (await _body(request)).get("to")
     if not isinstance(to, str):
         raise SimError(400, "BadRequest", 'body must be {"to": "org/name"}')
-    old = f"{request.path_params['org']}/{request.path_params['name']}"
+    old = sim_key(request)
     new = _state(request).rename(old, to)
     return JSONResponse({"renamed": old, "to": new})
 
@@ -91,6 +103,5 @@ async def set_ref(request: Request) -> Response:
     at = data.get("at")
     if len(kinds) != 1 or not isinstance(at, (str, int)):
         raise SimError(400, "BadRequest", 'body must be {"branch"|"tag"|"pr": name, "at": "vK"}')
-    repo_id = f"{request.path_params['org']}/{request.path_params['name']}"
-    ref, commit = _state(request).set_ref(repo_id, kinds[0], str(data[kinds[0]]), at)
+    ref, commit = _state(request).set_ref(sim_key(request), kinds[0], str(data[kinds[0]]), at)
     return JSONResponse({"ref": ref, "sha": commit.sha, "version": commit.version})

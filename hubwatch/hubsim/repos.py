@@ -1,4 +1,5 @@
-"""Loads a ROOT folder of repo histories (`<org>__<name>/v1/…`) into commits with hub-style file metadata."""
+"""Loads a ROOT folder of repo histories (`<org>__<name>/v1/…`; datasets under `datasets/<org>__<name>/`)
+into commits with hub-style file metadata."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ from hubwatch.hubsim.safetensors import (
 )
 
 __all__ = [
+    "DATASETS_FOLDER",
     "LFS_PATTERNS",
+    "PARQUET_FOLDER",
+    "PARQUET_REF",
     "Commit",
     "HistoryError",
     "RepoFile",
@@ -42,6 +46,10 @@ _DEFAULT_START = datetime(2024, 1, 1, tzinfo=UTC)
 WEIGHTS_SPEC = "weights.json"
 GATED_FILE = "GATED"
 HISTORY_FILE = "HISTORY.tsv"
+DATASETS_FOLDER = "datasets"  # ROOT/datasets/<org>__<name>/: dataset repos
+PARQUET_FOLDER = "PARQUET"  # <dataset>/PARQUET/vN/: the parquet conversion of main's vN
+PARQUET_REF = "refs/convert/parquet"
+PARQUET_BOT = "parquet-converter"
 
 
 class HistoryError(ValueError):
@@ -109,16 +117,28 @@ class Commit:
     title: str
     message: str
     files: Mapping[str, RepoFile]
+    author: str | None = None  # None: the repo's org (a bot's commits name the bot)
 
 
 @dataclass(frozen=True)
 class RepoHistory:
-    """A repo's whole history, oldest first; `gated_token` None = public, "" = any token opens it."""
+    """A repo's whole history, oldest first; `gated_token` None = public, "" = any token opens it.
+
+    `repo_type` is "model" or "dataset"; a dataset's `converts` are the commits of its parquet
+    conversion branch (`refs/convert/parquet`), each numbered as the main version it converts.
+    """
 
     repo_id: str
     folder: Path
     commits: tuple[Commit, ...]
     gated_token: str | None
+    repo_type: str = "model"
+    converts: tuple[Commit, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """How the emulator's state and routes name it: `org/name`, or `datasets/org/name`."""
+        return f"{DATASETS_FOLDER}/{self.repo_id}" if self.repo_type == "dataset" else self.repo_id
 
 
 def _file_from_bytes(path: str, data: bytes, source: Path) -> RepoFile:
@@ -187,15 +207,37 @@ def _derived_sha(repo_id: str, version: str, files: Mapping[str, RepoFile]) -> s
     return digest.hexdigest()
 
 
-def load_repo(folder: Path) -> RepoHistory:
-    """Load one `<org>__<name>` folder; raises HistoryError naming what is wrong."""
+def _versions(folder: Path) -> list[tuple[int, Path]]:
+    return sorted((int(m.group(1)), d) for d in folder.iterdir() if d.is_dir() and (m := _VERSION.match(d.name)))
+
+
+def _converts(folder: Path, key: str, commits: list[Commit]) -> tuple[Commit, ...]:
+    """The parquet conversion branch: `PARQUET/vN/` converts main's vN, committed an hour after it."""
+    parquet = folder / PARQUET_FOLDER
+    if not parquet.is_dir():
+        return ()
+    by_number = {c.number: c for c in commits}
+    out: list[Commit] = []
+    for number, vdir in _versions(parquet):
+        source = by_number.get(number)
+        if source is None:
+            raise HistoryError(f"{vdir}: converts v{number}, which {folder} does not have")
+        files = _load_files(vdir)
+        sha = _derived_sha(key, f"{PARQUET_FOLDER}/{vdir.name}", files)
+        out.append(Commit(sha, vdir.name, number, source.date + timedelta(hours=1), "Update parquet files",
+                          f"Converted from {source.sha}", files, PARQUET_BOT))  # fmt: skip
+    return tuple(out)
+
+
+def load_repo(folder: Path, repo_type: str = "model") -> RepoHistory:
+    """Load one `<org>__<name>` folder (a model's, or with `repo_type="dataset"` a dataset's);
+    raises HistoryError naming what is wrong."""
     org, sep, name = folder.name.partition("__")
     if not sep or not org or not name:
         raise HistoryError(f"{folder}: a repo folder is named <org>__<name>")
     repo_id = f"{org}/{name}"
-    versions = sorted(
-        ((int(m.group(1)), d) for d in folder.iterdir() if d.is_dir() and (m := _VERSION.match(d.name))),
-    )
+    key = f"{DATASETS_FOLDER}/{repo_id}" if repo_type == "dataset" else repo_id
+    versions = _versions(folder)
     if not versions:
         raise HistoryError(f"{folder}: no version folders (v1/, v2/, …)")
     rows = _read_history(folder / HISTORY_FILE)
@@ -206,7 +248,7 @@ def load_repo(folder: Path) -> RepoHistory:
         where = f"{folder / HISTORY_FILE} ({version})"
         row = rows.get(version, {})
         files = _load_files(vdir)
-        sha = (row.get("commit") or "").strip().lower() or _derived_sha(repo_id, version, files)
+        sha = (row.get("commit") or "").strip().lower() or _derived_sha(key, version, files)
         if not _SHA.fullmatch(sha):
             raise HistoryError(f"{where}: commit {sha!r} is not 40 hex digits")
         if sha in seen:
@@ -222,18 +264,23 @@ def load_repo(folder: Path) -> RepoHistory:
         commits.append(Commit(sha, version, number, date, title.strip(), body.strip(), files))
     gated = folder / GATED_FILE
     token = gated.read_text(encoding="utf-8").strip() if gated.is_file() else None
-    return RepoHistory(repo_id, folder, tuple(commits), token)
+    converts = _converts(folder, key, commits) if repo_type == "dataset" else ()
+    return RepoHistory(repo_id, folder, tuple(commits), token, repo_type, converts)
 
 
 def load_root(root: Path) -> dict[str, RepoHistory]:
-    """Every `<org>__<name>/` folder under `root` (other entries are ignored), by repo id."""
+    """Every `<org>__<name>/` folder under `root` and under `root/datasets/` (other entries are
+    ignored), by key: `org/name` for a model, `datasets/org/name` for a dataset."""
     if not root.is_dir():
         raise HistoryError(f"{root}: not a folder")
     repos: dict[str, RepoHistory] = {}
-    for folder in sorted(root.iterdir()):
+    datasets = root / DATASETS_FOLDER
+    for folder, repo_type in [(f, "model") for f in sorted(root.iterdir())] + (
+        [(f, "dataset") for f in sorted(datasets.iterdir())] if datasets.is_dir() else []
+    ):
         if folder.is_dir() and "__" in folder.name:
-            history = load_repo(folder)
-            repos[history.repo_id] = history
+            history = load_repo(folder, repo_type)
+            repos[history.key] = history
     if not repos:
-        raise HistoryError(f"{root}: no repo folders (<org>__<name>/v1/…)")
+        raise HistoryError(f"{root}: no repo folders (<org>__<name>/v1/… or datasets/<org>__<name>/v1/…)")
     return repos

@@ -100,7 +100,7 @@ def check_gate(request: Request, repo: RepoHistory) -> None:
     """Gated repo: no token → 401 GatedRepo; a token other than the GATED file's → 403 GatedRepo."""
     gate = repo.gated_token
     faults = request.app.state.sim.faults.config
-    if gate is None and faults.gated and fnmatch.fnmatchcase(repo.repo_id, faults.gated):
+    if gate is None and faults.gated and fnmatch.fnmatchcase(repo.key, faults.gated):
         gate = faults.gated_token  # a gated copy (FaultConfig.gated): the real hub gates these
     if gate is None:
         return
@@ -109,13 +109,13 @@ def check_gate(request: Request, repo: RepoHistory) -> None:
         raise SimError(
             401,
             "GatedRepo",
-            f"Access to model {repo.repo_id} is restricted. You must have access to it and be authenticated"
+            f"Access to {repo.repo_type} {repo.repo_id} is restricted. You must have access to it and be authenticated"
             " to access it. Please log in.",
         )
     if gate and token != gate:
         raise SimError(
             403,
             "GatedRepo",
-            f"Access to model {repo.repo_id} is restricted and you are not in the authorized list."
-            f" Visit the model page to ask for access.",
+            f"Access to {repo.repo_type} {repo.repo_id} is restricted and you are not in the authorized list."
+            f" Visit the {repo.repo_type} page to ask for access.",
         )

@@ -1,6 +1,6 @@
 """The emulator's live state: which revisions of each repo are visible, revision lookup (branches, tags,
 `refs/pr/N`, HEAD), ids matched case-insensitively, renames (the old id answers 307), force-pushes
-(rewind, squash), advance/reset."""
+(rewind, squash), advance/reset. Repos are keyed `org/name` (models) and `datasets/org/name` (datasets)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from hubwatch.hubsim.faults import FaultConfig, Faults
-from hubwatch.hubsim.repos import Commit, RepoHistory
+from hubwatch.hubsim.repos import DATASETS_FOLDER, PARQUET_REF, Commit, RepoHistory
 
 __all__ = ["Advance", "Moved", "SimError", "SimState", "parse_at"]
 
@@ -125,24 +125,28 @@ class SimState:
         return repo_id
 
     def rename(self, old: str, new: str) -> str:
-        """Rename a repo (history, refs and visibility move with it); `old` then answers 307."""
+        """Rename a repo (history, refs and visibility move with it); `old` then answers 307. A
+        dataset (`datasets/org/name`) is renamed to `org2/name2` or `datasets/org2/name2` alike."""
         old = self.canonical(old, follow=True)
         if old not in self.repos:
             raise SimError(404, "RepoNotFound", f"Repository not found: {old}")
-        org, sep, name = new.partition("/")
+        dataset = self.repos[old].repo_type == "dataset"
+        bare = new.removeprefix(f"{DATASETS_FOLDER}/") if dataset else new
+        org, sep, name = bare.partition("/")
         if not sep or not org or not name or "/" in name:
             raise SimError(400, "BadRequest", f"rename target must be org/name, got {new!r}")
+        new = f"{DATASETS_FOLDER}/{bare}" if dataset else bare
         with self._lock:
             if any(rid.lower() == new.lower() for rid in self.repos if rid != old):
                 raise SimError(409, "Conflict", f"{new} already exists")
-            self.repos[new] = replace(self.repos.pop(old), repo_id=new)
+            self.repos[new] = replace(self.repos.pop(old), repo_id=bare)
             self._visible[new] = self._visible.pop(old, 0)
             if old in self._advanced_at:
                 self._advanced_at[new] = self._advanced_at.pop(old)
             if old in self._refs:
                 self._refs[new] = self._refs.pop(old)
             if old in self._squashed:
-                self._squashed[new] = replace(self._squashed.pop(old), repo_id=new)
+                self._squashed[new] = replace(self._squashed.pop(old), repo_id=bare)
             self._moved = {k: (new if v == old else v) for k, v in self._moved.items() if k != new.lower()}
             if old.lower() != new.lower():
                 self._moved[old.lower()] = new
@@ -243,6 +247,18 @@ class SimState:
     def head(self, repo_id: str) -> Commit:
         return self.commits(repo_id)[-1]
 
+    def converts(self, repo_id: str) -> tuple[Commit, ...]:
+        """A dataset's parquet conversion commits that are out: those of the versions up to main's head."""
+        head = self.head(repo_id)
+        return tuple(c for c in self.history(repo_id).converts if c.number <= head.number)
+
+    def lineage(self, repo_id: str, commit: Commit) -> tuple[Commit, ...]:
+        """The history that ends at `commit`, oldest first: main's (every version, as a ref may point
+        past what main shows), or the parquet branch's for one of its commits."""
+        repo = self.history(repo_id)
+        line = repo.converts if commit in repo.converts else repo.commits
+        return line[: line.index(commit) + 1]
+
     def last_modified(self, repo_id: str) -> datetime:
         """The head's date, or the wall-clock time of the latest live advance when that is later."""
         head = self.head(repo_id).date
@@ -251,18 +267,22 @@ class SimState:
         return max(head, advanced) if advanced else head
 
     def resolve(self, repo_id: str, revision: str) -> Commit:
-        """`main` (or `HEAD`), a branch, tag or `refs/pr/N` (full name or short), a full sha or a
-        unique prefix (≥ 4 hex) of a visible commit or of one a ref points at."""
+        """`main` (or `HEAD`), a branch, tag or `refs/pr/N` (full name or short), a dataset's
+        `refs/convert/parquet`, a full sha or a unique prefix (≥ 4 hex) of a visible commit or of
+        one a ref points at."""
         commits = self.commits(repo_id)
         if revision in MAIN_REFS:
             return commits[-1]
         refs = self.refs(repo_id)
+        converts = self.converts(repo_id)
+        if converts:
+            refs[PARQUET_REF] = converts[-1]
         for name in (revision, f"refs/heads/{revision}", f"refs/tags/{revision}"):
             if name in refs:
                 return refs[name]
         rev = revision.lower()
         if _HEX.fullmatch(rev):
-            reachable = {c.sha: c for c in (*commits, *refs.values())}
+            reachable = {c.sha: c for c in (*commits, *converts, *refs.values())}
             found = [c for sha, c in reachable.items() if sha.startswith(rev)]
             if len(found) == 1:
                 return found[0]
@@ -302,5 +322,6 @@ class SimState:
                 "version": h.commits[n - 1].version if n else None,
                 "sha": h.commits[n - 1].sha if n else None,
                 "gated": h.gated_token is not None,
+                "type": h.repo_type,
             }
         return {"at": self._at, "repos": repos, "faults": self.faults.config.to_json()}

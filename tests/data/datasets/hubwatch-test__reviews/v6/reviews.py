@@ -1,0 +1,2 @@
+# A loading script (stand-in): hubwatch never runs it.
+import datasets
