@@ -26,6 +26,8 @@ class MoE:
 def moe_spec(cfg: Cfg, h: int, ffn: int, p: DecoderProfile) -> MoE | None:
     """The sparse feed-forward block a config describes, or None for a dense model."""
     if cfg.has("is_moe") and not cfg.bool("is_moe"):  # Doge: num_experts sizes a CDMoE that is_moe switches off
+        cfg.concept("experts")
+        cfg.concept("experts_per_tok")
         return None
     experts = cfg.concept("experts", minimum=0)
     if not experts or experts <= 1:

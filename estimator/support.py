@@ -129,9 +129,45 @@ def _looks_like_config(value: Mapping[str, Any]) -> bool:
     return any(k in value for k in ("model_type", "hidden_size", "d_model", "num_hidden_layers", "vocab_size"))
 
 
+# Unread keys that, in a model whose architecture the builders only guessed, say the guess has the wrong shape:
+# a count of layers beside the one read (Dory's n_input_layers), a count of experts beside the routed ones
+# (Longcat-Flash's zero experts), or a width the model also works at (Perceiver's d_latents, NeoMME's factorised
+# embedding_dim). Their part of the count has no bound, so such an estimate is no number.
+_DEPTH = re.compile(r"layers")  # a count of layers; "…_per_…" groupings and layer lists are not counts
+_EXPERTS = re.compile(r"expert.*num|num.*expert|n_.*experts")
+_WIDTH = re.compile(r"^d_|_dim$|hidden_size$|_rank$|_channels$|^embedding_size$|feed_forward_size$")
+_NOT_WIDTH = re.compile(r"kernel|vocab|window|chunk|patch|image|batch|head_dim|position|bucket|rotary|rope")
+_HIDDEN = ("hidden_size", "n_embd", "d_model", "n_embed", "model_dim", "dim", "embed_dim")
+
+
+def _int_value(value: Any) -> int | None:
+    return value if type(value) is int and value > 0 else None
+
+
+def _unbounded(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], unread: list[str]
+               ) -> tuple[str, str] | None:
+    """The first unread top-level key that leaves a guessed architecture without a bound, with why."""
+    seen = set(reads.get("", ()))
+    widths = {v for k in seen if _WIDTH.search(k) and (v := _int_value(config.get(k))) is not None}
+    # A part narrower than an eighth of the model (a low-rank gate, a per-head detail) stays a bounded guess
+    hidden = next((v for k in _HIDDEN if k in seen and (v := _int_value(config.get(k))) is not None), 0)
+    for key in unread:
+        value = _int_value(config.get(key)) if "." not in key else None
+        if value is None:
+            continue
+        if _DEPTH.search(key) and "_per_" not in key:
+            return key, f"{key} ({value}) counts layers the guessed layout does not build"
+        if _EXPERTS.search(key):
+            return key, f"{key} ({value}) counts experts the guessed layout does not route to"
+        if _WIDTH.search(key) and not _NOT_WIDTH.search(key) and value not in widths and 8 * value >= hidden:
+            return key, f"{key} ({value}) is a width no builder models beside the ones it read"
+    return None
+
+
 def assess(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], guesses: Iterable[str]) -> Support:
     """`modelled` unless a builder guessed or a structural key went unread (then `approximate`);
-    `unsupported` when a whole sub-config went unread."""
+    `unsupported` when a whole sub-config went unread, or when the architecture was guessed and an unread key
+    counts layers or experts, or sizes a width, the guess does not have."""
     guessed = list(dict.fromkeys(guesses))
     unread = sorted(unread_structural_keys(config, reads))  # the same whatever the key order
     # A whole sub-config no builder opened is a tower left out of the count, not a detail guessed: the
@@ -140,6 +176,9 @@ def assess(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], guesse
     if towers:
         return Support.unsupported(f"the sub-config {towers[0]} describes a part no builder models "
                                    f"(its parameters would be left out)", towers[0])
+    if guessed and (hit := _unbounded(config, reads, unread)) is not None:
+        key, why = hit
+        return Support.unsupported(f"{guessed[0].split(' (')[0]} guessed, and {why}", key)
     if unread:
         shown = ", ".join(unread[:6]) + (f" and {len(unread) - 6} more" if len(unread) > 6 else "")
         guessed.append(f"keys not modelled: {shown}")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hubwatch.estimator import analyze
+from hubwatch.estimator import ConfigError, analyze
 
 CONFIGS = Path(__file__).resolve().parent.parent / "data" / "configs"
 DEFAULTS = Path(__file__).resolve().parent / "transformers_defaults.json"
@@ -49,7 +49,11 @@ def test_most_transformers_default_decoders_survive_anonymity() -> None:
     for row in rows:
         if analyze(row["config"]).family != "decoder":
             continue
-        derived = analyze(_anonymous(row["config"])).params.derived
+        try:
+            derived = analyze(_anonymous(row["config"])).params.derived
+        except ConfigError:  # unsupported: a key the guessed layout cannot bound (Zamba's attention_hidden_size)
+            errors.append(float("inf"))
+            continue
         errors.append(abs(derived - row["params"]) / row["params"])
     assert len(errors) >= 60
     # the misses are state-space and recurrent stacks, whose keys alone do not say how their layers mix

@@ -24,3 +24,40 @@ def test_the_same_decoder_without_the_tower_still_has_a_number() -> None:
     row = next(r for r in ZOO if r["architecture"] == "GitForCausalLM" and not r["overrides"])
     text_only = {k: v for k, v in row["config"].items() if k != "vision_config"}
     assert analyze(text_only).params.derived > 0
+
+
+PERTURBED = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "transformers_perturbed.json")
+                       .read_text())["rows"]
+
+
+@pytest.mark.parametrize(("architecture", "key"), [
+    ("PerceiverForMaskedLM", "d_latents"),  # a second width: the latent array (generic decoder: -97%)
+    ("DoryForCausalLM", "n_input_layers"),  # a layer count beside num_hidden_layers (+43%)
+    ("LongcatFlashForCausalLM", "zero_expert_num"),  # experts beside the routed ones (-26%)
+    ("NeoMMEForMaskedLM", "embedding_dim"),  # factorised embeddings (+47% untied)
+])
+def test_a_guessed_architecture_with_an_unread_depth_width_or_expert_count_is_unsupported(
+        architecture: str, key: str) -> None:
+    for row in (r for r in ZOO + PERTURBED if r["architecture"] == architecture and "params" in r):
+        with pytest.raises(ConfigError) as caught:
+            analyze(row["config"])
+        assert caught.value.key == key
+
+
+def test_a_narrow_unread_width_stays_a_bounded_guess() -> None:
+    # AXK2's rank-16 gated norm is under an eighth of the model's width: approximate, within 1% at the defaults
+    row = next(r for r in ZOO if r["architecture"] == "AXK2ForCausalLM" and not r["overrides"])
+    a = analyze(row["config"])
+    assert a.params.support.level == "approximate"
+    assert "gated_norm_rank" in a.params.support.guessed[-1]
+
+
+def test_no_approximate_estimate_is_off_by_more_than_25_percent_on_either_sweep() -> None:
+    for row in (r for r in ZOO + PERTURBED if "params" in r):
+        try:
+            a = analyze(row["config"])
+        except ConfigError:
+            continue
+        if a.params.support.level == "approximate":
+            assert abs(a.params.derived - row["params"]) <= 0.25 * row["params"], (row["architecture"],
+                                                                                row["overrides"])
