@@ -36,7 +36,9 @@ def record_rewrite(
 
     When `new_head` is stored, it becomes the repo's head (a push that only removed commits).
     `advisories` (the caller's records the rewrite changes) are upserted in the same transaction.
-    False, writing no rewrite, when the repo's latest rewrite is this same one (a repeated poll).
+    False, writing no rewrite, when the repo's latest rewrite is this same one and the head is
+    already `new_head` (a repeated poll). The same rewrite after a restore moves the head back again
+    (its row is kept once: the history lists the first time).
     """
     for what, sha in (("old head", old_head), ("new head", new_head), *(("dropped revision", s) for s in dropped)):
         if not is_commit_sha(sha):
@@ -52,7 +54,12 @@ def record_rewrite(
         .limit(1)
     ).first()
     upsert_advisories(conn, advisories, at)
-    if latest is not None and (latest.old_head, latest.new_head) == (old_head, new_head):
+    new_head_stored = find_revision(conn, repo, new_head) is not None
+    head_now = conn.execute(sa.select(REPOS.c.head_sha).where(REPOS.c.id == repo_id)).scalar_one_or_none()
+    # a repeated poll of the same rewrite writes nothing; the same rewrite again after upstream had
+    # restored the dropped commits (rewound, restored, rewound) moves the head back once more
+    moves_head = new_head_stored and head_now != new_head
+    if latest is not None and (latest.old_head, latest.new_head) == (old_head, new_head) and not moves_head:
         return False
     # One row per (repo, old head, new head) is a constraint: a concurrent poll that recorded the
     # same rewrite first makes this insert a no-op instead of a duplicate (both dialects).
@@ -61,15 +68,14 @@ def record_rewrite(
             repo_id=repo_id, detected_at=at, old_head=old_head, new_head=new_head, dropped=list(dropped)
         ).returning(HISTORY_REWRITES.c.id)  # a row back only when inserted (psycopg reports rowcount -1 here)
     ).first() is not None
-    new_head_stored = find_revision(conn, repo, new_head) is not None
     if new_head_stored:
         conn.execute(sa.update(REPOS).where(REPOS.c.id == repo_id).values(head_sha=new_head))
-    if inserted:
+    if inserted or moves_head:
         bump_versions(conn, [repo_id])  # the main line changed: what derives from it is stale
         # the outbox, same transaction; a push bringing commits is told by its first new revision
         enqueue_rewrite(conn, repo_id, old_head, new_head, dropped, at, notify,
                         brings_commits=not new_head_stored)
-    return bool(inserted)
+    return bool(inserted or moves_head)
 
 
 def move_head(

@@ -74,6 +74,20 @@ def test_move_head_and_what_is_off_the_main_branch(store: Store) -> None:
     assert store.off_main_branch(REPO) == set()  # (e left it by no recorded rewrite: moving a head records none)
 
 
+def test_the_same_rewrite_after_a_restore_moves_the_head_back_again(store: Store) -> None:
+    """Upstream rewinds c → a, pushes c back, then rewinds c → a again: the head follows each time
+    (the repeated-poll guard must not swallow the second rewind)."""
+    for label, parent in (("a", None), ("b", "a"), ("c", "b")):
+        assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
+    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.move_head(REPO, sha("c"), T0 + timedelta(hours=1))
+    assert store.head(REPO).sha == sha("c") and store.off_main_branch(REPO) == set()
+    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=2))
+    assert store.head(REPO).sha == sha("a") and store.off_main_branch(REPO) == {sha("b"), sha("c")}
+    assert not store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=3))
+    assert len(store.rewrites(REPO)) == 1  # listed once, the first time
+
+
 def test_a_dropped_commits_standing_follows_later_writes(store: Store) -> None:
     """A commit off the main line is answered along its own line, kept per history version: asked
     again it reads nothing again, and a later revision or advisory is in the next answer."""
