@@ -86,6 +86,8 @@ class Verdict:
     term_gb: float
     crossing: str = ""  # the term whose addition passes the budget, when the largest alone does not
     crossing_gb: float = 0.0
+    overhead_gb: float = 0.0  # the framework overhead and the headroom the budget is made with
+    headroom: float = 1.0
 
     @property
     def reason(self) -> str:
@@ -103,17 +105,15 @@ class Verdict:
 
     @property
     def short(self) -> str:
-        """The reason in a table cell: "weights 26.9 GB of a 20.4 GB budget" (with a crossing term:
-        "weights 13.5 GB + activations 9.3 GB …, peak 23.8 GB of a 20.4 GB budget")."""
-        budget = f"a {max(self.budget_gb, 0.0):.1f} GB budget"
+        """The term that breaks it, for a table cell beside the card's budget: "weights 26.9 GB" (with a
+        crossing term: "activations 13.4 + logits 3.1 GB"); what it needs when it fits."""
         if self.fits:
             return f"needs {self.required_gb:.1f} GB"
         if not self.term:
-            return f"peak {self.peak_gb:.1f} GB of {budget}"
+            return f"peak {self.peak_gb:.1f} GB"
         if not self.crossing:
-            return f"{_term(self.term)} {self.term_gb:.1f} GB of {budget}"
-        return (f"{_term(self.term)} {self.term_gb:.1f} GB + {_term(self.crossing)} {self.crossing_gb:.1f} GB …, "
-                f"peak {self.peak_gb:.1f} GB of {budget}")
+            return f"{_term(self.term)} {self.term_gb:.1f} GB"
+        return f"{_term(self.term)} {self.term_gb:.1f} + {_term(self.crossing)} {self.crossing_gb:.1f} GB"
 
     @property
     def line(self) -> str:
@@ -126,7 +126,7 @@ class Verdict:
                 "required_gb": self.required_gb, "budget_gb": round(self.budget_gb, 3),
                 "term": self.term or None, "term_gb": self.term_gb,
                 "crossing": self.crossing or None, "crossing_gb": self.crossing_gb if self.crossing else None,
-                "line": self.line}
+                "overhead_gb": self.overhead_gb, "headroom": self.headroom, "line": self.line}
 
 
 def fit_verdict(memory: MethodMemory, card: str, card_gb: float) -> Verdict:
@@ -144,7 +144,8 @@ def fit_verdict(memory: MethodMemory, card: str, card_gb: float) -> Verdict:
                 crossing, crossing_gb = name, value
                 break
     return Verdict(memory.method, card, card_gb, memory.batch, memory.seq_len, fits, memory.peak_gb,
-                   memory.required_gb, budget, largest, largest_gb, crossing, crossing_gb)
+                   memory.required_gb, budget, largest, largest_gb, crossing, crossing_gb,
+                   memory.framework_overhead_gb, memory.headroom)
 
 
 def estimate_verdicts(estimate: Estimate, method: str | None = None) -> tuple[Verdict, ...]:

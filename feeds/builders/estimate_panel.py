@@ -67,6 +67,7 @@ class CardRow:
     # (method, the term that breaks this card at batch 1), for the cells that do not fit: known when the
     # settings' batch is 1, the batch whose terms the estimate carries
     breaks: tuple[tuple[str, str], ...] = ()
+    budget_gb: float | None = None  # the peak the card allows, shown beside the card when a cell names a term
 
 
 @dataclass(frozen=True)
@@ -177,26 +178,30 @@ def _cost(estimate: Estimate, settings: PlanSettings) -> CostView | None:
                     settings.card is not None)
 
 
-def _breaks(estimate: Estimate) -> dict[tuple[str, str], str]:
-    """(card, method) → why batch 1 does not fit, from each method's terms when they are at batch 1."""
+def _breaks(estimate: Estimate) -> dict[str, list[Verdict]]:
+    """card → the methods whose batch 1 does not fit it, from each method's terms when they are at batch 1."""
     memory = estimate.memory
     if memory is None:
         return {}
-    out: dict[tuple[str, str], str] = {}
+    out: dict[str, list[Verdict]] = {}
     for m in memory.methods:
         if isinstance(m, MethodError) or m.batch != 1:
             continue
         for v in estimate_verdicts(estimate, m.method):
             if not v.fits:
-                out[(v.card, v.method)] = v.short
+                out.setdefault(v.card, []).append(v)
     return out
 
 
 def _card_rows(estimate: Estimate) -> tuple[CardRow, ...]:
     breaks = _breaks(estimate)
-    return tuple(CardRow(c.name, c.memory_gb, c.batches, c.cards_needed,
-                         tuple((m, why) for m, n in c.batches if n == 0 and (why := breaks.get((c.name, m)))))
-                 for c in estimate.cards)
+    rows = []
+    for c in estimate.cards:
+        misfits = {v.method: v for v in breaks.get(c.name, ())}
+        cells = tuple((m, misfits[m].short) for m, n in c.batches if n == 0 and m in misfits)
+        budget = next(iter(misfits.values())).budget_gb if cells else None
+        rows.append(CardRow(c.name, c.memory_gb, c.batches, c.cards_needed, cells, budget))
+    return tuple(rows)
 
 
 def _support_line(words: SupportWords | None) -> str:

@@ -38,6 +38,7 @@ def test_a_term_that_alone_passes_the_budget_is_named() -> None:
     assert abs(v.budget_gb - (24 - 0.5) / 1.15) < 1e-9
     assert v.line == "does not fit on L4 (24 GB): weights is 26.9 GB of a 20.4 GB budget"
     assert v.to_json()["term"] == "weights" and v.to_json()["fits"] is False
+    assert v.short == "weights 26.9 GB" and (v.overhead_gb, v.headroom) == (0.5, 1.15)
 
 
 def test_otherwise_the_largest_and_the_term_whose_addition_passes_it() -> None:
@@ -45,6 +46,7 @@ def test_otherwise_the_largest_and_the_term_whose_addition_passes_it() -> None:
     assert not v.fits and v.term == "weights" and v.crossing == "activations"
     assert v.line == ("does not fit on L4 (24 GB): weights is 13.5 GB of a 20.4 GB budget; adding activations "
                       "(9.3 GB) passes it (peak 23.8 GB)")
+    assert v.short == "weights 13.5 + activations 9.3 GB"
 
 
 def test_a_fit_says_what_it_needs() -> None:

@@ -359,7 +359,7 @@ def _support(page: str) -> tuple[str, str, str]:
     found = re.search(r'<dt>Parameters \(derived\)</dt><dd>([^<]*)<span class="support support-(\w+)">(.*?)</span></dd>',
                       _panel(page), re.S)
     assert found, _panel(page)[:600]
-    return found.group(1).strip(), found.group(2), html.unescape(found.group(3))
+    return found.group(1).strip(), found.group(2), html.unescape(re.sub(r"</?strong>", "", found.group(3)))
 
 
 def test_the_panel_says_how_far_the_count_is_modelled(client: TestClient, tmp_path: Path) -> None:
@@ -408,8 +408,9 @@ def test_does_not_fit_names_the_term_that_breaks_the_card(client: TestClient, tm
     page = client.get(f"/models/{LLAMA2}?method=full").text
     listed = [html.unescape(li) for li in re.findall(r'<li class="nofit">(.*?)</li>', _panel(page), re.S)]
     assert listed == [v["line"] for v in misfits]
-    cell = _cells(_panel(page), "T4")[1]  # full fine-tune at batch 1 on a T4
-    assert cell.startswith(f"does not fit: {t4['term'].replace('_', ' ')} {t4['term_gb']:.1f} GB"), cell
+    cells = _cells(_panel(page), "T4")  # full fine-tune at batch 1 on a T4: the term, beside the card's budget
+    assert cells[0] == f"T4 16 GB (budget {t4['budget_gb']:.1f} GB)", cells
+    assert cells[1].startswith(f"does not fit: {t4['term'].replace('_', ' ')} {t4['term_gb']:.1f} GB"), cells
     plan = client.get(f"/plan?repo={LLAMA2}&method=full").text
     assert [html.unescape(li) for li in re.findall(r'<li class="nofit">(.*?)</li>', _panel(plan), re.S)] == listed
     api = client.post("/api/v1/plan", json={"repo": str(LLAMA2), "settings": {"method": "full"}}).json()
