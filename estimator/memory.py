@@ -33,11 +33,24 @@ from hubwatch.estimator.memory_roles import LoraPlan, plan_lora
 from hubwatch.estimator.memory_settings import MemorySettings
 from hubwatch.estimator.spec import ModelSpec
 
-__all__ = ["MemoryEstimate", "MemoryModel", "SharedFigures", "estimate_memory", "memory_model"]
+__all__ = ["KBIT_UPCAST_STACKS", "MemoryEstimate", "MemoryModel", "SharedFigures", "estimate_memory", "kbit_upcasts",
+           "memory_model"]
 
 _VALUE: Callable[[tuple[str, float]], float] = itemgetter(1)  # a (name, bytes) term's bytes
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
+# Stacks whose QLoRA path runs PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py: "cast all
+# non INT8 parameters to fp32"): transformers' Trainer with TRL's SFTTrainer (it calls it for a model
+# loaded in 4 or 8 bits) and Axolotl (its model loader calls it for a quantised base unless
+# `skip_prepare_model_for_kbit_training` is set). torchtune (torchao NF4), Unsloth (its own
+# preparation keeps bf16) and LitGPT (Fabric's precision plugin) do not.
+KBIT_UPCAST_STACKS = ("hf", "axolotl")
+
+
+def kbit_upcasts(settings: MemorySettings) -> bool:
+    """Whether a QLoRA run under `settings` holds its non-quantised parameters, and so its residual
+    stream, in fp32 (PEFT's k-bit preparation; transformers' model code only)."""
+    return settings.stack in KBIT_UPCAST_STACKS and settings.effective_implementation == "transformers"
 
 
 @quick_init
@@ -331,6 +344,7 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
     litgpt = settings.effective_implementation == "litgpt"
     head_matrix = head if litgpt else max(spec.lm_head_params, spec.embedding_params if spec.tie_word_embeddings else 0)
     retained_per_token: float | None = None
+    kbit_upcast = method == "qlora" and kbit_upcasts(settings)
     if method == "full":
         param_bytes = _PARAM_BYTES[settings.precision]
         amp = settings.precision == "amp-bf16"
@@ -355,6 +369,11 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
             quantized_head = head if litgpt else 0
             nf4 = NF4_BYTES_PER_PARAM if settings.nf4_double_quant else NF4_NO_DQ_BYTES_PER_PARAM
             base = nf4 * (linear + quantized_head) + 2.0 * (total - linear - quantized_head)
+            if kbit_upcast:
+                # PEFT `prepare_model_for_kbit_training` (which TRL's SFTTrainer and Axolotl call for a
+                # 4-bit model) casts every fp16/bf16 parameter that is not `Params4bit` to fp32: the
+                # embedding, an untied head and the norms hold 4 bytes per parameter, not 2.
+                base += 2.0 * (total - linear)
             # One matrix dequantised at a time; LitGPT quantises from fp16, so it dequantises to fp16
             # and then casts to bf16 (two copies alive).
             workspace = 2.0 * max(shared.largest(spec), quantized_head) * (2 if litgpt else 1)
@@ -422,6 +441,15 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         kept_per_token = act.saved_per_token
         resident_per_token = act.saved_resident_per_token
         transient_per_token = act.backward_working_per_token
+    if kbit_upcast:
+        # With the embedding and norms in fp32 the residual stream is fp32 (the embedding's output is
+        # fp32; an fp32 residual plus a bf16 sublayer output stays fp32; transformers' RMSNorm returns
+        # `weight * x.to(input_dtype)`): every saved residual-stream tensor is 2 bytes wider per
+        # channel — the layer input kept under checkpointing, the two norm inputs of a layer without.
+        wider = sum(2.0 * st.hidden_size * st.num_layers for st in spec.training_stacks)
+        extra = wider if settings.effective_checkpointing else 2 * wider
+        kept_per_token += extra
+        resident_per_token += extra * 2 / max(1, max((st.num_layers for st in spec.training_stacks), default=1))
     host_per_token = 0.0
     if settings.effective_offloading:
         # Saved tensors go to host memory as the forward produces them and come back one layer ahead

@@ -295,6 +295,12 @@ def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) ->
         # Forward: every chunk's fp32 log-softmax saved + one chunk's logits and fp32 copy; backward of a
         # chunk: the saved log-softmax + that chunk's two fp32 gradients and the compute-dtype one.
         return 4.0 * v + (compute_bytes + upcast) * v / chunks, 4.0 * v + (8 + compute_bytes) * v / chunks
+    if loss == "fp32-shifted":
+        # transformers 4.46-4.49 `ForCausalLMLoss` (and `LlamaForCausalLM.forward` before it): the model's
+        # output keeps the compute-dtype logits while the loss upcasts them and takes a shifted
+        # contiguous copy ([seq - 1, V]) for cross-entropy: logits + fp32 copy + shifted copy +
+        # log-softmax alive at the loss; backward: log-softmax + its two fp32 gradients.
+        return float(max(compute_bytes + upcast + 4 + 4, 12) * v), float(4 * v)
     # Forward: logits + fp32 copy + log-softmax. The caller keeps only the loss, so the logits and
     # the copy go once the loss exists; backward of the loss: log-softmax + two fp32 gradients.
     peak = max(compute_bytes + upcast + 4, 4 + 4 + 4)

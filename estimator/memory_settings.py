@@ -43,8 +43,11 @@ ATTENTION_IMPLS = ("sdpa", "eager")
 # chunked-fp32: the output projection and an fp32 cross-entropy one chunk of tokens at a time
 #   (torchtune's LinearCrossEntropyLoss / CEWithChunkedOutputLoss, 8 chunks);
 # fused: projection, loss and its gradient fused chunk by chunk, no vocab-sized tensor per token kept
-#   (Unsloth's fused cross-entropy, unsloth_zoo `unsloth_fused_ce_loss`).
-LOSS_IMPLS = ("fp32", "chunked", "chunked-fp32", "fused")
+#   (Unsloth's fused cross-entropy, unsloth_zoo `unsloth_fused_ce_loss`);
+# fp32-shifted: transformers' loss before labels were shifted instead of logits (up to 4.49,
+#   `ForCausalLMLoss` / `LlamaForCausalLM.forward`: `shift_logits = logits[..., :-1, :].contiguous()`
+#   of the fp32 logits), a second fp32 copy one position shorter (see memory_activations).
+LOSS_IMPLS = ("fp32", "chunked", "chunked-fp32", "fused", "fp32-shifted")
 # Whose model code runs: transformers (+ PEFT), or LitGPT (fused qkv with one LoRA input for q/k/v,
 # fused tanh-GELU, k/v expanded to every query head before SDPA), or Unsloth's kernels (RMSNorm, LoRA
 # QKV/O/MLP autograd functions that save less; see memory_activations).

@@ -83,9 +83,12 @@ def test_qlora_base_is_nf4_with_double_quant_constants(data_dir: Path) -> None:
     spec = spec_of(data_dir, "meta-llama__Llama-2-7b-hf")
     linear = sum(l.params for l in spec.text_stack.linears)
     rest = spec.total_params - linear
-    est = estimate_memory(spec, MemorySettings(method="qlora", precision="bf16"))
+    est = estimate_memory(spec, MemorySettings(method="qlora", precision="bf16", stack="torchtune"))
     adapters = 2 * est.trainable_params
     assert est.term("weights") == pytest.approx(NF4_BYTES_PER_PARAM * linear + 2 * rest + adapters)
+    # transformers + PEFT's k-bit preparation: the same NF4 blocks, the rest upcast to fp32.
+    hf = estimate_memory(spec, MemorySettings(method="qlora", precision="bf16", stack="hf"))
+    assert hf.term("weights") == pytest.approx(NF4_BYTES_PER_PARAM * linear + 4 * rest + adapters)
     assert NF4_BYTES_PER_PARAM == pytest.approx(0.5 + 1 / 64 + 4 / (64 * 256))
 
 
