@@ -59,6 +59,8 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     update = _update(store)
     assert update.revision_sha == v3 and update.withdrawn is None
     assert [a.id for a in store.standing(QWEN, v2).lacks] == [update.id]  # before: v2 lacks it
+    with _web(store) as web:
+        assert web.get(f"/badges/{QWEN}.json").json()["message"].startswith("latest: medium")  # v3's update
     sim.stop()
 
     # Upstream force-pushes back to v2: no revision on the main line brings the update any more.
@@ -75,6 +77,8 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
         assert "-fix" not in str(web.post("/v1/query", json={"commit": v2}).json())
         badge = web.get(f"/badges/{QWEN}/revisions/{v2}.json").json()
         assert badge["message"] == "1 hazard ≥ low"  # custom code since v1; nothing it "lacks"
+        # the repo badge tells the main line's latest change, not the dropped v3's context update
+        assert web.get(f"/badges/{QWEN}.json").json()["message"] == "latest: info · 1 advisory"  # v1's, not v3's medium
         served = web.get(f"/v1/vulns/{gone.id}").json()
         assert served["withdrawn"] and served["database_specific"]["withdrawn_because"] == OFF_MAIN_LINE
     # A pin still on the dropped v3 keeps the hazard v1 brought (hazards are not withdrawn).
