@@ -21,6 +21,7 @@ from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
 from hubwatch.estimator.referenced import REFERENCED_CONFIGS
+from hubwatch.estimator.reformer import build_reformer
 from hubwatch.estimator.sam import build_sam_vision, is_sam_vision
 from hubwatch.estimator.speech import SPEECH_TYPES, build_speech
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
@@ -113,6 +114,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_cpmant(cfg, b)
     elif mt == "hrm_text":
         build_hrm_text(cfg, b)
+    elif mt == "reformer":
+        build_reformer(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

@@ -14,7 +14,7 @@ _SUFFIXES = (
     ("ForPreTraining", "pretrain"), ("ForSequenceClassification", "seqcls"), ("ForTokenClassification", "tokcls"),
     ("ForQuestionAnswering", "qa"), ("ForImageClassification", "imgcls"), ("ForMultipleChoice", "mc"),
     ("ForNextSentencePrediction", "nsp"), ("ForCTC", "ctc"), ("ForSpeechSeq2Seq", "lm"), ("WithLMHead", "lm"),
-    ("ForMaskedImageModeling", "base"), ("MTModel", "lm"),
+    ("ForMaskedImageModeling", "base"), ("MTModel", "lm"), ("ForTextToText", "lm"),
 )
 
 

@@ -99,8 +99,9 @@ PROFILES: dict[str, DecoderProfile] = {
 
 
 # Classes whose _tied_weights_keys is empty: the LM head is its own matrix whatever tie_word_embeddings says
-# (KimiLinearForCausalLM in transformers 5.24.0).
-_NEVER_TIED = frozenset({"kimi_linear"})
+# (KimiLinearForCausalLM in transformers 5.24.0; MllamaForCausalLM and xLSTMForCausalLM build the same count
+# tied or untied on the meta device, benchmarks/data/transformers_perturbed.json).
+_NEVER_TIED = frozenset({"kimi_linear", "mllama_text_model", "xlstm"})
 
 
 def profile_for(cfg: Cfg) -> tuple[DecoderProfile, bool]:

@@ -41,3 +41,19 @@ def test_doge_cdmoe_adds_a_router_and_two_embedding_rows_per_expert() -> None:
     h, n, experts = cfg["hidden_size"], cfg["num_hidden_layers"], cfg["num_experts"]
     moe = analyze(dict(cfg, is_moe=True)).params.derived
     assert moe - dense == n * (2 * int(experts ** 0.5) * h + 2 * experts * h)
+
+
+@pytest.mark.parametrize("row", _rows("ReformerForMaskedLM"), ids=lambda r: json.dumps(r["overrides"]))
+def test_reformer_counts_lsh_and_local_layers_axial_positions_and_a_two_stream_head(row: dict[str, Any]) -> None:
+    a = analyze(row["config"])
+    assert a.params.derived == row["params"]
+    assert a.params.support.level == "modelled"
+
+
+@pytest.mark.parametrize("architecture", ["MllamaForCausalLM", "xLSTMForCausalLM", "SeamlessM4TForTextToText",
+                                          "SeamlessM4Tv2ForTextToText"])
+def test_tying_flipped_stays_within_one_percent(architecture: str) -> None:
+    # Mllama's and xLSTM's heads never tie; Seamless *ForTextToText carries an LM head (untied: its own matrix)
+    for row in _rows(architecture):
+        derived = analyze(row["config"]).params.derived
+        assert abs(derived - row["params"]) <= 0.01 * row["params"]
