@@ -311,6 +311,10 @@ _METHOD = """## Method: mechanisms behind the terms (each from code, none fitted
   4-bit model) casts every fp16/bf16 parameter that is not `Params4bit` to fp32 — embedding, untied head,
   norms: 2 bytes more per parameter (2.1 GB for Llama 3 8B) — and with an fp32 embedding and fp32 norm
   weights the residual stream is fp32, so each checkpointed layer input is 4 bytes per channel.
+- **compiled loss** (torchtune rows with `compile: True`): torchtune compiles the loss
+  (`training.compile_loss`, `compute_cross_entropy` with its upcast), and Inductor's cross-entropy
+  saves its input and the log-sum-exp instead of a log-softmax: a chunked loss keeps the bf16 chunks
+  only; the non-chunked loss the fp32 logits the model made (`compile`).
 - **transformers' shifted fp32 logits** (`loss="fp32-shifted"`, transformers up to 4.49, which the
   2024 tables ran): `ForCausalLMLoss` upcast the logits and took `logits[..., :-1, :].contiguous()`,
   so bf16 logits, fp32 logits, the shifted fp32 copy and the log-softmax (14 bytes × vocab per token)
@@ -319,7 +323,14 @@ _METHOD = """## Method: mechanisms behind the terms (each from code, none fitted
 Known gaps: the largest contexts of Unsloth's and Hugging Face's tables are runs at the card's limit:
 both now need more than the card with the fit headroom (1.15 for allocator reserve and fragmentation)
 and the CUDA context — what "at the limit" calls for. Mistral-7B LoRA (20.7 GB peak, within 1%)
-needs 24.4 GB with the headroom and ran on a 24 GB A10G (86% of it: not at the limit).
+needs 24.4 GB with the headroom and ran on a 24 GB A10G (86% of it: not at the limit); torchtune's
+Llama 3.1 8B full fine-tune on a 4090 likewise (20.5 GB estimated, 20.3 measured, 24.1 GB with the
+headroom). torchtune's rows: `compile` is modelled for the loss only (the compiled layers' own
+fusions are not), and the Llama 3.2 3B LoRA/QLoRA rows at 2 × 4096 packed tokens stay over (+20%,
++39%): their published peaks (9.1, 4.9 GB) sit below weights + the compute-dtype logits of every
+chunk + one recomputed layer, so the compiled layers save less than the eager model counted here.
+The 8-bit AdamW row is read as on-card 8-bit states (see its notes). Before the compiled-loss term
+torchtune was 8/13 within ±20% (the 8-bit row read as paged: 8/13 as well); with it 11/13.
 gemma-2b full stays 27% low with its recipe's 4 cards (with 2 cards the same mechanisms
 would give 17.4 GB, but nothing read says it ran on 2, so it is not assumed). The recipes were read
 at one stored commit each; the tables may have run an earlier version. The Phi-3 full row is marked

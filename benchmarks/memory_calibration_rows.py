@@ -18,8 +18,8 @@ from hubwatch.estimator.memory_settings import MemorySettings
 
 __all__ = ["UNMODELLED_KEYS", "stated_settings"]
 
-UNMODELLED_KEYS = ("compile",)
-_BOOL_KEYS = ("grad_checkpointing", "activation_offloading", "optimizer_in_backward", "nf4_double_quant")
+UNMODELLED_KEYS: tuple[str, ...] = ()
+_BOOL_KEYS = ("grad_checkpointing", "activation_offloading", "optimizer_in_backward", "nf4_double_quant", "compile")
 _TEXT_KEYS = ("optimizer", "loss")
 _INT_KEYS = ("shards",)
 

@@ -465,7 +465,8 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
         host_fixed, states = states, 0.0
     logits = shared.logits.get(compute)
     if logits is None:
-        logits = shared.logits[compute] = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.effective_loss)
+        logits = shared.logits[compute] = logits_bytes_per_token(spec, compute_bytes=compute, loss=settings.effective_loss,
+                                                                 compiled=settings.compile)
     logits_peak, logits_kept = logits
     # Accumulating: the head's gradient is added in place to the one already there.
     backward_grads = max(head_grad, earlier_grads) if method == "full" else max(grads, earlier_grads)

@@ -278,8 +278,16 @@ def quantized_inputs_per_token(spec: ModelSpec, *, compute_bytes: int, head: boo
     return float(compute_bytes * total)
 
 
-def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) -> tuple[float, float]:
-    """(peak, kept through backward) bytes per token of the logits and the loss; (0, 0) with no LM head."""
+def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str,
+                           compiled: bool = False) -> tuple[float, float]:
+    """(peak, kept through backward) bytes per token of the logits and the loss; (0, 0) with no LM head.
+
+    `compiled`: the loss runs under torch.compile. Inductor's cross-entropy reads its input once for
+    the log-sum-exp and saves the input and that per-row scalar instead of a log-softmax; backward
+    writes one gradient the size of the input. torchtune compiles `compute_cross_entropy`, upcast
+    included, so a chunked loss keeps the compute-dtype chunks only; the non-chunked loss gets the
+    fp32 logits from the model (`TransformerDecoder`'s `.float()` runs outside the compiled region).
+    """
     has_head = spec.lm_head_params > 0 or (spec.tie_word_embeddings and spec.family in ("decoder", "encoder-decoder", "composite"))
     if not has_head or spec.vocab_size <= 0:
         return 0.0, 0.0
@@ -290,6 +298,15 @@ def logits_bytes_per_token(spec: ModelSpec, *, compute_bytes: int, loss: str) ->
     if loss == "fused":
         # The loss's gradient with respect to the final hidden states, computed in the forward and saved.
         return float(compute_bytes * spec.text_stack.hidden_size), float(compute_bytes * spec.text_stack.hidden_size)
+    if compiled and loss == "chunked-fp32":
+        chunks = 8
+        # All chunks' compute-dtype logits (the model returns the list, the compiled loss saves each),
+        # and one chunk's gradient at a time in backward.
+        return float(compute_bytes * v * (1 + 1 / chunks)), float(compute_bytes * v)
+    if compiled and loss == "fp32":
+        # Forward: logits + the fp32 copy the compiled loss reads and saves; backward: that copy + its
+        # fp32 gradient.
+        return float(max(compute_bytes + upcast, 8) * v), float(4 * v)
     if loss == "chunked-fp32":
         chunks = 8  # torchtune's num_output_chunks default
         # Forward: every chunk's fp32 log-softmax saved + one chunk's logits and fp32 copy; backward of a

@@ -114,6 +114,10 @@ class MemorySettings:
     # torchtune `optimizer_in_bwd`: each parameter steps in its gradient hook and its gradient is freed
     # at once, so a full fine-tune never holds every gradient (torchtune full-finetune recipes only).
     optimizer_in_backward: bool = False
+    # torch.compile of the layers and the loss (torchtune `compile: True`, `training.compile_model` /
+    # `compile_loss`): the compiled cross-entropy keeps its input and the log-sum-exp, not the
+    # log-softmax (see memory_activations.logits_bytes_per_token).
+    compile: bool = False
 
     # The effective_* figures below are worked out on first use and kept (`once`): the settings are frozen, and
     # one report asks each of them of the same settings object for every method.
@@ -144,7 +148,7 @@ class MemorySettings:
         for target in self.lora_targets:
             if not isinstance(target, str) or not target.strip():
                 raise MemorySettingsError("lora_targets", f"empty or non-text target {target!r}")
-        for flag in ("nf4_double_quant", "nf4_keeps_inputs", "optimizer_in_backward"):
+        for flag in ("nf4_double_quant", "nf4_keeps_inputs", "optimizer_in_backward", "compile"):
             if not isinstance(getattr(self, flag), bool):
                 raise MemorySettingsError(flag, "expected true or false")
         for flag in ("grad_checkpointing", "activation_offloading"):
