@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from hubwatch.estimator.estimate import Estimate
     from hubwatch.estimator.estimate_parts import MethodMemory
 
-__all__ = ["BOUNDS", "SupportWords", "Verdict", "estimate_verdicts", "fit_verdict", "support_words"]
+__all__ = ["BOUNDS", "SupportWords", "Verdict", "batch_one_misfits", "estimate_verdicts", "fit_verdict",
+           "support_words"]
 
 # What each level promises of the parameter count (issue 35: modelled within 1%, approximate within 25%).
 BOUNDS = {MODELLED: "expected within 1%", APPROXIMATE: "expected within 25%", UNSUPPORTED: "no number"}
@@ -160,3 +161,21 @@ def estimate_verdicts(estimate: Estimate, method: str | None = None) -> tuple[Ve
     if not isinstance(chosen, MethodMemory):
         return ()
     return tuple(fit_verdict(chosen, c.name, c.memory_gb) for c in estimate.cards if c.memory_gb)
+
+
+def batch_one_misfits(estimate: Estimate) -> dict[tuple[str, str], Verdict]:
+    """(card, method) → the verdict of each method that does not fit a card at batch 1 — the batch table's
+    "does not fit" cells — read from each method's terms when they are at batch 1 (the terms are the
+    settings' batch: at another batch they say nothing of batch 1, and nothing is returned for them)."""
+    from hubwatch.estimator.estimate_parts import MethodMemory
+
+    memory = estimate.memory
+    if memory is None:
+        return {}
+    out: dict[tuple[str, str], Verdict] = {}
+    for m in memory.methods:
+        if isinstance(m, MethodMemory) and m.batch == 1:
+            for c in estimate.cards:
+                if c.memory_gb and (v := fit_verdict(m, c.name, c.memory_gb)) and not v.fits:
+                    out[(c.name, m.method)] = v
+    return out

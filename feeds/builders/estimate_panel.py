@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from hubwatch.estimator.estimate_parts import CARD_METHODS, MethodError, PeakMemory
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.structure import Node
-from hubwatch.estimator.verdict import SupportWords, Verdict, estimate_verdicts, support_words
+from hubwatch.estimator.verdict import SupportWords, Verdict, batch_one_misfits, estimate_verdicts, support_words
 from hubwatch.feeds.builders.plan_settings import PlanSettings
 
 if TYPE_CHECKING:
@@ -178,26 +178,11 @@ def _cost(estimate: Estimate, settings: PlanSettings) -> CostView | None:
                     settings.card is not None)
 
 
-def _breaks(estimate: Estimate) -> dict[str, list[Verdict]]:
-    """card → the methods whose batch 1 does not fit it, from each method's terms when they are at batch 1."""
-    memory = estimate.memory
-    if memory is None:
-        return {}
-    out: dict[str, list[Verdict]] = {}
-    for m in memory.methods:
-        if isinstance(m, MethodError) or m.batch != 1:
-            continue
-        for v in estimate_verdicts(estimate, m.method):
-            if not v.fits:
-                out.setdefault(v.card, []).append(v)
-    return out
-
-
 def _card_rows(estimate: Estimate) -> tuple[CardRow, ...]:
-    breaks = _breaks(estimate)
+    breaks = batch_one_misfits(estimate)
     rows = []
     for c in estimate.cards:
-        misfits = {v.method: v for v in breaks.get(c.name, ())}
+        misfits = {m: v for (card, m), v in breaks.items() if card == c.name}
         cells = tuple((m, misfits[m].short) for m, n in c.batches if n == 0 and m in misfits)
         budget = next(iter(misfits.values())).budget_gb if cells else None
         rows.append(CardRow(c.name, c.memory_gb, c.batches, c.cards_needed, cells, budget))

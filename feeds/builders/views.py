@@ -15,6 +15,7 @@ from hubwatch.feeds.text import as_utc, rfc3339
 from hubwatch.domain.records import ChangeRecord, RevisionRecord
 from hubwatch.estimator.estimate import Estimate
 from hubwatch.estimator.estimate_parts import Params, PeakMemory
+from hubwatch.estimator.verdict import SupportWords, Verdict, batch_one_misfits, estimate_verdicts, support_words
 
 __all__ = [
     "CardFit",
@@ -56,6 +57,8 @@ class CardFit:
     name: str
     memory_gb: float | None
     batches: tuple[tuple[str, int | None], ...]  # (method label, largest batch; 0 = does not fit)
+    breaks: tuple[tuple[str, str], ...] = ()  # (method label, the term that breaks batch 1), when known
+    budget_gb: float | None = None  # the peak the card allows, shown when a cell names a term
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class EstimateView:
     cards: tuple[CardFit, ...] = ()
     settings: str | None = None
     error: str | None = None
+    support: SupportWords | None = None  # params.support in words (None: stored before support levels)
+    misfits: tuple[Verdict, ...] = ()  # the stored settings' method on each card it does not fit, and why
 
 
 def stored_estimate(entry: HistoryEntryLike) -> Estimate | None:
@@ -82,6 +87,16 @@ def _settings_line(estimate: Estimate) -> str | None:
     return ", ".join(parts) or None
 
 
+def _cards(estimate: Estimate) -> tuple[CardFit, ...]:
+    breaks = batch_one_misfits(estimate)
+    rows = []
+    for c in estimate.cards:
+        named = tuple((_METHOD_LABELS.get(m, m), v) for m, n in c.batches if n == 0 and (v := breaks.get((c.name, m))))
+        rows.append(CardFit(c.name, c.memory_gb, tuple((_METHOD_LABELS.get(m, m), n) for m, n in c.batches),
+                            tuple((label, v.short) for label, v in named), named[0][1].budget_gb if named else None))
+    return tuple(rows)
+
+
 def estimate_view(estimate: Estimate | None) -> EstimateView | None:
     """The headline figures of an estimate (None when the revision has none)."""
     if estimate is None:
@@ -91,10 +106,11 @@ def estimate_view(estimate: Estimate | None) -> EstimateView | None:
         params=estimate.params.derived if estimate.params else None,
         checkpoint_params=estimate.params.checkpoint if estimate.params else None,
         memory=tuple((_PEAK_LABELS[k], int(gb * 1e9)) for k, gb in peaks if gb is not None),
-        cards=tuple(CardFit(c.name, c.memory_gb, tuple((_METHOD_LABELS.get(m, m), n) for m, n in c.batches))
-                    for c in estimate.cards),
+        cards=_cards(estimate),
         settings=_settings_line(estimate),
         error=estimate.error,
+        support=support_words(estimate.params.support) if estimate.params else None,
+        misfits=tuple(v for v in estimate_verdicts(estimate) if not v.fits),
     )
 
 
