@@ -12,6 +12,7 @@ from hubwatch.estimator.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _ba
 from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.gemma3n import GEMMA3N_TYPES, build_gemma3n
+from hubwatch.estimator.funnel import build_funnel
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.hrm import build_hrm_text
@@ -48,13 +49,14 @@ def detect_family(cfg: Cfg) -> str:
         return "decoder"
     if mt in SPEECH_TYPES:
         return "encoder"
-    if mt in ENCODER_TYPES or mt in ("modernbert", "mobilebert") or _bert_like(cfg):
+    if mt in ENCODER_TYPES or mt in ("modernbert", "mobilebert", "funnel") or _bert_like(cfg):
         return "encoder"
     if mt in ("clip_text_model", "siglip_text_model"):
         return "text-tower"
-    if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size")):
+    text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict")
+    if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size") and text is None):
         return "vision"
-    if cfg.sub("text_config", "llm_config", "language_config", "text_config_dict") is not None:
+    if text is not None:
         return "composite"
     return "decoder"
 
@@ -84,7 +86,9 @@ def build(cfg: Cfg, b: Build) -> str:
         else:
             build_bart(cfg, b)
     elif family == "encoder":
-        if mt == "modernbert":
+        if mt == "funnel":
+            build_funnel(cfg, b)
+        elif mt == "modernbert":
             build_modernbert(cfg, b)
         elif mt == "mobilebert":
             build_mobilebert(cfg, b)
@@ -177,6 +181,13 @@ def _composite(cfg: Cfg, b: Build) -> None:
     build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))
     if vision is not None:
         add_projector(cfg, b, vh, tcfg.need("hidden"))
+    elif cfg.has("patch_size") and cfg.has("num_channels"):
+        # no vision tower: image patches go straight into the language model through one biased linear
+        # (Fuyu's vision_embed_tokens: patch_size² × num_channels → the text width)
+        patch = cfg.int("patch_size", default=1, minimum=1) or 1
+        channels, th = cfg.int("num_channels", default=3, minimum=1) or 3, tcfg.need("hidden")
+        b.add("projector", patch * patch * channels * th + th)
+        b.node("vision_embed_tokens", f"linear[{patch * patch * channels}->{th}]", (b.seq, th))
 
 
 def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:

@@ -149,7 +149,8 @@ def _unbounded(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], un
     """The first unread top-level key that leaves a guessed architecture without a bound, with why."""
     seen = set(reads.get("", ()))
     widths = {v for k in seen if _WIDTH.search(k) and (v := _int_value(config.get(k))) is not None}
-    # A part narrower than an eighth of the model (a low-rank gate, a per-head detail) stays a bounded guess
+    # A part narrower than an eighth of the model (a low-rank gate, a per-head detail) stays a bounded guess;
+    # with no width read at the top (a composite's model lives in its sub-configs) there is nothing to compare
     hidden = next((v for k in _HIDDEN if k in seen and (v := _int_value(config.get(k))) is not None), 0)
     for key in unread:
         value = _int_value(config.get(key)) if "." not in key else None
@@ -159,7 +160,8 @@ def _unbounded(config: Mapping[str, Any], reads: Mapping[str, Iterable[str]], un
             return key, f"{key} ({value}) counts layers the guessed layout does not build"
         if _EXPERTS.search(key):
             return key, f"{key} ({value}) counts experts the guessed layout does not route to"
-        if _WIDTH.search(key) and not _NOT_WIDTH.search(key) and value not in widths and 8 * value >= hidden:
+        if hidden and _WIDTH.search(key) and not _NOT_WIDTH.search(key) and value not in widths \
+                and 8 * value >= hidden:
             return key, f"{key} ({value}) is a width no builder models beside the ones it read"
     return None
 

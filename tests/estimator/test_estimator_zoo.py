@@ -156,10 +156,10 @@ def test_support_reaches_the_estimate_json_and_back() -> None:
 
 
 def test_an_unreadable_config_names_the_key_that_stopped_it() -> None:
-    r = _result("FunnelForMaskedLM")
+    r = _result("BltForCausalLM")
     assert r.support == "unsupported" and r.derived is None
     with pytest.raises(ConfigError) as exc:
-        analyze(_row("FunnelForMaskedLM")["config"])
+        analyze(_row("BltForCausalLM")["config"])
     assert exc.value.key and exc.value.key in str(exc.value)
     support = Support.unsupported(exc.value.problem, exc.value.key)
     assert support.to_json() == {"level": "unsupported", "guessed": [], "reason": exc.value.problem,
