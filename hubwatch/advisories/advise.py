@@ -148,7 +148,7 @@ def _baseline(
 ) -> list[AdvisoryRecord]:
     """The hazard record of what a first stored revision carries (none when it carries nothing)."""
     chosen = []
-    for change in sorted(changes, key=_change_key):
+    for change in sorted((_never_renders(c) for c in changes), key=_change_key):
         if Direction.parse(change.direction) is not Direction.HAZARD:
             continue
         try:
@@ -163,6 +163,24 @@ def _baseline(
     record = _build(repo, revision, Direction.HAZARD, chosen, prefix, hub, web, id_repo, baseline=True)
     validate_osv(record.osv)
     return [record]
+
+
+def _never_renders(change: ChangeRecord) -> ChangeRecord:
+    """A first revision's chat template that renders none of the conversations is carried as a
+    hazard (one key per conversation, cleared when a later template renders it); one that fails
+    only some (DeepSeek-R1's with dict tool arguments) is not: a pin there can chat. As a change
+    between revisions, adding such a template is an update (nothing rendered before)."""
+    detail = change.detail
+    if change.kind is not Kind.CHAT_TEMPLATE or not detail.get("initial") or detail.get("old") is not None:
+        return change
+    rendered, template = detail.get("rendered"), detail.get("template")
+    if not isinstance(rendered, dict) or not isinstance(template, str):
+        return change
+    ok = set(detail.get("clears") or ())
+    failing = [f"template:{template}:{name}" for name in sorted(rendered) if f"template:{template}:{name}" not in ok]
+    if not failing or len(failing) < len(rendered):
+        return change
+    return replace(change, direction=Direction.HAZARD, detail={**detail, "hazards": failing})
 
 
 def _all_undone(osv: dict[str, Any]) -> bool:

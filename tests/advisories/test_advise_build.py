@@ -196,3 +196,33 @@ def test_bad_inputs_raise_clear_errors() -> None:
     bad = {"id": "HFT-1", "modified": "yesterday"}
     with pytest.raises(InvalidAdvisory, match="fails the OSV schema"):
         validate_osv(bad)
+
+
+def test_a_first_revision_whose_template_never_renders_carries_it_until_a_template_renders() -> None:
+    """Issue 31: a template that never renders, from the first stored commit, is a baseline hazard
+    (through the real diff engine), closed by the commit whose template renders again."""
+    import json as _json
+
+    from hubwatch.diff.engine import diff_snapshots
+    from hubwatch.domain.records import FileRecord
+    from hubwatch.domain.snapshot import Snapshot
+
+    def snapshot(n: int, template: str) -> Snapshot:
+        raw = _json.dumps({"chat_template": template, "eos_token": "</s>"}).encode()
+        return Snapshot(sha=sha(n), files={"tokenizer_config.json": FileRecord("tokenizer_config.json", len(raw))},
+                        contents={"tokenizer_config.json": raw})
+
+    broken = snapshot(1, "{% for m in messages %}{{ m.content | no_such_filter }}{% endfor %}")
+    first = plan_advisories(REPO, rev(1, parent=None), diff_snapshots(None, broken), [], SETTINGS)
+    [record] = first
+    ds = record.osv["database_specific"]
+    assert ds["direction"] == "hazard" and ds["baseline"] is True
+    assert [c["kind"] for c in ds["changes"]] == ["chat_template"]
+    assert record.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(1)}]
+    healed = snapshot(2, "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}")
+    out = {r.id: r for r in plan_advisories(REPO, rev(2), diff_snapshots(broken, healed), first, SETTINGS)}
+    closed = out[record.id]
+    assert closed.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": sha(1)}, {"fixed": sha(2)}]
+    # a first revision whose template renders carries nothing of it
+    fine = plan_advisories(REPO, rev(1, parent=None), diff_snapshots(None, healed), [], SETTINGS)
+    assert all(r.osv["database_specific"]["direction"] != "hazard" for r in fine)
