@@ -15,8 +15,8 @@ from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.lookup import resolve_sha
 from hubwatch.storage.osvmatch import affecting_ids
-from hubwatch.storage.osvrange import git_events
-from hubwatch.advisories.advise_match import record_keys
+from hubwatch.domain.advisory_keys import record_keys
+from hubwatch.domain.gitrange import git_events
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.repos import find_repo, repo_match
 from hubwatch.storage.summaries import bump_versions

@@ -17,7 +17,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-from hubwatch.storage.osvrange import GitEvent, affects_at
+from hubwatch.domain.gitrange import GitEvent, affects_at
 from hubwatch.storage.tables import ADVISORIES, ADVISORY_EVENTS, REVISIONS
 from hubwatch.storage.versioned import per_version
 from sqlalchemy.engine import Connection

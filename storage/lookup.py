@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from hubwatch.storage.errors import AmbiguousRevision
 from hubwatch.domain.records import RepoId
-from hubwatch.storage.osvrange import StoredRevision, lineage
+from hubwatch.storage.ancestry import StoredRevision, lineage
 from hubwatch.storage.repos import repo_match
 from hubwatch.storage.tables import REPOS, REVISIONS
 from hubwatch.storage.validate import as_prefix, prefix_match

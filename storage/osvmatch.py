@@ -14,7 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from hubwatch.storage.heldindex import LineIndex, Ranges, linear_line, live_ranges
 from hubwatch.storage.lookup import stored_revisions
-from hubwatch.storage.osvrange import Ancestry, Lineage, lineage, range_affects
+from hubwatch.domain.gitrange import Lineage, range_affects
+from hubwatch.storage.ancestry import Ancestry, lineage
 from hubwatch.storage.versioned import per_version
 from hubwatch.storage.tables import REVISIONS
 from sqlalchemy.engine import Connection

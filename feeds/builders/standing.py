@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hubwatch.advisories.gitrange import git_events
+from hubwatch.domain.gitrange import git_events
 from hubwatch.advisories.standing import (
     Standing, advisory_direction, advisory_severity, off_the_main_line, standing,
 )

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hubwatch.domain.advisory_keys import detail_files as _files
 from hubwatch.domain.records import ChangeRecord, Direction
 
 __all__ = [
     "change_keys", "cleared_hazards", "closes", "direction_of", "file_key", "is_fixed", "jsonable", "mark_undone",
-    "record_keys", "undoes",
+    "undoes",
 ]
 
 
@@ -46,44 +47,10 @@ def is_fixed(osv: dict[str, Any]) -> bool:
     return any("fixed" in ev for a in osv.get("affected", []) for r in a.get("ranges", []) for ev in r["events"])
 
 
-def _files(detail: dict[str, Any]) -> frozenset[str]:
-    files = detail.get("files")
-    if isinstance(files, list) and files and all(isinstance(f, str) for f in files):
-        return frozenset(files)
-    file = detail.get("file")
-    return frozenset([file]) if isinstance(file, str) and file else frozenset()
-
-
-def entry_keys(entry: Any) -> frozenset[tuple[str, str | None]]:
-    """The (file, key) pairs under which a later change can undo this advisory entry (`undoes`):
-    a whole-file entry (key None) under each file it names; a keyed entry under its file and key
-    (its file and None when the key is not text). A change matches only entries sharing a pair
-    with `change_keys`; an entry that no change can match has none."""
-    detail = entry.get("detail") if isinstance(entry, dict) else None
-    if not isinstance(detail, dict):
-        return frozenset()
-    key, file = detail.get("key"), detail.get("file")
-    if key is None:  # `undoes`: a change without a key, in the opposite direction, covering its files
-        return frozenset((f, None) for f in _files(detail))
-    if not isinstance(file, str):  # a keyed change always names its file: none can match this entry
-        return frozenset()
-    return frozenset([(file, key if isinstance(key, str) else None)])
-
-
-def record_keys(osv: Any) -> frozenset[tuple[str, str | None]]:
-    """`entry_keys` over the entries of a record written by hubwatch (none for a record of another
-    shape): what the store indexes, so that a revision is planned against the records it may undo."""
-    ds = osv.get("database_specific") if isinstance(osv, dict) else None
-    changes = ds.get("changes") if isinstance(ds, dict) else None
-    if not isinstance(changes, list):
-        return frozenset()
-    return frozenset().union(*(entry_keys(e) for e in changes))
-
-
 def change_keys(change: ChangeRecord) -> frozenset[tuple[str, str | None]]:
     """The (file, key) pairs of the entries `change` may undo: every entry it undoes shares one
-    with it (`entry_keys`). Without a key, its files; with one, its file under that key, the key
-    it was renamed from, and None (entries whose key is not text)."""
+    with it (`hubwatch.domain.advisory_keys.entry_keys`). Without a key, its files; with one, its
+    file under that key, the key it was renamed from, and None (entries whose key is not text)."""
     file, key = file_key(change)
     if key is None:
         return frozenset((f, None) for f in _files({**change.detail, "file": file}))

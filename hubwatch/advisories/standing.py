@@ -1,7 +1,8 @@
 """Where a pinned revision stands: the updates it lacks, the hazards it carries, the revision to move to.
 
 Pure: the repo's main line (oldest → newest) and its advisories in, one `Standing` out. The OSV
-GIT-range semantics are those of `gitrange` (the same as `/v1/query`); withdrawn records never count.
+GIT-range semantics are those of `hubwatch.domain.gitrange` (the same as `/v1/query`); withdrawn
+records never count.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hubwatch.advisories.advise_match import direction_of
-from hubwatch.advisories.gitrange import GitEvent, affected_mask, git_events
+from hubwatch.advisories.gitrange import affected_mask
+from hubwatch.domain.gitrange import GitEvent, git_events
 from hubwatch.domain.records import AdvisoryRecord, Direction, Severity
 
 __all__ = ["LineFacts", "Standing", "TemplateDiff", "advisory_direction", "advisory_severity", "line_facts",

@@ -21,7 +21,7 @@ from hubwatch.diff import diff_snapshots  # noqa: E402
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord  # noqa: E402
 from hubwatch.domain.snapshot import Snapshot  # noqa: E402
 from hubwatch.settings import Settings  # noqa: E402
-from hubwatch.storage.osvrange import Lineage, git_events, range_affects  # noqa: E402
+from hubwatch.domain.gitrange import Lineage, git_events, range_affects  # noqa: E402
 from hubwatch.tracker.estimating import estimate_change, estimate_snapshot  # noqa: E402
 
 __all__ = ["Replayed", "affecting", "replay_advice", "repo_of"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hubwatch.advisories.gitrange import GitEvent, Lineage, affected_along, range_affects
+from hubwatch.advisories.gitrange import affected_along
+from hubwatch.domain.gitrange import GitEvent, Lineage, range_affects
 from hubwatch.advisories.standing import standing, template_diffs
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hypothesis import given

@@ -19,7 +19,7 @@ from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from hubwatch.storage.heldindex import HeldIndex, stretches
 from hubwatch.storage.osvmatch import affecting_ids, ids_by_lineage, is_linear
-from hubwatch.storage.osvrange import GitEvent, affects_at
+from hubwatch.domain.gitrange import GitEvent, affects_at
 from hubwatch.storage.repos import find_repo
 from storage_helpers import T0, rev, sha
 

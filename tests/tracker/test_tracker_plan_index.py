@@ -16,7 +16,8 @@ from typing import Any
 
 from hypothesis import given, settings as hsettings, strategies as st
 
-from hubwatch.advisories.advise_match import change_keys, entry_keys, record_keys, undoes
+from hubwatch.advisories.advise_match import change_keys, undoes
+from hubwatch.domain.advisory_keys import entry_keys, record_keys
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.settings import Settings
 from hubwatch.storage import Store

@@ -1,7 +1,7 @@
-"""OSV GIT-range semantics over the stored history: the lineage of a pin from stored revisions.
+"""The lineage of a pin from stored revisions: its ancestors, walked along their parent links.
 
-The pure range logic lives in `hubwatch.advisories.gitrange` (advisories import no storage);
-it is re-exported here for the storage modules that use it.
+What an OSV GIT range is evaluated against (`hubwatch.domain.gitrange.Lineage`); the range
+semantics themselves are the domain's.
 """
 
 from __future__ import annotations
@@ -9,23 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hubwatch.advisories.gitrange import EVENT_KINDS, GitEvent, Lineage, affects_at, git_events, range_affects
+from hubwatch.domain.gitrange import Lineage
 
-__all__ = [
-    "EVENT_KINDS",
-    "Ancestry",
-    "GitEvent",
-    "Lineage",
-    "StoredRevision",
-    "affects_at",
-    "git_events",
-    "lineage",
-    "range_affects",
-]
+__all__ = ["Ancestry", "StoredRevision", "lineage"]
 
 
 @dataclass(frozen=True)
 class StoredRevision:
+    """A stored revision's place: its row id, sha, parent and position in the repo's history."""
+
     id: int
     sha: str
     parent: str | None
