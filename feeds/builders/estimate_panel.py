@@ -151,6 +151,9 @@ class PanelError:
 
     field: str
     message: str
+    # A config the estimator cannot count: params.support `unsupported` in words, naming the key (as the CLI
+    # gives it for such a target)
+    support_line: str = ""
 
 
 def _methods(estimate: Estimate) -> tuple[MethodRow, ...]:
@@ -233,8 +236,11 @@ def estimate_panel(inputs: EstimatorInputs, settings: PlanSettings, *, model: st
         analysis, estimate = estimate_inputs(inputs, settings.memory, cards=settings.cards, run=settings.run,
                                              cost_card=settings.card, model=model)
     except ConfigError as exc:
+        from hubwatch.estimator.support import Support
+
         where = f"config.{exc.key}" if exc.key and exc.key != "config" else "config"
-        return PanelError(where, f"{where}: {exc.problem}")
+        return PanelError(where, f"{where}: {exc.problem}",
+                          _support_line(support_words(Support.unsupported(exc.problem, exc.key))))
     except MemorySettingsError as exc:
         return PanelError(exc.name, str(exc))
     except (ValueError, TypeError, LookupError, ArithmeticError, RecursionError) as exc:

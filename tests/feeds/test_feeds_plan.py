@@ -415,3 +415,23 @@ def test_does_not_fit_names_the_term_that_breaks_the_card(client: TestClient, tm
     assert [html.unescape(li) for li in re.findall(r'<li class="nofit">(.*?)</li>', _panel(plan), re.S)] == listed
     api = client.post("/api/v1/plan", json={"repo": str(LLAMA2), "settings": {"method": "full"}}).json()
     assert api["memory"]["verdicts"] == cli["verdicts"] and api["support"] == cli["support"]
+
+
+def test_an_unsupported_config_says_so_in_words_naming_the_key(client: TestClient, tmp_path: Path) -> None:
+    """No number: the panel says `unsupported`, why and the key, as the CLI's JSON does, escaped."""
+    from hubwatch.cli import _register, cli
+
+    tower = {**llama2_config(), "vision_<b>config": {"model_type": "x", "hidden_size": 64, "num_hidden_layers": 2}}
+    page = client.post("/plan", data={"config": json.dumps(tower)})
+    assert page.status_code == 400
+    found = re.search(r'<span class="support support-unsupported">(.*?)</span>', _panel(page.text), re.S)
+    assert found, _panel(page.text)[:600]
+    words = html.unescape(re.sub(r"</?strong>", "", found.group(1)))
+    assert words.startswith("unsupported — the sub-config vision_<b>config") and words.endswith(": no number")
+    assert "vision_<b>config" not in page.text  # escaped everywhere
+    _register()
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(tower))
+    result = CliRunner().invoke(cli, ["estimate", str(path), "--json"])
+    (entry,) = json.loads(result.output)
+    assert entry["support"]["level"] == "unsupported" and entry["support"]["text"] == words
