@@ -4,10 +4,10 @@
 the estimator's own vocabulary: `key=value` pairs separated by `;`, read from the recipe config and
 the table's stated overrides (sources in the row). Keys are `MemorySettings` fields (`optimizer`,
 `loss`, `grad_checkpointing`, `activation_offloading`, `optimizer_in_backward`, `lora_targets` with
-`+` between names, `nf4_double_quant`, `shards`), plus `compile`, which the row records but the
-estimator does not model (torch.compile fuses elementwise ops and saves fewer intermediates; the
-error of a compiled row shows by how much). A row with an empty `settings` column has settings its
-source does not state and is skipped.
+`+` between names, `nf4_double_quant`, `shards`, `compile` — the estimator models torch.compile's
+loss, not the compiled layers' own fusions, so a compiled row's error shows what those save). A
+row with an empty `settings` column has settings its source does not state and is skipped;
+`skip=<reason>` keeps a published row the estimator cannot model (the reason is reported).
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ def stated_settings(row: dict[str, str]) -> MemorySettings | str:
     stated = _pairs(row.get("settings") or "")
     if not stated:
         return "settings unstated by the source (the row is kept as published)"
+    if "skip" in stated:  # a row kept as published whose run the estimator cannot model
+        return stated["skip"]
     seq = re.search(r"(\d+)", row["seq_len"])
     if "not packed" in row["seq_len"]:
         return "sequence length unstated (unpacked data: the longest batch is not published)"
