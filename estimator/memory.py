@@ -40,10 +40,12 @@ _VALUE: Callable[[tuple[str, float]], float] = itemgetter(1)  # a (name, bytes) 
 
 _PARAM_BYTES = {"amp-bf16": 4, "bf16": 2, "fp32": 4}
 # Stacks whose QLoRA path runs PEFT's `prepare_model_for_kbit_training` (peft/utils/other.py: "cast all
-# non INT8 parameters to fp32"): transformers' Trainer with TRL's SFTTrainer (it calls it for a model
-# loaded in 4 or 8 bits) and Axolotl (its model loader calls it for a quantised base unless
-# `skip_prepare_model_for_kbit_training` is set). torchtune (torchao NF4), Unsloth (its own
-# preparation keeps bf16) and LitGPT (Fabric's precision plugin) do not.
+# non INT8 parameters to fp32"), as PEFT's QLoRA guide does with transformers' Trainer, and Axolotl's
+# model loader for a 4-bit QLoRA base. TRL's SFTTrainer calls it too but, given a `peft_config` with
+# bf16, casts the embedding and head back to bf16 (`peft_module_casting_to_bf16`, norms stay fp32),
+# and some Axolotl releases cast norms and embeddings back for flash-attention: for those runs the
+# term overstates by the 2 bytes per parameter — the safe side of a fit decision. torchtune
+# (torchao NF4), Unsloth (its own preparation keeps bf16) and LitGPT (Fabric's precision plugin) do not.
 KBIT_UPCAST_STACKS = ("hf", "axolotl")
 
 
@@ -370,9 +372,9 @@ def memory_model(spec: ModelSpec, settings: MemorySettings | None = None, method
             nf4 = NF4_BYTES_PER_PARAM if settings.nf4_double_quant else NF4_NO_DQ_BYTES_PER_PARAM
             base = nf4 * (linear + quantized_head) + 2.0 * (total - linear - quantized_head)
             if kbit_upcast:
-                # PEFT `prepare_model_for_kbit_training` (which TRL's SFTTrainer and Axolotl call for a
-                # 4-bit model) casts every fp16/bf16 parameter that is not `Params4bit` to fp32: the
-                # embedding, an untied head and the norms hold 4 bytes per parameter, not 2.
+                # PEFT `prepare_model_for_kbit_training` (see KBIT_UPCAST_STACKS) casts every fp16/bf16
+                # parameter that is not `Params4bit` to fp32: the embedding, an untied head and the
+                # norms hold 4 bytes per parameter, not 2.
                 base += 2.0 * (total - linear)
             # One matrix dequantised at a time; LitGPT quantises from fp16, so it dequantises to fp16
             # and then casts to bf16 (two copies alive).
