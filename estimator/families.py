@@ -178,7 +178,10 @@ def _composite(cfg: Cfg, b: Build) -> None:
             vh = build_vision_tower(vision, b, "vision_tower", style)
         b.tower = None
     tcfg = _text_cfg(cfg, text, "gemma3_text" if mt == "gemma3" else "llama")
-    build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))
+    if tcfg.model_type == "modernbert":  # ModernVBERT: a ModernBERT encoder with the composite's head
+        build_modernbert(Cfg({**tcfg.data, "architectures": [cfg.architecture]}, tcfg.path), b)
+    else:
+        build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))
     if vision is not None:
         add_projector(cfg, b, vh, tcfg.need("hidden"))
     elif cfg.has("patch_size") and cfg.has("num_channels"):

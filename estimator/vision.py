@@ -113,8 +113,9 @@ def add_projector(cfg: Cfg, b: Build, vh: int, th: int) -> None:
     b.tower = "projector"
     if mt == "gemma3":
         b.add("projector", vh * th + vh)
-    elif mt in ("idefics3", "smolvlm"):
-        scale = cfg.int("scale_factor", default=2, minimum=1) or 1
+    elif mt in ("idefics3", "smolvlm") or cfg.has("pixel_shuffle_factor"):
+        # a pixel shuffle of scale² patches, then one bias-free linear (ModernVBERT: pixel_shuffle_factor)
+        scale = cfg.int("pixel_shuffle_factor", "scale_factor", default=2, minimum=1) or 1
         b.add("projector", vh * scale * scale * th)
     elif mt == "mistral3":
         m = cfg.int("spatial_merge_size", default=2, minimum=1) or 1
