@@ -143,7 +143,8 @@ def test_action_yml_maps_every_input_to_the_script() -> None:
     assert set(mapped) == set(spec["inputs"])  # every input reaches a step
     script = SCRIPT.read_text()
     assert all(name in script or name == "INPUT_HUBWATCH" for name in mapped.values())
-    assert steps[-1]["run"] == 'bash "$GITHUB_ACTION_PATH/action/hubwatch-action.sh"'
+    assert steps[-1]["run"].endswith('bash "$GITHUB_ACTION_PATH/action/hubwatch-action.sh"')
+    assert "$RUNNER_TEMP/hubwatch-venv/bin:$PATH" in steps[-1]["run"] and "hubwatch-venv/bin/pip" in steps[0]["run"]
     assert spec["inputs"]["format"]["default"] == "sarif"
     assert set(spec["outputs"]) == {"sarif-file", "failed", "pull-request"}
     assert all(f"output {name} " in script for name in spec["outputs"])
