@@ -1,12 +1,13 @@
 """What a change means: semantic diffs per file kind and their classification (pure functions).
 
-`diff_snapshots(old, new)` is the entry point; `render_chat_template` renders a chat template in
+`diff_snapshots(old, new)` is the entry point (`diff_dataset_snapshots` for a dataset repo); `render_chat_template` renders a chat template in
 the sandbox; `diff_text` is the unified text diff used throughout.
 """
 
 from __future__ import annotations
 
 from .conversations import CONVERSATIONS, Conversation, render_chat_template
+from .datasets import diff_dataset_snapshots
 from .engine import diff_snapshots
 from .sandbox import RenderLimits, RenderResult
 from .text import diff_text
@@ -16,6 +17,7 @@ __all__ = [
     "Conversation",
     "RenderLimits",
     "RenderResult",
+    "diff_dataset_snapshots",
     "diff_snapshots",
     "diff_text",
     "render_chat_template",

@@ -1,4 +1,7 @@
-"""Model card metadata (the YAML block at the top of README.md): licence, gating, base model, tags.
+"""Card metadata (the YAML block at the top of README.md): licence, gating, base model, tags.
+
+A model card by default; a dataset card with `DATASET_CARD` (its task categories and languages
+low, its `dataset_info`/`configs` left to the dataset differs).
 
 Parsed as yaml.safe_load does, within remote_data's limits (size, depth, aliases expanded). A
 licence moving to a more restrictive one is a hazard (medium; high when commercial use becomes
@@ -8,6 +11,7 @@ clears them. Every other card change is an update.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -20,7 +24,7 @@ from .changes import UPDATE, HAZARD, make_change, show
 from .jsondiff import MISSING, key_changes
 from .text import line_counts
 
-__all__ = ["card_metadata", "diff_card", "license_rank"]
+__all__ = ["DATASET_CARD", "MODEL_CARD", "CardRules", "card_metadata", "diff_card", "license_rank"]
 
 _FILE = "README.md"
 _PERMISSIVE = ("mit", "apache", "bsd", "cc0", "cc-by-4.0", "cc-by-3.0", "cc-by-2.0", "unlicense", "isc", "zlib",
@@ -30,6 +34,25 @@ _COPYLEFT = ("gpl", "agpl", "gfdl", "osl", "eupl")
 _NON_COMMERCIAL = ("-nc", "noncommercial", "non-commercial", "research", "cc-by-nc", "bigcode-openrail-m-nc")
 _GATING = ("extra_gated_prompt", "extra_gated_fields", "extra_gated_heading", "extra_gated_button_content", "gated")
 _NOTABLE = ("base_model", "pipeline_tag", "library_name", "base_model_relation")
+
+
+@dataclass(frozen=True)
+class CardRules:
+    """What kind of card: its name in summaries, the keys reported low (others info), the
+    top-level keys another differ reads (skipped here)."""
+
+    noun: str
+    notable: tuple[str, ...]
+    skipped: frozenset[str] = frozenset()
+
+
+MODEL_CARD = CardRules("model card", _NOTABLE)
+DATASET_CARD = CardRules(
+    "dataset card",
+    ("task_categories", "task_ids", "language", "multilinguality", "size_categories", "source_datasets",
+     "annotations_creators", "language_creators", "pretty_name"),
+    frozenset({"dataset_info", "configs"}),
+)  # fmt: skip
 
 
 def license_rank(value: Any) -> int:
@@ -100,8 +123,8 @@ def _license_record(old: Any, new: Any) -> ChangeRecord:
     )  # fmt: skip
 
 
-def diff_card(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
-    """Changes of the model card's metadata (and a note when only its text changed)."""
+def diff_card(old: Snapshot, new: Snapshot, rules: CardRules = MODEL_CARD) -> list[ChangeRecord]:
+    """Changes of the card's metadata (and a note when only its text changed)."""
     old_text, new_text = old.text(_FILE), new.text(_FILE)
     if old_text == new_text:
         return []
@@ -109,7 +132,7 @@ def diff_card(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     records: list[ChangeRecord] = []
     if error:
         records.append(make_change(Kind.CARD, Severity.LOW, file=_FILE, key=None, old=None, new=None,
-                                   summary=f"model card {error}", error=error))  # fmt: skip
+                                   summary=f"{rules.noun} {error}", error=error))  # fmt: skip
     before, after = before or {}, after or {}
     lic_old, lic_new = before.get("license", MISSING), after.get("license", MISSING)
     if lic_old != lic_new and not (lic_old is MISSING and new_text is None):
@@ -124,16 +147,18 @@ def diff_card(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
         ))  # fmt: skip
     for change in key_changes(before, after):
         top = change.path[0] if change.path else ""
-        if top in ("license",) or top in _GATING:
+        if top in ("license",) or top in _GATING or top in rules.skipped:
             continue
-        severity = Severity.LOW if top in _NOTABLE else Severity.INFO
+        severity = Severity.LOW if top in rules.notable else Severity.INFO
         old_v, new_v = (None if v is MISSING else v for v in (change.old, change.new))
         records.append(make_change(
             Kind.CARD, severity, file=_FILE, key=change.key, old=old_v, new=new_v,
             summary=f"card {change.key} {show(old_v)} → {show(new_v)}",
         ))  # fmt: skip
     if not records and old_text is not None and new_text is not None:
+        if rules.skipped and _split_card(old_text)[1] == _split_card(new_text)[1]:
+            return records  # only metadata another differ reads changed
         plus, minus = line_counts(old_text, new_text)
         records.append(make_change(Kind.CARD, Severity.INFO, file=_FILE, key=None, old=None, new=None,
-                                   summary=f"model card text changed (+{plus}/-{minus} lines)"))  # fmt: skip
+                                   summary=f"{rules.noun} text changed (+{plus}/-{minus} lines)"))  # fmt: skip
     return records

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from dataclasses import replace
 from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 
-__all__ = ["UPDATE", "HAZARD", "counted", "make_change", "show", "summarise_value"]
+__all__ = ["UPDATE", "HAZARD", "as_initial", "counted", "make_change", "show", "summarise_value"]
 
 HAZARD = Direction.HAZARD  # the new revision onward is affected
 UPDATE = Direction.UPDATE  # revisions before this one are affected
@@ -128,3 +129,12 @@ def make_change(
     return ChangeRecord(
         kind=kind, severity=severity, path=path, summary=summary, detail=detail, direction=direction
     )
+
+
+def as_initial(records: list[ChangeRecord]) -> list[ChangeRecord]:
+    """The records of a first revision (a diff from an empty repo): each at info severity, with
+    `detail.initial = true` and `detail.severity_if_changed` the severity it would otherwise have."""
+    return [
+        replace(r, severity=Severity.INFO, detail={**r.detail, "initial": True, "severity_if_changed": r.severity.value})
+        for r in records
+    ]

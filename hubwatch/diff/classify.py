@@ -97,6 +97,10 @@ DEFAULT_SEVERITY: dict[Kind, Severity] = {
     Kind.FILES: Severity.LOW,
     Kind.CONFIG: Severity.LOW,
     Kind.METADATA: Severity.INFO,
+    Kind.SCHEMA: Severity.HIGH,
+    Kind.SPLITS: Severity.MEDIUM,
+    Kind.DATA_FILES: Severity.MEDIUM,
+    Kind.SUBSETS: Severity.MEDIUM,
 }
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from hubwatch.domain.records import ChangeRecord, Severity
+from hubwatch.domain.records import ChangeRecord
 from hubwatch.domain.snapshot import Snapshot
 
 from .card import diff_card
+from .changes import as_initial
 from .configs import diff_json_file
 from .files import diff_files
 from .moves import pair_moves
@@ -17,7 +16,7 @@ from .templates import diff_templates
 from .tokenizer import diff_added_tokens_json, diff_tokenizer_config, diff_tokenizer_json
 from .weights import diff_weights
 
-__all__ = ["diff_snapshots"]
+__all__ = ["diff_snapshots", "order"]
 
 _JSON_ROLES = {
     "config.json": "config",
@@ -44,7 +43,8 @@ def _content_records(old: Snapshot, new: Snapshot) -> list[ChangeRecord]:
     return records
 
 
-def _order(record: ChangeRecord) -> tuple[int, str, str, str]:
+def order(record: ChangeRecord) -> tuple[int, str, str, str]:
+    """Most severe first, then by kind, path and summary: the order of every diff's records."""
     return (-record.severity.rank, record.kind.value, record.path, record.summary)
 
 
@@ -64,8 +64,5 @@ def diff_snapshots(old: Snapshot | None, new: Snapshot, *, limits: RenderLimits 
     records += diff_files(base, new)
     records += diff_card(base, new)
     if old is None:
-        records = [
-            replace(r, severity=Severity.INFO, detail={**r.detail, "initial": True, "severity_if_changed": r.severity.value})
-            for r in records
-        ]
-    return sorted(records, key=_order)
+        records = as_initial(records)
+    return sorted(records, key=order)

@@ -105,6 +105,11 @@ class Kind(str, Enum):
     FILES = "files"
     CONFIG = "config"
     METADATA = "metadata"
+    # dataset repos (docs/changes.md, *Datasets*)
+    SCHEMA = "schema"
+    SPLITS = "splits"
+    DATA_FILES = "data_files"
+    SUBSETS = "subsets"
 
 
 class Severity(str, Enum):

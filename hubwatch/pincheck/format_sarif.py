@@ -44,6 +44,11 @@ KIND_HELP: dict[str, str] = {
     "files": "Files were added or removed.",
     "config": "The configuration changed.",
     "metadata": "Metadata only (transformers_version, _name_or_path, formatting).",
+    "schema": "A dataset's columns changed (added, removed, renamed, retyped, ClassLabel names reordered).",
+    "splits": "A dataset's splits changed (added, removed, row counts or bytes; a grown test split risks "
+              "contamination).",
+    "data_files": "A dataset's data files changed (added, removed, re-uploaded with other content, format, total size).",
+    "subsets": "A dataset's configs changed (added, removed, the default config, data_files patterns).",
 }
 _UNKNOWN = ("unknown-pin", "A pinned commit hubwatch does not know (never seen, ambiguous, or computed at run "
                            "time); --strict fails it.")

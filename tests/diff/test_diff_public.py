@@ -13,8 +13,8 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "changes.md"
 
 def test_public_names() -> None:
     assert set(diff.__all__) == {
-        "CONVERSATIONS", "Conversation", "RenderLimits", "RenderResult", "diff_snapshots", "diff_text",
-        "render_chat_template",
+        "CONVERSATIONS", "Conversation", "RenderLimits", "RenderResult", "diff_dataset_snapshots", "diff_snapshots",
+        "diff_text", "render_chat_template",
     }  # fmt: skip
     for name in diff.__all__:
         assert getattr(diff, name) is not None

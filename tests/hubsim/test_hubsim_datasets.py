@@ -33,13 +33,13 @@ def test_dataset_info_card_siblings_sha_and_tags(sim: HubSim) -> None:
     info = _api(sim).dataset_info(REVIEWS, files_metadata=True)
     assert info.id == REVIEWS and info.author == "hubwatch-test" and info.sha == sim.head(f"datasets/{REVIEWS}")
     assert info.gated is False and info.private is False
-    assert info.card_data is not None and info.card_data.license == "cc-by-nc-4.0"  # v7, the head
+    assert info.card_data is not None and info.card_data.license == "cc-by-nc-4.0"  # v7 on, the head is v9
     assert info.card_data["dataset_info"]["splits"][1] == {"name": "test", "num_bytes": 3100, "num_examples": 30}
     assert info.tags is not None and {"license:cc-by-nc-4.0", "language:en", "format:parquet"} <= set(info.tags)
     assert info.siblings is not None
     files = {s.rfilename: s for s in info.siblings}
     shard = files["data/train-00000-of-00001.parquet"]
-    content = (DATA / "hubwatch-test__reviews" / "v7" / "data" / "train-00000-of-00001.parquet").read_bytes()
+    content = (DATA / "hubwatch-test__reviews" / "v9" / "data" / "train-00000-of-00001.parquet").read_bytes()
     assert shard.lfs is not None and shard.size == len(content) and shard.lfs.size == len(content)
     import hashlib
 
@@ -53,7 +53,7 @@ def test_dataset_info_card_siblings_sha_and_tags(sim: HubSim) -> None:
 def test_dataset_revision_commits_and_expand(sim: HubSim) -> None:
     api = _api(sim)
     commits = api.list_repo_commits(REVIEWS, repo_type="dataset")
-    assert [c.title for c in commits][-2:] == ["Convert to Parquet", "Upload dataset (CSV)"] and len(commits) == 7
+    assert [c.title for c in commits][-2:] == ["Convert to Parquet", "Upload dataset (CSV)"] and len(commits) == 9
     assert commits[0].created_at > commits[-1].created_at and commits[0].authors == ["hubwatch-test"]
     v1 = api.dataset_info(REVIEWS, revision=commits[-1].commit_id)
     assert v1.sha == commits[-1].commit_id and v1.card_data is not None and v1.card_data.license == "cc-by-4.0"
@@ -83,7 +83,7 @@ def test_dataset_tree_with_lfs_and_paths_info(sim: HubSim) -> None:
 
 def test_dataset_resolve_and_download(sim: HubSim, tmp_path: Path) -> None:
     path = hf_hub_download(REVIEWS, "README.md", repo_type="dataset", endpoint=sim.url, token=False, cache_dir=tmp_path)
-    assert Path(path).read_bytes() == (DATA / "hubwatch-test__reviews" / "v7" / "README.md").read_bytes()
+    assert Path(path).read_bytes() == (DATA / "hubwatch-test__reviews" / "v9" / "README.md").read_bytes()
     first = _api(sim).list_repo_commits(REVIEWS, repo_type="dataset")[-1].commit_id
     csv = hf_hub_download(REVIEWS, "data/train.csv", repo_type="dataset", revision=first, endpoint=sim.url,
                           token=False, cache_dir=tmp_path)  # fmt: skip
