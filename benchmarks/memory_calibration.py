@@ -310,9 +310,9 @@ _METHOD = """## Method: mechanisms behind the terms (each from code, none fitted
   `prepare_model_for_kbit_training` (`peft/utils/other.py`, PEFT's QLoRA guide) casts every fp16/bf16
   parameter that is not `Params4bit` to fp32 — embedding, untied head, norms: 2 bytes more per parameter
   (2.1 GB for Llama 3 8B) — and with an fp32 embedding and fp32 norm weights the residual stream is
-  fp32, so each checkpointed layer input is 4 bytes per channel. The table's runs read that way: its
-  Hugging Face contexts fall by about 2.5 MB per token and its 12 GB card leaves ~10 GB at no tokens,
-  which the term meets; TRL's bf16 cast-back of embedding and head would leave 2 GB unexplained.
+  fp32, so each checkpointed layer input is 4 bytes per channel. The table's runs read that way: each
+  GB more card buys Hugging Face about 400 tokens (2.5 MB per token) and the line meets ~10 GB at no
+  tokens, which the term meets; TRL's bf16 cast-back of embedding and head would leave 2 GB unexplained.
 - **compiled loss** (torchtune rows with `compile: True`): torchtune compiles the loss
   (`training.compile_loss`, `compute_cross_entropy` with its upcast), and Inductor's cross-entropy
   saves its input and the log-sum-exp instead of a log-softmax: a chunked loss keeps the bf16 chunks
