@@ -130,15 +130,21 @@ class Verdict:
                 "overhead_gb": self.overhead_gb, "headroom": self.headroom, "line": self.line}
 
 
-def fit_verdict(memory: MethodMemory, card: str, card_gb: float) -> Verdict:
-    """Whether `memory` fits a card of `card_gb` (decimal GB) and, when not, the term that breaks it."""
+def fit_verdict(memory: MethodMemory, card: str, card_gb: float, fits: bool | None = None) -> Verdict:
+    """Whether `memory` fits a card of `card_gb` (decimal GB) and, when not, the term that breaks it.
+
+    `fits`, when given, is the answer of the estimate's own batch search (`estimate_verdicts` passes
+    it), which works in bytes: the GB figures here are rounded to 3 decimals and could disagree at the
+    edge; without it the rule is applied to those figures."""
     budget = (card_gb - memory.framework_overhead_gb) / memory.headroom
     terms = sorted(((n, v) for n, v in memory.terms if v > 0), key=lambda t: -t[1])
     largest, largest_gb = terms[0] if terms else ("", 0.0)
-    fits = memory.required_gb <= card_gb
+    if fits is None:
+        fits = memory.required_gb <= card_gb
     crossing, crossing_gb = "", 0.0
     if not fits and terms and largest_gb <= budget:
         total = 0.0
+        crossing, crossing_gb = terms[-1]  # the last term, should rounding keep the sum within the budget
         for name, value in terms:
             total += value
             if total > budget:
@@ -160,7 +166,13 @@ def estimate_verdicts(estimate: Estimate, method: str | None = None) -> tuple[Ve
     chosen = memory.selected if method is None else memory.method(method)
     if not isinstance(chosen, MethodMemory):
         return ()
-    return tuple(fit_verdict(chosen, c.name, c.memory_gb) for c in estimate.cards if c.memory_gb)
+    return tuple(fit_verdict(chosen, c.name, c.memory_gb, _fits(c.batch(chosen.method), chosen.batch))
+                 for c in estimate.cards if c.memory_gb)
+
+
+def _fits(largest: int | None, batch: int) -> bool | None:
+    """The card table's answer at `batch`: its largest batch is at least it (None: the table has none)."""
+    return None if largest is None else largest >= batch
 
 
 def batch_one_misfits(estimate: Estimate) -> dict[tuple[str, str], Verdict]:
@@ -176,6 +188,7 @@ def batch_one_misfits(estimate: Estimate) -> dict[tuple[str, str], Verdict]:
     for m in memory.methods:
         if isinstance(m, MethodMemory) and m.batch == 1:
             for c in estimate.cards:
-                if c.memory_gb and (v := fit_verdict(m, c.name, c.memory_gb)) and not v.fits:
+                v = fit_verdict(m, c.name, c.memory_gb, _fits(c.batch(m.method), 1)) if c.memory_gb else None
+                if v is not None and not v.fits:
                     out[(c.name, m.method)] = v
     return out

@@ -59,3 +59,33 @@ def test_the_verdict_agrees_with_the_fit_rule_at_the_edge() -> None:
     memory = _memory({"weights": 20.0})
     assert fit_verdict(memory, "edge", memory.required_gb).fits
     assert not fit_verdict(memory, "edge", memory.required_gb - 0.01).fits
+
+
+def test_the_card_tables_answer_decides_where_it_is_given() -> None:
+    """The batch search works in bytes; the GB figures are rounded: its answer wins at the edge, and a misfit
+    whose rounded terms stay within the budget still names a term."""
+    memory = _memory({"weights": 10.0, "activations": 5.0})
+    assert not fit_verdict(memory, "edge", memory.required_gb, fits=False).fits
+    v = fit_verdict(memory, "edge", memory.required_gb + 1, fits=False)
+    assert v.term == "weights" and v.crossing == "activations"
+    assert fit_verdict(memory, "edge", memory.required_gb - 0.001, fits=True).fits
+
+
+def test_estimate_verdicts_agree_with_the_largest_batch_per_card() -> None:
+    from hubwatch.estimator.memory_report import estimate_revision
+    from hubwatch.estimator.memory_settings import MemorySettings
+    from hubwatch.estimator.verdict import batch_one_misfits, estimate_verdicts
+
+    config = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+              "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 32, "vocab_size": 32000, "max_position_embeddings": 4096}
+    for batch in (1, 3):
+        estimate = estimate_revision(config, MemorySettings(method="full", batch=batch))
+        verdicts = estimate_verdicts(estimate)
+        assert [v.card for v in verdicts] == [c.name for c in estimate.cards]
+        for v, card in zip(verdicts, estimate.cards, strict=True):
+            largest = card.batch("full")
+            assert largest is not None and v.fits is (largest >= batch), (card.name, largest, v.line)
+        misfits = batch_one_misfits(estimate)
+        assert bool(misfits) is (batch == 1)  # the terms are at batch 3: they say nothing of batch 1
+        assert all(estimate.cards[[c.name for c in estimate.cards].index(card)].batch(m) == 0 for card, m in misfits)
