@@ -13,6 +13,7 @@ from hubwatch.estimator.encoders import ENCODER_TYPES, build_encoder
 from hubwatch.estimator.eva import build_eva_vision, is_eva
 from hubwatch.estimator.gemma3n import GEMMA3N_TYPES, build_gemma3n
 from hubwatch.estimator.funnel import build_funnel
+from hubwatch.estimator.git import build_git
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.hrm import build_hrm_text
@@ -120,6 +121,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_hrm_text(cfg, b)
     elif mt == "reformer":
         build_reformer(cfg, b)
+    elif mt == "git":
+        build_git(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

@@ -14,14 +14,14 @@ ZOO = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "transform
 
 
 def test_an_unread_vision_tower_is_unsupported_and_named() -> None:
-    row = next(r for r in ZOO if r["architecture"] == "GitForCausalLM" and not r["overrides"])
+    row = next(r for r in ZOO if r["architecture"] == "Phi4MultimodalForCausalLM" and not r["overrides"])
     with pytest.raises(ConfigError) as caught:
         analyze(row["config"])
     assert "vision_config" in str(caught.value)
 
 
 def test_the_same_decoder_without_the_tower_still_has_a_number() -> None:
-    row = next(r for r in ZOO if r["architecture"] == "GitForCausalLM" and not r["overrides"])
+    row = next(r for r in ZOO if r["architecture"] == "Phi4MultimodalForCausalLM" and not r["overrides"])
     text_only = {k: v for k, v in row["config"].items() if k != "vision_config"}
     assert analyze(text_only).params.derived > 0
 
