@@ -117,7 +117,7 @@ def _card_type(spec: Any) -> tuple[str, tuple[str, ...] | None]:
                 return f"{wrapper if wrapper != 'sequence' else 'list'}[{_card_type(spec[wrapper])[0]}]", None
         if "struct" in spec:
             return _card_type(spec["struct"])
-        if "dtype" in spec and len(spec) == 1:
+        if "dtype" in spec:  # extra keys beside it (a description) do not change the type
             return _card_type(spec["dtype"])
     return _canonical(spec), None
 
