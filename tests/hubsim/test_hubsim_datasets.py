@@ -201,3 +201,34 @@ def test_deleted_mode_takes_a_dataset_off_the_hub(sim: HubSim) -> None:
     assert r.status_code == 404 and r.headers["x-error-code"] == "RepoNotFound"
     assert REVIEWS not in {d.id for d in api.list_datasets()}
     assert api.dataset_info(IMDB).id == IMDB
+
+
+def test_dataset_commits_page_by_link_and_rate_limits_apply(hubsim_factory: Callable[..., HubSim],
+                                                           datasets_root: Path) -> None:  # fmt: skip
+    sim = hubsim_factory(root=datasets_root, at=None, page_size=2)
+    commits = _api(sim).list_repo_commits(REVIEWS, repo_type="dataset")
+    assert len(commits) == 9  # five pages of two
+    r = httpx.get(f"{sim.url}/api/datasets/{REVIEWS}/commits/main")
+    assert len(r.json()) == 2 and 'rel="next"' in r.headers["link"] and r.headers["x-total-count"] == "9"
+    sim.set_faults(rate_limit=1, retry_after=7)
+    limited = httpx.get(f"{sim.url}/api/datasets/{REVIEWS}")
+    assert limited.status_code == 429 and limited.headers["retry-after"] == "7"
+
+
+def test_loader_datasets_only_root_and_same_id_as_a_model(tmp_path: Path) -> None:
+    import shutil
+
+    from hubwatch.hubsim import HistoryError, load_root
+
+    (tmp_path / "datasets").mkdir()
+    shutil.copytree(DATA / "hubsim-test__gated-data", tmp_path / "datasets" / "acme__same")
+    repos = load_root(tmp_path)  # a root holding only datasets loads
+    assert list(repos) == ["datasets/acme/same"] and repos["datasets/acme/same"].repo_type == "dataset"
+    shutil.copytree(DATA / "hubsim-test__gated-data", tmp_path / "acme__same")
+    both = load_root(tmp_path)  # a model and a dataset may share an id: two repos, other shas
+    assert set(both) == {"acme/same", "datasets/acme/same"} and both["acme/same"].repo_type == "model"
+    assert both["acme/same"].commits[0].sha != both["datasets/acme/same"].commits[0].sha
+    assert both["acme/same"].converts == ()
+    (tmp_path / "datasets" / "acme__same" / "PARQUET" / "v5").mkdir(parents=True)
+    with pytest.raises(HistoryError, match="converts v5"):
+        load_root(tmp_path)
