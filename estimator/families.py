@@ -18,6 +18,7 @@ from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.hrm import build_hrm_text
 from hubwatch.estimator.mllama import build_mllama
+from hubwatch.estimator.neomme import build_neomme
 from hubwatch.estimator.mobilebert import build_mobilebert
 from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
@@ -123,6 +124,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_reformer(cfg, b)
     elif mt == "git":
         build_git(cfg, b)
+    elif mt == "neomme":
+        build_neomme(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:
