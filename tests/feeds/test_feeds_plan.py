@@ -435,3 +435,14 @@ def test_an_unsupported_config_says_so_in_words_naming_the_key(client: TestClien
     result = CliRunner().invoke(cli, ["estimate", str(path), "--json"])
     (entry,) = json.loads(result.output)
     assert entry["support"]["level"] == "unsupported" and entry["support"]["text"] == words
+
+
+def test_a_cost_on_a_card_the_run_does_not_fit_says_why_it_is_a_split(client: TestClient, tmp_path: Path) -> None:
+    cli = _cli(_latest_llama2_config(), tmp_path, "--method", "qlora", "--batch", "8", "--cost-card", "L4")
+    l4 = next(v for v in cli["verdicts"] if v["card"] == "L4")
+    assert not l4["fits"] and cli["cost"]["cards"] > 1
+    page = _panel(client.get(f"/plan?repo={LLAMA2}&method=qlora&batch=8&card=L4").text)
+    found = re.search(r'<p class="muted split">(.*?)</p>', page, re.S)
+    assert found and html.unescape(found.group(1)) == (
+        f"On one L4 (24 GB) the run does not fit: {l4['term'].replace('_', ' ')} is {l4['term_gb']:.1f} GB of a "
+        f"{l4['budget_gb']:.1f} GB budget; the cost is of a {cli['cost']['cards']}-card split.")
