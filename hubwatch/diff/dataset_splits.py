@@ -93,19 +93,20 @@ def diff_splits(old: dict[str, ConfigMeta], new: dict[str, ConfigMeta], source: 
 
 
 def diff_subsets(old: dict[str, ConfigMeta], old_default: str | None, new: dict[str, ConfigMeta],
-                 new_default: str | None) -> list[ChangeRecord]:  # fmt: skip
-    """Configs added or removed, the default config moved, `data_files` patterns changed."""
+                 new_default: str | None, source: str = CARD_FILE) -> list[ChangeRecord]:  # fmt: skip
+    """Configs added or removed, the default config moved (`source`: the file that names the
+    configs), `data_files` patterns changed (always the card's)."""
     records: list[ChangeRecord] = []
     for name in sorted(set(new) - set(old)):
-        records.append(make_change(Kind.SUBSETS, Severity.LOW, file=CARD_FILE, key=f"configs.{name}", old=None,
+        records.append(make_change(Kind.SUBSETS, Severity.LOW, file=source, key=f"configs.{name}", old=None,
                                    new=name, summary=f"config {name} added", config=name, op="added"))  # fmt: skip
     for name in sorted(set(old) - set(new)):
-        records.append(make_change(Kind.SUBSETS, Severity.HIGH, file=CARD_FILE, key=f"configs.{name}", old=name,
+        records.append(make_change(Kind.SUBSETS, Severity.HIGH, file=source, key=f"configs.{name}", old=name,
                                    new=None, summary=f"config {name} removed (loading it fails)", config=name,
                                    op="removed"))  # fmt: skip
     if old_default != new_default and old and new:
         records.append(make_change(
-            Kind.SUBSETS, Severity.HIGH, file=CARD_FILE, key="configs.default", old=old_default, new=new_default,
+            Kind.SUBSETS, Severity.HIGH, file=source, key="configs.default", old=old_default, new=new_default,
             summary=f"default config {old_default or 'none'} → {new_default or 'none'} (load_dataset without a config "
                     "name loads another subset)", op="default",
         ))  # fmt: skip

@@ -48,7 +48,7 @@ def diff_dataset_snapshots(old: Snapshot | None, new: Snapshot) -> list[ChangeRe
     before, after = dataset_meta(base), dataset_meta(new)
     source = after.source or before.source or CARD_FILE
     described = diff_schema(before.configs, after.configs, source) + diff_splits(before.configs, after.configs, source)
-    records = described + diff_subsets(before.configs, before.default, after.configs, after.default)
+    records = described + diff_subsets(before.configs, before.default, after.configs, after.default, source)
     old_data = data_files_of(base.files, before.configs)
     new_data = data_files_of(new.files, after.configs)
     records += diff_data_files(base.files, old_data, new.files, new_data,

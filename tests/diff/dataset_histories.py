@@ -13,9 +13,10 @@ from hubwatch.hubsim.repos import load_repo
 DATASETS = Path(__file__).resolve().parents[2] / "tests" / "data" / "datasets"
 REVIEWS = DATASETS / "hubwatch-test__reviews"
 IMDB = DATASETS / "stanfordnlp__imdb"
+EMOTION = DATASETS / "dair-ai__emotion"
 _CONTENTS = ("README.md", "dataset_infos.json")
 
-__all__ = ["DATASETS", "IMDB", "REVIEWS", "dataset_versions"]
+__all__ = ["DATASETS", "EMOTION", "IMDB", "REVIEWS", "dataset_versions"]
 
 
 def dataset_versions(folder: Path) -> dict[str, Snapshot]:

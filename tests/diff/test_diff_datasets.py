@@ -11,7 +11,7 @@ from hubwatch.diff.dataset_meta import dataset_meta
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 
-from dataset_histories import IMDB, REVIEWS, dataset_versions
+from dataset_histories import EMOTION, IMDB, REVIEWS, dataset_versions
 
 V = dataset_versions(REVIEWS)
 
@@ -195,6 +195,20 @@ def test_real_imdb_history_bytes_re_measured() -> None:
     label = meta.configs["plain_text"].columns[1]  # type: ignore[index]
     assert (label.type, label.names) == ("class_label", ("neg", "pos"))
     assert dataset_meta(real["v1"]).source == "dataset_infos.json"
+
+
+def test_real_emotion_history_config_dropped_and_label_became_classlabel() -> None:
+    real = dataset_versions(EMOTION)
+    records = diff_dataset_snapshots(real["v1"], real["v2"])
+    retyped = _one(records, Kind.SCHEMA, "retyped")
+    assert retyped.severity is Severity.HIGH and retyped.detail["config"] == "emotion"
+    assert retyped.detail["old"]["type"] == "string" and retyped.detail["new"]["names"][:2] == ["sadness", "joy"]
+    removed = _one(records, Kind.SUBSETS, "removed")
+    assert removed.severity is Severity.HIGH and removed.detail["config"] == "default"
+    assert removed.path == "dataset_infos.json:configs.default"  # the configs are named there
+    default = _one(records, Kind.SUBSETS, "default")
+    assert (default.detail["old"], default.detail["new"]) == ("default", "emotion")
+    assert {r.kind for r in records} == {Kind.SCHEMA, Kind.SUBSETS, Kind.SPLITS}  # the same card, the same files
 
 
 def test_script_only_metadata_is_not_run() -> None:

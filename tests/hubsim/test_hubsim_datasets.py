@@ -149,7 +149,7 @@ def test_recently_modified_listing_for_datasets(hubsim_factory: Callable[..., Hu
     sim = hubsim_factory(root=datasets_root, at="v1")
     api = _api(sim)
     listed = list(api.list_datasets(sort="last_modified", expand=["sha", "lastModified"]))
-    assert {d.id for d in listed} == {REVIEWS, IMDB, GATED}  # datasets only: the model is not listed
+    assert {d.id for d in listed} == {REVIEWS, IMDB, GATED, "dair-ai/emotion"}  # datasets only, not the model
     assert all(d.sha and d.last_modified for d in listed)
     assert [m.id for m in api.list_models()] == [TINY]
     new_sha = sim.advance(f"datasets/{REVIEWS}")
