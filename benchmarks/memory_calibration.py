@@ -340,6 +340,20 @@ SUSPECT by the data set (3.8B × ≥ 8 B/param > 24 GB on the 1 card its recipe 
 """
 
 
+def _recipe(settings: MemorySettings) -> str:
+    """The settings that tell one row of a ladder from the next, in a few words."""
+    parts = [f"loss {settings.effective_loss}", "ckpt" if settings.effective_checkpointing else "no ckpt"]
+    if settings.effective_offloading:
+        parts.append("offload")
+    if settings.optimizer_in_backward:
+        parts.append("step in bwd")
+    if settings.optimizer != "adamw":
+        parts.append(settings.optimizer)
+    if settings.compile:
+        parts.append("compile")
+    return ", ".join(parts)
+
+
 def _terms(est: MemoryEstimate) -> str:
     return ", ".join(f"{name} {value / 1e9:.2f}" for name, value in est.terms if value)
 
@@ -356,15 +370,17 @@ def report(outcomes: list[Outcome]) -> str:
         "`benchmarks/memory_calibration.py` and `benchmarks/memory_calibration_rows.py`); nothing is "
         "fitted to the rows.",
         "",
-        "| model | method | r | batch | seq | measured GB | estimated GB | error | peak moment: terms (GB) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| model | stack | method | recipe | r | batch | seq | measured GB | estimated GB | error | peak moment: terms (GB) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for o in done:
         assert o.estimate is not None and o.settings is not None and o.error_pct is not None
         flag = " (row marked SUSPECT)" if o in suspect else ""
         lines.append(
-            f"| {o.row['model_id']}{flag} | {o.row['method']}{f' FSDP×{o.settings.shards}' if o.settings.shards > 1 else ''}"
+            f"| {o.row['model_id']}{flag} | {o.settings.stack} "
+            f"| {o.row['method']}{f' FSDP×{o.settings.shards}' if o.settings.shards > 1 else ''}"
             f"{f' acc×{o.settings.grad_accumulation}' if o.settings.grad_accumulation > 1 else ''} "
+            f"| {_recipe(o.settings)} "
             f"| {o.row['lora_r'] or '—'} | {o.settings.batch} | {o.settings.seq_len} | {float(o.row['peak_gb']):.2f} "
             f"| {o.estimate.peak_bytes / 1e9:.2f} | {o.error_pct:+.1f}% | {o.estimate.moment}: {_terms(o.estimate)} |"
         )
