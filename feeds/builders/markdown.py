@@ -32,7 +32,8 @@ def _estimate_line(entry: HistoryEntryLike) -> str | None:
         return None
     if view.error:
         return f"- Estimate: not available ({md_escape(view.error)})"
-    bits = [f"params {fmt_count(view.params)}"]
+    support = f" ({md_escape(view.support.text)})" if view.support else ""
+    bits = [f"params {fmt_count(view.params)}{support}"]
     bits += [f"{md_escape(method)} {fmt_bytes(total)}" for method, total in view.memory]
     return "- Estimate: " + ", ".join(bits)
 
@@ -52,6 +53,8 @@ def _cards_table(entry: HistoryEntryLike) -> list[str]:
     for card in view.cards:
         cells = ["—" if n is None else str(n) for _, n in card.batches]
         lines.append(f"| {md_escape(card.name)} | " + " | ".join(cells) + " |")
+    if view.misfits:  # the stored settings' method on each card it does not fit, naming the term
+        lines += ["", *(f"- {md_escape(f'{v.method} at batch {v.batch} {v.line}')}" for v in view.misfits)]
     return lines
 
 

@@ -70,3 +70,11 @@ def test_a_stored_reason_is_escaped_on_the_revision_page() -> None:
     assert "<img" not in str(table) and "&lt;img src=x onerror=alert(1)&gt;" in str(table)
     assert 'class="support support-approximate"' in str(table)
     assert support_words(stored.params.support if stored and stored.params else None) == view.support
+
+
+def test_the_markdown_twin_says_the_level_and_the_term(client: TestClient, seeded: Seeded) -> None:
+    text = client.get(f"/models/{LLAMA2}.md").text
+    assert ("params 6.74 B (modelled — every mechanism the config describes is read; expected within 1%)") in text
+    stored = estimate_revision(llama2_config())
+    t4 = next(v for v in estimate_verdicts(stored) if v.card == "T4")
+    assert not t4.fits and f"\n- lora at batch 1 {t4.line}\n" in text, text[:2000]
