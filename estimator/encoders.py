@@ -243,7 +243,7 @@ def _encoder_head(cfg: Cfg, b: Build, kind: str, h: int, emb: int, vocab: int) -
         untied = not cfg.bool("tie_word_embeddings", default=True) or out != emb
         add("lm_head", "mlm_head", h * out + out + 2 * out + vocab + (vocab * out if untied else 0), (seq, vocab))
         b.lm_head_params += vocab * out if untied else 0
-        if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet", "squeezebert"):  # their MLM models keep the pooler
+        if kind == "pretrain" or mt in ("layoutlm", "luke", "fnet", "squeezebert", "big_bird"):  # MLM models that keep the pooler
             add("pooler", "pooler", pooler, (h,), "pooler")
         if mt == "luke":  # entity prediction head; transformers builds LUKE's MLM decoder as its own matrix
             de = cfg.int("entity_emb_size", default=h, minimum=1) or h
