@@ -71,7 +71,7 @@ def _size(files: Mapping[str, FileRecord], paths: Iterable[str]) -> int:
 
 
 def _names(paths: list[str]) -> str:
-    return paths[0] if len(paths) == 1 else f"{paths[0]} and {counted(len(paths) - 1, 'more file')}"
+    return f"data file {paths[0]}" if len(paths) == 1 else f"data files {paths[0]} and {len(paths) - 1} more"
 
 
 def _common(paths: list[str]) -> str:
@@ -103,7 +103,7 @@ def diff_data_files(
             records.append(make_change(
                 Kind.DATA_FILES, severity, file=_common(paths), key=None,
                 old=None if op == "added" else paths, new=None if op == "removed" else paths,
-                summary=f"data {_names(paths)} {verb}", files=paths, op=op, totals=totals, **extra,
+                summary=f"{_names(paths)} {verb}", files=paths, op=op, totals=totals, **extra,
             ))  # fmt: skip
 
     group(added, Severity.LOW, "added", "added")

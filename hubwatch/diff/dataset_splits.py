@@ -98,8 +98,14 @@ def diff_subsets(old: dict[str, ConfigMeta], old_default: str | None, new: dict[
     configs), `data_files` patterns changed (always the card's)."""
     records: list[ChangeRecord] = []
     for name in sorted(set(new) - set(old)):
-        records.append(make_change(Kind.SUBSETS, Severity.LOW, file=source, key=f"configs.{name}", old=None,
-                                   new=name, summary=f"config {name} added", config=name, op="added"))  # fmt: skip
+        splits = new[name].splits
+        shown = f" ({', '.join(f'{s} {_count(m.rows)}' for s, m in splits.items())} rows)" if splits else ""
+        records.append(make_change(
+            Kind.SUBSETS, Severity.LOW, file=source, key=f"configs.{name}", old=None, new=name,
+            summary=f"config {name} added{shown}", config=name, op="added",
+            splits={s: {"rows": m.rows, "bytes": m.bytes} for s, m in splits.items()},
+            columns=[c.name for c in new[name].columns or ()],
+        ))  # fmt: skip
     for name in sorted(set(old) - set(new)):
         records.append(make_change(Kind.SUBSETS, Severity.HIGH, file=source, key=f"configs.{name}", old=name,
                                    new=None, summary=f"config {name} removed (loading it fails)", config=name,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,7 @@ from hubwatch.diff.dataset_meta import dataset_meta
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 
-from dataset_histories import EMOTION, IMDB, REVIEWS, dataset_versions
+from dataset_histories import EMOTION, GOLDEN, IMDB, REVIEWS, all_dataset_histories, dataset_golden, dataset_versions
 
 V = dataset_versions(REVIEWS)
 
@@ -249,3 +251,16 @@ def test_pickled_data_keeps_the_pickle_hazard() -> None:
     files = {**V["v2"].files, "data/extra.pkl": FileRecord("data/extra.pkl", 10, "b" * 40, "c" * 64)}
     records = diff_dataset_snapshots(V["v2"], Snapshot(V["v2"].sha, files, V["v2"].contents))
     assert _kinds(records) == {("pickle", "high", "hazard")}
+
+
+def test_every_dataset_history_has_a_golden_file() -> None:
+    assert sorted(p.stem for p in GOLDEN.glob("*.json")) == sorted(h.name for h in all_dataset_histories())
+    assert len(all_dataset_histories()) == 3
+
+
+@pytest.mark.parametrize("history", all_dataset_histories(), ids=lambda p: p.name)
+def test_dataset_replay_matches_reviewed_golden(history: Path) -> None:
+    expected = json.loads((GOLDEN / f"{history.name}.json").read_text(encoding="utf-8"))
+    assert dataset_golden(history) == expected, (
+        f"{history.name} changed; review, then regenerate with tests/diff/regen_diff_golden.py"
+    )
