@@ -7,7 +7,7 @@ revisions later, as in `benchmarks.web_depth`, so a pin in the middle of any of 
 hazard and is told to move to the head: the same answer at every depth. Timed
 per repo, p50 over RUNS, the answer for one pin given as a 12-digit prefix:
 
-- now: `StoreSource.lookup` (`Store.standing`: the events index on a long linear history), with
+- now: `StoreSource.lookup` (`standing_at`: the events index on a long linear history), with
   the repo's interval index and linearity check already made for this history version (a server,
   or a check of many pins), and cold: each made anew, as the first ask after a poll stored a
   revision, or a `hubwatch check` process of one pin, pays;

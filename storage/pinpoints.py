@@ -1,16 +1,16 @@
 """A pin's standing inputs from the advisory events index, on a linear history: what holds the pin, and the newest clean revision.
 
 `pin_points` reads, in one transaction and without the rest of the history, what
-`hubwatch.advisories.standing.standing_of` needs: the advisories holding the pin and the newest
-revision of its line that no open hazard holds. Histories it does not answer (short ones, any that
+`hubwatch.advisories.standing.standing_of` needs (a `hubwatch.domain.pinpoints.PinPoints`): the
+advisories holding the pin and the newest revision of its line that no open hazard holds. Histories it does not answer (short ones, any that
 is not one line, a clean revision too many steps away) are left to the whole-line reading.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from hubwatch.domain.pinpoints import PinPoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage.advisories import records_by_id
 from hubwatch.storage.heldindex import linear_line
@@ -18,20 +18,7 @@ from hubwatch.storage.osvmatch import linear_now
 from hubwatch.storage.summaries import repo_summary
 from sqlalchemy.engine import Connection
 
-__all__ = ["MAX_CLEAN_STEPS", "WHOLE_LINE_UP_TO", "PinPoints", "pin_points"]
-
-
-@dataclass(frozen=True)
-class PinPoints:
-    """What a pin's standing needs from a linear history, read without the rest of it (`pin_points`)."""
-
-    known: bool  # the pin is a stored revision
-    newest: str | None  # the newest revision of the pin's line (the head's, or the pin's own if a force-push dropped it)
-    here: tuple[AdvisoryRecord, ...]  # the live advisories holding the pin
-    clean: str | None  # the newest revision of the line no open hazard holds (None: none, or nothing holds the pin)
-    held_at_clean: frozenset[str]  # the ids of `here` that hold `clean` too
-    dropped: bool = False  # the pin is stored past the head: a force-push dropped it, `newest` is its own line's
-
+__all__ = ["MAX_CLEAN_STEPS", "WHOLE_LINE_UP_TO", "pin_points"]
 
 # How many revisions the search for the newest clean one looks at before it gives up (the caller
 # then reads the whole line): each look skips every revision the hazards holding it hold.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Self
 
@@ -20,15 +21,17 @@ from hubwatch.storage import (
     summaries,
     telemetry,
 )
-from hubwatch.storage import index, pinpoints, standings
+from hubwatch.storage import index, pinpoints
 from hubwatch.storage import stats as agg
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine
 from hubwatch.storage.migrate import upgrade_engine
 from hubwatch.storage.notify import OutboxPolicy
+from hubwatch.storage.standing_reads import StandingReads
 from hubwatch.storage.transactions import Transactions
 from hubwatch.domain.clock import Clock, system_clock
+from hubwatch.domain.pinpoints import PinPoints
 from hubwatch.domain.records import (
     AdvisoryRecord,
     ChangeRecord,
@@ -38,7 +41,6 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
-from hubwatch.advisories.standing import Standing
 from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Engine
@@ -382,26 +384,18 @@ class Store(Transactions):
 
     def pin_points(
         self, repo: RepoId, full_sha: str, open_hazard: Callable[[AdvisoryRecord], bool]
-    ) -> pinpoints.PinPoints | None:
+    ) -> PinPoints | None:
         """A pin's standing inputs from the events index, in one read (`pinpoints.pin_points`);
         None when the whole history answers."""
         with self._read() as c:
             return pinpoints.pin_points(c, repo, full_sha, open_hazard)
 
-    def standing(
-        self, repo: RepoId, sha: str, ignored: Iterable[str] = (), *, main_line_only: bool = False
-    ) -> Standing | None:
-        """The standing of a pin at `sha` (full or a unique prefix) in one read (`standings.pin_standing`):
-        what it lacks and carries and the revision to move to; None when the repo is not stored. A
-        revision a force-push dropped is read along its own ancestors, or with `main_line_only` is not
-        known. Raises AmbiguousRevision for a prefix several revisions share."""
+    @contextmanager
+    def standing_reads(self) -> Iterator[StandingReads]:
+        """The reads a pin's standing makes, in one read transaction
+        (`hubwatch.advisories.pin_standing.standing_at(store, …)` makes the standing from them)."""
         with self._read() as c:
-            return standings.pin_standing(c, repo, sha, frozenset(ignored), main_line_only)
-
-    def main_line_steps(self, repo: RepoId, base: str, head: str) -> int | None:
-        """Revisions from `base` to `head` (full shas) along the main line; None when either is off it."""
-        with self._read() as c:
-            return standings.main_line_steps(c, repo, base, head)
+            yield StandingReads(c)
 
     def advisory_ids_affecting(self, repo: RepoId, sha: str) -> list[str]:
         with self._read() as c:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.domain.gitrange import git_events
 from hubwatch.advisories.standing import (
     Standing, advisory_direction, advisory_severity, off_the_main_line, standing,
@@ -23,10 +24,10 @@ Piece = tuple[str, str]
 
 
 def load_standing(store: "Store", repo: RepoId, sha: str, ignored: Iterable[str] = ()) -> Standing | None:
-    """The standing of a pin at `sha` (full or a unique prefix), as every page shows it: `Store.standing`
+    """The standing of a pin at `sha` (full or a unique prefix), as every page shows it: `standing_at`
     (the events index on a linear history, what is kept per history version otherwise); None when the
     repo is not stored. A stored revision a force-push dropped is read along its own ancestors."""
-    return store.standing(repo, sha, ignored)
+    return standing_at(store, repo, sha, ignored)
 
 
 def whole_line_standing(

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from markupsafe import Markup
 
+from hubwatch.advisories.pin_standing import steps_along
 from hubwatch.advisories.standing import Standing
 from hubwatch.diff import diff_snapshots
 from hubwatch.domain.parsed_json import parse_once
@@ -120,7 +121,7 @@ def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry
         return None
     if not ctx.store.rewrites(repo):
         return head.position - base.position
-    return ctx.store.main_line_steps(repo, base.revision.sha, head.revision.sha)
+    return steps_along(ctx.store, repo, base.revision.sha, head.revision.sha)
 
 
 @router.get("/models/{org}/{name}/compare/{spec}", response_class=HTMLResponse)

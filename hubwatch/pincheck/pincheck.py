@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.advisories.standing import Standing, advisory_direction, advisory_severity, template_diffs
 from hubwatch.domain.records import AdvisoryRecord, RepoId, Severity
 from hubwatch.pincheck.errors import ServerError, ServerUnreachable
@@ -61,7 +62,7 @@ def lookup_from_standing(found: Standing, ignored: frozenset[str]) -> Lookup:
 
 
 class StoreSource:
-    """Answers from the local store: each pin's standing on the repo's main line (`Store.standing`,
+    """Answers from the local store: each pin's standing on the repo's main line (`standing_at`,
     through the events index on a long history, so a check costs the same at any depth)."""
 
     def __init__(self, store: Store) -> None:
@@ -73,7 +74,7 @@ class StoreSource:
         out = []
         for repo, revision in queries:
             try:
-                found = self._store.standing(repo, revision, ignored)
+                found = standing_at(self._store, repo, revision, ignored)
             except AmbiguousRevision as exc:
                 out.append(Lookup(None, note=f"{exc}; give more hex digits"))
                 continue

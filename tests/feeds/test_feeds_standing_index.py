@@ -1,6 +1,6 @@
 """A pin's standing from the events index is the standing read off the whole line, at bounded cost.
 
-`Store.standing` answers a linear history longer than `WHOLE_LINE_UP_TO` from `Store.pin_points`
+`standing_at` answers a linear history longer than `WHOLE_LINE_UP_TO` from `Store.pin_points`
 (the advisories holding the pin, the newest revision no open hazard holds); `whole_line_standing`
 reads every revision and every advisory. Here the index answers histories of any length
 (`WHOLE_LINE_UP_TO` set to 0). Hypothesis histories of any shape (linear or not, a head moved back, advisories of both
@@ -25,6 +25,7 @@ from feeds_seed import make_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hubwatch.advisories.pin_standing import standing_at
 import hubwatch.storage.pinpoints as pinpoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
@@ -62,7 +63,7 @@ def assert_same_standing(store: Store, repo: RepoId, pins: list[str], ignored: f
     for pin in pins:
         stored = store.revision(repo, pin) is not None
         assert load_standing(store, repo, pin, ignored) == whole_line(store, repo, pin, stored, ignored), pin
-        assert store.standing(repo, pin, ignored, main_line_only=True) == whole_line(store, repo, pin, False, ignored), pin
+        assert standing_at(store, repo, pin, ignored, main_line_only=True) == whole_line(store, repo, pin, False, ignored), pin
 
 
 _parent = st.sampled_from(["prev", "prev", "prev", "prev", "prev", "none", "ghost", "earlier", "later"])
@@ -123,14 +124,14 @@ def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store
     for i, here in enumerate(shas):
         store.save_revision(repo, RevisionRecord(here, shas[i - 1] if i else None, T0 + timedelta(hours=i), f"c {i}"),
                             [], {}, [], None, raised if i == 0 else [])
-    found = store.standing(repo, shas[9])
+    found = standing_at(store, repo, shas[9])
     assert found == whole_line(store, repo, shas[9], True)
     assert found is not None and found.suggested == shas[5] and found.resolves == ("x_K-1", "x_K-2")
     assert store.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
     # Two looks (the head, then 5): allowed one, the index gives up and the whole line answers the same.
     monkeypatch.setattr(pinpoints, "MAX_CLEAN_STEPS", 1)
     assert store.pin_points(repo, shas[9], lambda a: True) is None
-    assert store.standing(repo, shas[9]) == found
+    assert standing_at(store, repo, shas[9]) == found
 
 
 def _deep(store: Store, repo: RepoId, depth: int) -> list[str]:
@@ -165,7 +166,7 @@ def test_pages_and_badges_of_a_pin_read_as_much_at_any_depth(
         repo = RepoId("deep", f"p{depth}")
         shas = _deep(store, repo, depth)
         pin = shas[depth - 3]
-        store.standing(repo, pin)  # the history's shape is checked once per version
+        standing_at(store, repo, pin)  # the history's shape is checked once per version
         paths = [f"/models/{repo}/revisions/{pin}", f"/api/v1/models/{repo}/revisions/{pin}/standing",
                  f"/badges/{repo}/revisions/{pin}.json", f"/badges/{repo}.json"]
         for route, path in zip(("revision page", "standing", "pin badge", "repo badge"), paths):
@@ -192,7 +193,7 @@ def test_a_check_against_the_local_store_reads_as_much_at_any_depth(
         repo = RepoId("check", f"p{depth}")
         shas = _deep(store, repo, depth)
         pin = shas[depth - 3]
-        store.standing(repo, pin)  # the history's shape is checked once per version
+        standing_at(store, repo, pin)  # the history's shape is checked once per version
         decoded.clear()
         with count_selects(store) as selects:
             [answer] = StoreSource(store).lookup([(repo, pin[:12])])

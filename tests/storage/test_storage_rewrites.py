@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.storage import InvalidRecord, Store
 from hubwatch.domain.records import RepoId
 from storage_helpers import T0, advisory, rev, sha
@@ -100,11 +101,11 @@ def test_a_dropped_commits_standing_follows_later_writes(store: Store) -> None:
     assert store.off_main_branch(REPO) == {sha("c")}
 
     def ids(commit: str) -> list[str]:
-        found = store.standing(REPO, commit)
+        found = standing_at(store, REPO, commit)
         assert found is not None and found.known
         return sorted(a.id for a in (*found.lacks, *found.carries))
 
-    dropped = store.standing(REPO, sha("c"))
+    dropped = standing_at(store, REPO, sha("c"))
     assert dropped is not None and not dropped.on_main_line and dropped.suggested == sha("d")
     assert ids(sha("c")) == ids(sha("c")) == ["HW-first"]
     later = advisory(REPO, "HW-later", "e", [{"introduced": sha("a")}])  # holds from a on, on every line

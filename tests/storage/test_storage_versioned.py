@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from hubwatch.advisories.pin_standing import standing_at
 import hubwatch.storage.pinpoints as pinpoints
 from hubwatch.advisories.standing import standing
 from hubwatch.domain.records import AdvisoryRecord, RepoId
@@ -46,7 +47,7 @@ def _agrees(store: Store, repo: RepoId, pins: list[str]) -> None:
         repo_id = find_repo(conn, repo)
         assert repo_id is not None
         for pin in pins:
-            assert store.standing(repo, pin, main_line_only=True) == standing(line, records, pin), pin
+            assert standing_at(store, repo, pin, main_line_only=True) == standing(line, records, pin), pin
             assert store.advisory_ids_affecting(repo, pin) == ids_by_lineage(conn, repo_id, pin), pin
 
 

@@ -26,6 +26,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.advisories.advise import plan_advisories
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.feeds import create_app
@@ -145,7 +146,7 @@ def test_every_reader_follows_the_main_line_after_rewinds_and_restores(
         batch = web.post("/v1/querybatch", json={"queries": [{"commit": c} for c in main]}).json()["results"]
         for pin, batched in zip(main, batch):
             want = history.lacks(pin)
-            standing = store.standing(repo, pin)
+            standing = standing_at(store, repo, pin)
             assert standing is not None and standing.on_main_line
             assert {a.id for a in standing.lacks} == want, (pin == head, pin)
             assert standing.carries == ()
@@ -157,7 +158,7 @@ def test_every_reader_follows_the_main_line_after_rewinds_and_restores(
             message = web.get(f"/badges/{repo}/revisions/{pin}.json").json()["message"]
             assert ("lacks" in message) == bool(want), (message, want)
         for pin in off:
-            standing = store.standing(repo, pin)
+            standing = standing_at(store, repo, pin)
             assert standing is not None and not standing.on_main_line
             assert standing.suggested in main  # told to move back onto the main line
     # the withdrawn updates are exactly those raised off the main line

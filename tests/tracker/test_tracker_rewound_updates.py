@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from tracker_polling import poll_once
 
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.advisories.rewound import OFF_MAIN_LINE
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
@@ -58,7 +59,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     v1, v2, v3 = (e.revision.sha for e in store.history(QWEN))
     update = _update(store)
     assert update.revision_sha == v3 and update.withdrawn is None
-    assert [a.id for a in store.standing(QWEN, v2).lacks] == [update.id]  # before: v2 lacks it
+    assert [a.id for a in standing_at(store, QWEN, v2).lacks] == [update.id]  # before: v2 lacks it
     with _web(store) as web:
         assert web.get(f"/badges/{QWEN}.json").json()["message"].startswith("latest: medium")  # v3's update
     sim.stop()
@@ -71,7 +72,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     assert gone.withdrawn is not None and gone.modified > update.modified
     assert gone.osv["database_specific"]["withdrawn_because"] == OFF_MAIN_LINE
     assert "no longer on it" in gone.osv["details"]
-    standing = store.standing(QWEN, v2)
+    standing = standing_at(store, QWEN, v2)
     assert standing.lacks == () and standing.suggested is None  # the pin on the rewound head is clean
     with _web(store) as web:
         assert "-fix" not in str(web.post("/v1/query", json={"commit": v2}).json())
@@ -82,7 +83,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
         served = web.get(f"/v1/vulns/{gone.id}").json()
         assert served["withdrawn"] and served["database_specific"]["withdrawn_because"] == OFF_MAIN_LINE
     # A pin still on the dropped v3 keeps the hazard v1 brought (hazards are not withdrawn).
-    assert [a.id for a in store.standing(QWEN, v3).carries] == [a.id for a in store.standing(QWEN, v2).carries]
+    assert [a.id for a in standing_at(store, QWEN, v3).carries] == [a.id for a in standing_at(store, QWEN, v2).carries]
     poll_once(rewound, store, QWEN)
     assert _update(store).modified == gone.modified  # a repeated poll writes nothing
     rewound.stop()
@@ -95,7 +96,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     assert again.withdrawn is None and "withdrawn" not in again.osv
     assert "withdrawn_because" not in again.osv["database_specific"]
     assert again.osv["details"] == update.osv["details"] and again.modified > gone.modified
-    assert [a.id for a in store.standing(QWEN, v2).lacks] == [update.id]
+    assert [a.id for a in standing_at(store, QWEN, v2).lacks] == [update.id]
 
 
 def test_a_new_commit_on_top_of_a_dropped_one_brings_its_update_back(

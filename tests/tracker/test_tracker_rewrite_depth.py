@@ -15,6 +15,7 @@ from typing import Any
 
 from tracker_polling import poll_once
 
+from hubwatch.advisories.pin_standing import standing_at
 from hubwatch.domain.records import RepoId
 from hubwatch.storage import Store
 from hubwatch.tracker.poller import NewRevisions, Unchanged
@@ -155,9 +156,9 @@ def test_a_squashed_history_is_one_root_and_old_pins_are_off_the_main_line(
     assert store.revision_shas(DEEP) == [root] and store.head(DEEP).sha == root
     assert store.off_main_branch(DEEP) == set(old)
     for pin in (old[0], old[5], old[-1]):
-        assert store.standing(DEEP, pin, main_line_only=True).known is False, pin
+        assert standing_at(store, DEEP, pin, main_line_only=True).known is False, pin
         assert store.revision_shas(DEEP, pin) == old[:old.index(pin) + 1]  # its own line is still read
-    now = store.standing(DEEP, root, main_line_only=True)
+    now = standing_at(store, DEEP, root, main_line_only=True)
     assert now.known and now.lacks == () and now.suggested is None
 
 
@@ -184,7 +185,7 @@ def test_a_squash_keeps_the_hazards_its_content_still_carries(hubsim_factory: An
     outcome, _ = polled(squashed, store)
     (root,) = outcome.shas
     assert {a.id for a in store.advisories_affecting(DEEP, root)} == {hazard.id}
-    now = store.standing(DEEP, root, main_line_only=True)
+    now = standing_at(store, DEEP, root, main_line_only=True)
     assert [a.id for a in now.carries] == [hazard.id]
     events = store.advisory(hazard.id).osv["affected"][0]["ranges"][0]["events"]
     assert {"introduced": old[1]} in events and {"introduced": root} in events
@@ -388,8 +389,8 @@ def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
     assert isinstance(outcome, NewRevisions) and outcome.shas == (squashed,)
     assert store.revision_shas(DEEP) == [squashed] and store.off_main_branch(DEEP) == set(old)
     (hazard,) = store.advisories(DEEP)
-    assert [a.id for a in store.standing(DEEP, squashed).carries] == [hazard.id]  # the pickle is still there
-    assert store.standing(DEEP, old[1]).suggested == squashed
+    assert [a.id for a in standing_at(store, DEEP, squashed).carries] == [hazard.id]  # the pickle is still there
+    assert standing_at(store, DEEP, old[1]).suggested == squashed
     following = sim.advance(str(DEEP))  # v4 lands on top of the squashed commit
     assert poll_once(sim, store, DEEP).shas == (following,)
     assert store.revision_shas(DEEP) == [squashed, following]
