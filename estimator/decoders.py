@@ -10,7 +10,7 @@ from hubwatch.estimator.moe import MoE, jetmoe_layer, moe_layers, moe_spec
 from hubwatch.estimator.profiles import DecoderProfile, profile_for
 from hubwatch.estimator.spec import AttentionSpec, LinearSpec
 
-__all__ = ["build_decoder", "build_xlnet", "layer_types"]
+__all__ = ["build_decoder", "build_xlnet", "layer_types", "mla_attention"]
 
 
 def _kv_heads(cfg: Cfg, nh: int) -> int:
@@ -76,6 +76,11 @@ def _attention(cfg: Cfg, p: DecoderProfile, h: int, nh: int, nkv: int, hd: int) 
         extra += nh
     kind = "mha" if nkv == nh else ("mqa" if nkv == 1 else "gqa")
     return linears, extra, f"self_attn[{kind} {nh}/{nkv}x{hd}]"
+
+
+def mla_attention(cfg: Cfg, h: int, nh: int) -> tuple[list[tuple[str, LinearSpec]], int, str]:
+    """Multi-head latent attention's linears, its norm parameters and a node type (for other builders)."""
+    return _mla(cfg, h, nh)
 
 
 def _mla(cfg: Cfg, h: int, nh: int) -> tuple[list[tuple[str, LinearSpec]], int, str]:

@@ -131,7 +131,7 @@ def _looks_like_config(value: Mapping[str, Any]) -> bool:
 
 # Unread keys that, in a model whose architecture the builders only guessed, say the guess has the wrong shape:
 # a count of layers beside the one read (Dory's n_input_layers), a count of experts beside the routed ones
-# (Longcat-Flash's zero experts), or a width the model also works at (Perceiver's d_latents, NeoMME's factorised
+# (zero or identity experts), or a width the model also works at (Perceiver's d_latents, NeoMME's factorised
 # embedding_dim). Their part of the count has no bound, so such an estimate is no number.
 _DEPTH = re.compile(r"layers")  # a count of layers; "…_per_…" groupings and layer lists are not counts
 _EXPERTS = re.compile(r"expert.*num|num.*expert|n_.*experts")

@@ -33,7 +33,6 @@ PERTURBED = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "tra
 @pytest.mark.parametrize(("architecture", "key"), [
     ("PerceiverForMaskedLM", "d_latents"),  # a second width: the latent array (generic decoder: -97%)
     ("DoryForCausalLM", "n_input_layers"),  # a layer count beside num_hidden_layers (+43%)
-    ("LongcatFlashForCausalLM", "zero_expert_num"),  # experts beside the routed ones (-26%)
 ])
 def test_a_guessed_architecture_with_an_unread_depth_width_or_expert_count_is_unsupported(
         architecture: str, key: str) -> None:
