@@ -167,9 +167,9 @@ class SimState:
             raise SimError(409, "Conflict", f"{repo_id} shows {shown[0].version}..{shown[-1].version}: "
                                              f"rewind to a version before its head ({to!r} is not)")
         with self._lock:
-            self._visible[repo.repo_id] = len(kept)
-            self._advanced_at[repo.repo_id] = datetime.now(UTC)
-        self._pushed(repo.repo_id, shown[-1].sha, kept[-1])
+            self._visible[repo.key] = len(kept)
+            self._advanced_at[repo.key] = datetime.now(UTC)
+        self._pushed(repo.key, shown[-1].sha, kept[-1])
         return kept[-1]
 
     def squash(self, repo_id: str, at: datetime | None = None) -> Commit:
@@ -184,18 +184,18 @@ class SimState:
         with self._lock:
             self._squashes += 1
             count = self._squashes
-        digest = hashlib.sha1(f"{repo.repo_id}\nsquash {count}\n{head.sha}\n".encode())
+        digest = hashlib.sha1(f"{repo.key}\nsquash {count}\n{head.sha}\n".encode())
         squashed = Commit(digest.hexdigest(), head.version, head.number, when,
                           "Super-squash branch 'main' using huggingface_hub", "", head.files)
         # The versions still to come land on the new base: new commits, so new shas.
         later = tuple(replace(c, sha=hashlib.sha1(f"{c.sha}\nafter squash {count}\n".encode()).hexdigest())
                       for c in repo.commits[len(shown):])
         with self._lock:
-            self._squashed.setdefault(repo.repo_id, repo)
-            self.repos[repo.repo_id] = replace(repo, commits=(squashed, *later))
-            self._visible[repo.repo_id] = 1
-            self._advanced_at[repo.repo_id] = when
-        self._pushed(repo.repo_id, head.sha, squashed)
+            self._squashed.setdefault(repo.key, repo)
+            self.repos[repo.key] = replace(repo, commits=(squashed, *later))
+            self._visible[repo.key] = 1
+            self._advanced_at[repo.key] = when
+        self._pushed(repo.key, head.sha, squashed)
         return squashed
 
     def _pushed(self, repo_id: str, old_sha: str, head: Commit) -> None:
@@ -217,10 +217,10 @@ class SimState:
             raise SimError(400, "BadRequest", str(exc)) from exc
         commit = next((c for c in repo.commits if c.number == number), None)
         if commit is None:
-            raise SimError(404, "RevisionNotFound", f"{repo.repo_id} has no version v{number}")
+            raise SimError(404, "RevisionNotFound", f"{repo.key} has no version v{number}")
         ref = REF_KINDS[kind] + name
         with self._lock:
-            self._refs.setdefault(repo.repo_id, {})[ref] = commit
+            self._refs.setdefault(repo.key, {})[ref] = commit
         return ref, commit
 
     def refs(self, repo_id: str) -> dict[str, Commit]:

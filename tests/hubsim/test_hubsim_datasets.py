@@ -168,6 +168,8 @@ def test_control_routes_for_datasets(hubsim_factory: Callable[..., HubSim], data
     assert r.status_code == 200 and r.json()["version"] == "v2" and r.json()["repo"] == f"datasets/{REVIEWS}"
     r = httpx.post(f"{sim.url}/_sim/datasets/{REVIEWS}/rewind", json={"to": "v1"})
     assert r.status_code == 200 and r.json()["version"] == "v1"
+    assert _api(sim).dataset_info(REVIEWS).sha == r.json()["sha"] == sim.head(f"datasets/{REVIEWS}")
+    assert len(_api(sim).list_repo_commits(REVIEWS, repo_type="dataset")) == 1
     state = httpx.get(f"{sim.url}/_sim/state").json()["repos"]
     assert state[f"datasets/{REVIEWS}"]["type"] == "dataset" and state[TINY]["type"] == "model"
     r = httpx.post(f"{sim.url}/_sim/datasets/{REVIEWS}/rename", json={"to": "hubwatch-test/reviews-v2"})
@@ -176,6 +178,14 @@ def test_control_routes_for_datasets(hubsim_factory: Callable[..., HubSim], data
     assert moved.status_code == 307 and moved.headers["location"] == "/api/datasets/hubwatch-test/reviews-v2/revision/main"
     assert _api(sim).dataset_info(REVIEWS).id == "hubwatch-test/reviews-v2"  # the client follows the 307
     assert httpx.post(f"{sim.url}/_sim/{TINY}/advance").json()["repo"] == TINY  # models as before
+    tag = httpx.post(f"{sim.url}/_sim/datasets/hubwatch-test/reviews-v2/refs", json={"tag": "v1.0", "at": "v3"})
+    assert tag.status_code == 200 and tag.json()["ref"] == "refs/tags/v1.0"
+    tagged = _api(sim).dataset_info("hubwatch-test/reviews-v2", revision="v1.0")
+    assert tagged.sha == tag.json()["sha"] and tagged.card_data is not None
+    assert [t.name for t in _api(sim).list_repo_refs("hubwatch-test/reviews-v2", repo_type="dataset").tags] == ["v1.0"]
+    squashed = httpx.post(f"{sim.url}/_sim/datasets/hubwatch-test/reviews-v2/squash")
+    assert squashed.status_code == 200
+    assert len(_api(sim).list_repo_commits("hubwatch-test/reviews-v2", repo_type="dataset")) == 1
 
 
 def test_dataset_webhook_payload() -> None:
