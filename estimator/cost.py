@@ -7,6 +7,12 @@ A training step costs 3 forward passes for a full fine-tune (backward computes i
 gradients), 2 for LoRA/QLoRA (frozen weights need no weight gradient; the adapters are
 negligible), and one forward pass more with gradient checkpointing. Time = FLOPs / (cards ×
 peak × utilisation).
+
+Tokens per sample are the sequence length, or, when a dataset's metadata estimates them
+(`RunShape.tokens_per_sample`, estimator/dataset_size.py), that estimate capped at the sequence
+length: a sample attends to its own tokens, and batches are assumed packed or grouped by length
+(batches padded to the sequence length cost as at the sequence length). Memory stays at the
+sequence length either way.
 """
 
 from __future__ import annotations
@@ -28,11 +34,17 @@ PRICE_TABLE_DATE = "2026-11-01"
 
 @dataclass(frozen=True)
 class RunShape:
-    """How much data one run sees; tokens per sample defaults to the sequence length."""
+    """How much data one run sees; tokens per sample defaults to the sequence length (an estimate from a
+    dataset's metadata, when given, is capped at it)."""
 
     epochs: float = 1.0
     samples: int = 10_000
     utilisation: float = 0.4  # model FLOPs utilisation; 0.3–0.5 is typical for fine-tuning
+    tokens_per_sample: int | None = None
+
+    def sample_tokens(self, seq_len: int) -> int:
+        """Tokens one sample costs at context `seq_len`."""
+        return seq_len if self.tokens_per_sample is None else min(seq_len, self.tokens_per_sample)
 
     def __post_init__(self) -> None:
         if not 0 < self.epochs <= 10_000:
@@ -41,6 +53,9 @@ class RunShape:
             raise MemorySettingsError("samples", f"expected a whole number ≥ 1, got {self.samples!r}")
         if not 0 < self.utilisation <= 1:
             raise MemorySettingsError("utilisation", f"expected 0 < utilisation ≤ 1, got {self.utilisation}")
+        per_sample = self.tokens_per_sample
+        if per_sample is not None and (isinstance(per_sample, bool) or not isinstance(per_sample, int) or per_sample < 1):
+            raise MemorySettingsError("tokens_per_sample", f"expected a whole number ≥ 1, got {per_sample!r}")
 
 
 @quick_init
@@ -121,12 +136,14 @@ def training_cost(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpoint
 
 def run_flops(spec: ModelSpec, method: str, *, seq_len: int, grad_checkpointing: bool, run: RunShape,
               flops_per_token: float | None = None) -> tuple[float, float]:
-    """(tokens, FLOPs) of one training run of `method`, the same on every card (see the module doc)."""
+    """(tokens, FLOPs) of one training run of `method`, the same on every card (see the module doc;
+    `flops_per_token`, when given, is at the run's tokens per sample)."""
     if method == "serve":
         raise MemorySettingsError("method", "cost is estimated for training runs (full, lora, qlora), not serve")
     passes = (3.0 if method == "full" else 2.0) + (1.0 if grad_checkpointing else 0.0)
-    tokens = run.epochs * run.samples * seq_len
-    per_token = forward_flops_per_token(spec, seq_len) if flops_per_token is None else flops_per_token
+    per_sample = run.sample_tokens(seq_len)
+    tokens = run.epochs * run.samples * per_sample
+    per_token = forward_flops_per_token(spec, per_sample) if flops_per_token is None else flops_per_token
     return tokens, passes * per_token * tokens
 
 

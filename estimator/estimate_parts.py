@@ -255,12 +255,16 @@ class Cost:
     utilisation: float
     epochs: float
     samples: int
+    tokens_per_sample: int | None = None  # an estimate from a dataset's metadata (None: the sequence length)
 
     def to_json(self) -> dict[str, Any]:
-        return {"method": self.method, "card": self.card, "cards": self.cards, "tokens": self.tokens,
-                "flops": self.flops, "hours": self.hours, "usd": self.usd, "usd_per_card_hour": self.usd_per_card_hour,
-                "price_table_date": self.price_table_date, "utilisation": self.utilisation, "epochs": self.epochs,
-                "samples": self.samples}
+        out: dict[str, Any] = {"method": self.method, "card": self.card, "cards": self.cards, "tokens": self.tokens,
+               "flops": self.flops, "hours": self.hours, "usd": self.usd, "usd_per_card_hour": self.usd_per_card_hour,
+               "price_table_date": self.price_table_date, "utilisation": self.utilisation, "epochs": self.epochs,
+               "samples": self.samples}
+        if self.tokens_per_sample is not None:  # absent otherwise: estimates stored before it read alike
+            out["tokens_per_sample"] = self.tokens_per_sample
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> Cost | None:
@@ -274,4 +278,5 @@ class Cost:
                 or flops is None or hours is None or utilisation is None or epochs is None):
             return None
         return cls(method, card, cards, tokens, flops, hours, json_float(data.get("usd")),
-                   json_float(data.get("usd_per_card_hour")), date, utilisation, epochs, samples)
+                   json_float(data.get("usd_per_card_hour")), date, utilisation, epochs, samples,
+                   json_int(data.get("tokens_per_sample")))

@@ -220,7 +220,7 @@ def _cost(spec: ModelSpec, settings: MemorySettings, est: MemoryEstimate, cards:
         return None
     (_, _, hours), card, n, usd, _, _ = best
     return Cost(est.method, card.name, n, tokens, flops, hours, usd, card.usd_per_hour or None, PRICE_TABLE_DATE,
-                run.utilisation, run.epochs, run.samples)
+                run.utilisation, run.epochs, run.samples, run.tokens_per_sample)
 
 
 def _cannot_beat(usd: float | None, hours: float, best_usd: float | None, best_hours: float) -> bool:
