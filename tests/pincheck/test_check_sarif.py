@@ -109,3 +109,21 @@ def test_the_schema_check_is_real(advised_store_url: str, tmp_path: Path) -> Non
         assert "fatal" in exc.message
     else:
         raise AssertionError("the packaged schema accepted a result level SARIF does not have")
+
+
+def test_a_notebook_pin_sits_on_its_revision_in_the_notebook_file(advised_store_url: str, tmp_path: Path) -> None:
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# eval\n"]},
+                    {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                     "source": ["from transformers import AutoModel\n",
+                                f'm = AutoModel.from_pretrained("acme/llama-small", revision="{L2}")\n']}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb").mkdir()
+    (tmp_path / "nb" / "eval.ipynb").write_text(json.dumps(nb, indent=1))
+    result = run_check(advised_store_url, "nb", "--format", "sarif", cwd=tmp_path)
+    log = json.loads(result.output)
+    jsonschema.Draft4Validator(sarif_schema()).validate(log)
+    (found,) = log["runs"][0]["results"]
+    region = found["locations"][0]["physicalLocation"]["region"]
+    line = (tmp_path / "nb" / "eval.ipynb").read_text().splitlines()[region["startLine"] - 1]
+    assert line[region["startColumn"] - 1:region["endColumn"] - 1] == L2
+    assert found["properties"]["cell"] == 2
