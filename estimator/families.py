@@ -32,6 +32,7 @@ from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
                                        build_qwen_vision, build_vision_tower, vision_style)
+from hubwatch.estimator.zaya import build_zaya
 
 __all__ = ["build", "detect_family"]
 
@@ -129,6 +130,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_neomme(cfg, b)
     elif mt == "longcat_flash":
         build_longcat_flash(cfg, b)
+    elif mt == "zaya":
+        build_zaya(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:

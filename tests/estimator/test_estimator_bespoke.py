@@ -60,7 +60,8 @@ def test_tying_flipped_stays_within_one_percent(architecture: str) -> None:
 
 
 @pytest.mark.parametrize("architecture", ["FunnelForMaskedLM", "FuyuForCausalLM", "ModernVBertForMaskedLM",
-                                          "GitForCausalLM", "NeoMMEForMaskedLM", "LongcatFlashForCausalLM"])
+                                          "GitForCausalLM", "NeoMMEForMaskedLM", "LongcatFlashForCausalLM",
+                                          "ZayaForCausalLM"])
 def test_funnel_blocks_and_fuyu_patch_projection_are_exact(architecture: str) -> None:
     for row in _rows(architecture):
         assert analyze(row["config"]).params.derived == row["params"]
