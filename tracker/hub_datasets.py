@@ -1,0 +1,107 @@
+"""A dataset's sizes from the hub, for the estimator: `dataset_summary` reads one revision's card metadata
+(`HfApi.dataset_info`, `repo_type="dataset"`) and, only where the card states no sizes, its
+`dataset_infos.json`, and gives `estimator.dataset_size.DatasetSummary`.
+
+Part of the hub adapter beside `tracker/hub.py` (whose request guard and error translation it uses):
+no row is read, no data file opened and no loading script run. The card's YAML is read by the
+dataset diff's parser (`diff.dataset_meta`), within the same limits as a model card.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from hubwatch.diff.dataset_meta import CARD_FILE, INFOS_FILE, DatasetMeta, dataset_meta
+from hubwatch.domain.records import RepoId
+from hubwatch.domain.snapshot import Snapshot
+from hubwatch.estimator.dataset_size import ConfigSize, DatasetSummary, SplitSize
+from hubwatch.tracker.errors import InvalidContent
+
+if TYPE_CHECKING:
+    from hubwatch.tracker.hub import HfHubClient
+
+__all__ = ["DATASETS_PREFIX", "dataset_summary", "parse_dataset_ref"]
+
+DATASETS_PREFIX = "datasets/"
+_MAX_INFOS_BYTES = 5 * 1024 * 1024  # a dataset_infos.json of thousands of configs stays well below
+
+
+def parse_dataset_ref(text: str) -> tuple[RepoId, str | None]:
+    """`datasets/ORG/NAME[@REV]` or `ORG/NAME[@REV]` → (the id, the revision or None); InvalidRepoId if not."""
+    ref = text.strip()
+    ref = ref[len(DATASETS_PREFIX):] if ref.startswith(DATASETS_PREFIX) else ref
+    name, sep, revision = ref.partition("@")
+    return RepoId.parse(name), (revision or None) if sep else None
+
+
+def _summary(label: str, sha: str, meta: DatasetMeta) -> DatasetSummary:
+    configs = {
+        name: ConfigSize(name, {split: SplitSize(s.rows, s.bytes) for split, s in config.splits.items()},
+                         None if config.columns is None else tuple((c.name, c.type) for c in config.columns))
+        for name, config in meta.configs.items()
+    }  # fmt: skip
+    return DatasetSummary(label, sha, configs, meta.default, meta.source)
+
+
+def _card_text(card: Any) -> bytes | None:
+    """The card's metadata as the YAML block of a README.md (the hub parsed it from there)."""
+    data = card.to_dict() if hasattr(card, "to_dict") else card
+    if not isinstance(data, dict) or not data:
+        return None
+    block: str = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+    return f"---\n{block}---\n".encode()
+
+
+def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None = None) -> DatasetSummary:
+    """The sizes a dataset revision's metadata states (default: main): one request for the card's
+    metadata, and one for `dataset_infos.json` when the card has no sizes and the revision lists it.
+
+    Raises the adapter's HubError types, their repo named `datasets/ORG/NAME`: RepoNotFound,
+    RevisionNotFound, GatedRepo (a gated dataset whose sizes are only in `dataset_infos.json`), …
+    """
+    rid = str(dataset)
+    label = f"{DATASETS_PREFIX}{rid}"
+    api = client._api  # the adapter's own client and guard (this module is part of the adapter)
+    info = client._call(lambda: api.dataset_info(rid, revision=revision, timeout=client._timeout), label, revision)
+    if not info.sha:
+        raise InvalidContent("dataset info carries no commit sha", repo_id=label, revision=revision)
+    sha = str(info.sha)
+    contents: dict[str, bytes] = {}
+    readme = _card_text(info.card_data)
+    if readme is not None:
+        contents[CARD_FILE] = readme
+    meta = dataset_meta(Snapshot(sha, {}, contents))
+    listed = {s.rfilename for s in info.siblings or ()}
+    if INFOS_FILE in listed and (not meta.configs or any(not c.splits for c in meta.configs.values())):
+        contents[INFOS_FILE] = _download(client, label, rid, sha, INFOS_FILE)
+        meta = dataset_meta(Snapshot(sha, {}, contents))
+    return _summary(label, sha, meta)
+
+
+def _download(client: HfHubClient, label: str, rid: str, sha: str, path: str) -> bytes:
+    """One small metadata file of the dataset revision, refused past `_MAX_INFOS_BYTES`."""
+    from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
+
+    def fetch() -> bytes | None:
+        url = hf_hub_url(rid, path, repo_type="dataset", revision=sha, endpoint=client.endpoint)
+        headers = build_hf_headers(token=client._api.token, library_name="hubwatch")
+        with get_session().stream("GET", url, headers=headers, follow_redirects=True,
+                                  timeout=client._timeout) as response:  # fmt: skip
+            hf_raise_for_status(response)
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > _MAX_INFOS_BYTES:
+                    return None
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+    body = client._call(fetch, label, sha, path)
+    if body is None:
+        raise InvalidContent(f"{path}: larger than the {_MAX_INFOS_BYTES} bytes read of a metadata file",
+                             repo_id=label, revision=sha)
+    return body
