@@ -9,16 +9,15 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 from urllib.parse import quote
 
 from hubwatch.domain.records import Severity
 from hubwatch.pincheck.pins import Pin
 from hubwatch.pincheck.pins_text import line_starts
-from hubwatch.pincheck.report import Gate, PinReport, gate, worst_first
+from hubwatch.pincheck.report import Gate, PinReport, gate
 
 __all__ = ["FORMATS", "CheckedRun", "Move", "Region", "advisory_url", "compare_link", "fingerprints", "md_code",
-           "md_text", "open_hits", "pin_label"]
+           "md_text", "pin_label"]
 
 FORMATS = ("table", "json", "sarif", "github", "junit", "markdown")
 
@@ -130,12 +129,6 @@ def compare_link(web_url: str | None, report: PinReport) -> str | None:
         return None
     return (f"{web_url.rstrip('/')}/models/{report.pin.repo}/compare/"
             f"{report.commit[:12]}...{report.suggestion.commit[:12]}")
-
-
-def open_hits(report: PinReport) -> Sequence[str]:
-    """The ids of the advisories on a pin, worst first, acknowledged ones last."""
-    hits = worst_first(report.hits)
-    return [h.id for h in hits if not h.ignored] + [h.id for h in hits if h.ignored]
 
 
 # CommonMark lets a backslash escape any ASCII punctuation. Escaping these leaves no link or image, autolink
