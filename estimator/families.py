@@ -29,6 +29,7 @@ from hubwatch.estimator.reformer import build_reformer
 from hubwatch.estimator.sam import build_sam_vision, is_sam_vision
 from hubwatch.estimator.speech import SPEECH_TYPES, build_speech
 from hubwatch.estimator.ssm import SSM_TYPES, build_mamba
+from hubwatch.estimator.t5gemma2 import build_t5gemma2
 from hubwatch.estimator.spec import AttentionSpec
 from hubwatch.estimator.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
                                        build_qwen_vision, build_vision_tower, vision_style)
@@ -81,6 +82,8 @@ def build(cfg: Cfg, b: Build) -> str:
     elif family == "encoder-decoder":
         if mt == "t5gemma":
             _t5gemma(cfg, b)
+        elif mt == "t5gemma2":
+            build_t5gemma2(cfg, b)
         elif mt == "prophetnet":
             build_prophetnet(cfg, b)
         elif mt in T5_TYPES or cfg.has("d_kv"):
