@@ -2,12 +2,14 @@
 
 One rule per advisory kind (the kind of the pin's worst advisory names its result's rule), plus two
 for what only `--strict` fails (an unknown pin, a commit dropped from the main line). A result sits on
-the revision string itself; its level is `error` when the pin fails the gate, `warning` when an open
-advisory on it is below `--fail-on`, `note` when every advisory on it is acknowledged. Its
-`partialFingerprints` come from the file, the model repo and the pinned text (formats.fingerprints),
-never the line, so a closed alert stays closed. A pin with a revision to move to carries a `fix`
-replacing the revision with the suggested commit. Validated against the OASIS schema packaged beside
-this module (sarif-schema-2.1.0.json; its provenance in sarif-schema-2.1.0.SOURCE.txt).
+the revision string itself, its columns counted in UTF-16 code units (`utf16CodeUnits`, SARIF's
+default and what code scanning and editors count); its level is `error` when the pin fails the gate,
+`warning` when an open advisory on it is below `--fail-on`, `note` when every advisory on it is
+acknowledged. Its `partialFingerprints` come from the file, the model repo and the pinned text
+(formats.fingerprints), never the line, so a closed alert stays closed. A pin with a revision to move
+to carries a `fix` replacing the revision with the suggested commit. Validated against the OASIS
+schema packaged beside this module (sarif-schema-2.1.0.json; its provenance in
+sarif-schema-2.1.0.SOURCE.txt).
 """
 
 from __future__ import annotations
@@ -125,15 +127,15 @@ def _message(run: CheckedRun, report: PinReport) -> dict[str, str]:
 def _region(run: CheckedRun, report: PinReport) -> dict[str, int]:
     where = run.region(report.pin)
     out = {"startLine": where.line}
-    if where.column is not None and where.end_column is not None:
-        out |= {"startColumn": where.column, "endLine": where.line, "endColumn": where.end_column}
+    if where.column16 is not None and where.end_column16 is not None:
+        out |= {"startColumn": where.column16, "endLine": where.line, "endColumn": where.end_column16}
     return out
 
 
 def _fixes(run: CheckedRun, report: PinReport) -> list[dict[str, Any]]:
     s = report.suggestion
     where = run.region(report.pin)
-    if s is None or where.column is None or where.end_column is None:
+    if s is None or where.column16 is None or where.end_column16 is None:
         return []
     resolves = f", resolving {', '.join(s.resolves)}" if s.resolves else ""
     return [{
@@ -141,8 +143,8 @@ def _fixes(run: CheckedRun, report: PinReport) -> list[dict[str, Any]]:
         "artifactChanges": [{
             "artifactLocation": {"uri": run.uri(report.pin), "uriBaseId": "%SRCROOT%"},
             "replacements": [{
-                "deletedRegion": {"startLine": where.line, "startColumn": where.column,
-                                  "endLine": where.line, "endColumn": where.end_column},
+                "deletedRegion": {"startLine": where.line, "startColumn": where.column16,
+                                  "endLine": where.line, "endColumn": where.end_column16},
                 "insertedContent": {"text": s.commit},
             }],
         }],
@@ -183,7 +185,7 @@ def sarif_log(run: CheckedRun) -> dict[str, Any]:
         "runs": [{
             "tool": {"driver": {"name": "hubwatch", "version": __version__, "semanticVersion": __version__,
                                 "rules": ordered}},
-            "columnKind": "unicodeCodePoints",
+            "columnKind": "utf16CodeUnits",
             "results": results,
             "properties": {"failOn": run.threshold.value, "strict": run.strict,
                            "failed": bool(run.failing), "pins": len(run.reports),

@@ -30,6 +30,9 @@ class Region:
     line: int
     column: int | None = None
     end_column: int | None = None
+    # the same columns in UTF-16 code units (SARIF's default columnKind; a character past U+FFFF counts 2)
+    column16: int | None = None
+    end_column16: int | None = None
 
 
 @dataclass(frozen=True)
@@ -95,7 +98,9 @@ class CheckedRun:
         start, end = pin.span
         line = bisect_right(starts, start)
         column = start - starts[line - 1] + 1
-        return Region(line, column, column + (end - start))
+        before16 = len(text[starts[line - 1]:start].encode("utf-16-le")) // 2
+        width16 = len(text[start:end].encode("utf-16-le")) // 2
+        return Region(line, column, column + (end - start), before16 + 1, before16 + 1 + width16)
 
 
 def pin_label(pin: Pin) -> str:

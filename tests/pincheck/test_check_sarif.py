@@ -127,3 +127,16 @@ def test_a_notebook_pin_sits_on_its_revision_in_the_notebook_file(advised_store_
     line = (tmp_path / "nb" / "eval.ipynb").read_text().splitlines()[region["startLine"] - 1]
     assert line[region["startColumn"] - 1:region["endColumn"] - 1] == L2
     assert found["properties"]["cell"] == 2
+
+
+def test_columns_count_utf16_code_units(advised_store_url: str, tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    line = f'm = load("🦙 llama", AutoModel.from_pretrained("acme/llama-small", revision="{L2}"))'
+    (tmp_path / "proj" / "app.py").write_text(line + "\n", encoding="utf-8")
+    log = json.loads(run_check(advised_store_url, "proj", "--format", "sarif", cwd=tmp_path).output)
+    assert log["runs"][0]["columnKind"] == "utf16CodeUnits"
+    region = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    units = line.encode("utf-16-le")
+    start, end = (region["startColumn"] - 1) * 2, (region["endColumn"] - 1) * 2
+    assert units[start:end].decode("utf-16-le") == L2  # the llama (U+1F999) counts two units before it
+    assert region["startColumn"] == line.index(L2) + 2
