@@ -71,6 +71,10 @@ def _attention(cfg: Cfg, p: DecoderProfile, h: int, nh: int, nkv: int, hd: int) 
                                 names=(p.names[0], p.names[1], p.names[2], p.names[3]))
     if p.attn_gate and not p.fused_qkv:
         linears[0] = ("attention", lin(p.names[0], h, 2 * nh * hd, p.qkv_bias))
+    vd = cfg.int("v_head_dim", default=None, minimum=1)
+    if vd is not None and vd != hd and not p.fused_qkv:  # values narrower than queries and keys (MiMo-V2-Flash)
+        linears[2] = ("attention", lin(p.names[2], h, nkv * vd, p.qkv_bias))
+        linears[3] = ("attention", lin(p.names[3], nh * vd, h, p.o_bias))
     extra = {"head": 2 * hd, "head_ln": 4 * hd, "full": (nh + nkv) * hd}.get(p.qk_norm, 0)
     if p.sinks:
         extra += nh

@@ -69,3 +69,12 @@ def test_bespoke_builders_match_the_meta_device_build(architecture: str) -> None
         assert abs(a.params.derived - row["params"]) <= 1e-5 * row["params"]
         # Fuyu's language model is Persimmon, which the generic decoder reads: approximate, exact here
         assert a.params.support.level == ("approximate" if architecture == "FuyuForCausalLM" else "modelled")
+
+
+def test_a_narrower_value_head_shrinks_v_and_o() -> None:
+    cfg = dict(_rows("MiMoV2FlashForCausalLM")[0]["config"])
+    h, nh, nkv, hd = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    n = cfg["num_hidden_layers"]
+    wide = analyze(dict(cfg, v_head_dim=hd)).params.derived
+    narrow = analyze(dict(cfg, v_head_dim=hd // 2)).params.derived
+    assert wide - narrow == n * (h * nkv + nh * h) * (hd - hd // 2)
