@@ -27,7 +27,8 @@ from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.blobs import get_blob
 from hubwatch.storage.engine import create_engine
 from hubwatch.storage.migrate import upgrade_engine
-from hubwatch.storage.notify import OutboxPolicy
+from hubwatch.storage.families import Families
+from hubwatch.storage.notify import NotifyStore, OutboxPolicy
 from hubwatch.storage.standing_reads import StandingReads
 from hubwatch.storage.transactions import Transactions
 from hubwatch.domain.clock import Clock, system_clock
@@ -73,6 +74,17 @@ class Store(Transactions):
 
     def close(self) -> None:
         self.engine.dispose()
+
+    # -- the features' own stores, on this database ------------------------------------------
+    def notify(self, clock: Clock | None = None) -> NotifyStore:
+        """Subscriptions and the outbox (`storage.notify`); `clock` dates new subscriptions (by
+        default the store's)."""
+        return NotifyStore(self.engine, clock or self._clock)
+
+    def families(self, clock: Clock | None = None) -> Families:
+        """Base models and their derivatives (`storage.families`); `clock` dates what it writes (by
+        default the store's)."""
+        return Families(self.engine, clock or self._clock)
 
     def __enter__(self) -> Self:
         return self

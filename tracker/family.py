@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 
 def families(store: Store, clock: Clock = system_clock) -> Families:
     """The store's family queries."""
-    return Families(store.engine, clock)
+    return store.families(clock)
 
 
 def watch_family(

@@ -104,7 +104,7 @@ def add_subscription(body: JsonBody, ctx: Ctx) -> JSONResponse:
     from hubwatch.domain.records import Kind, Severity
     from hubwatch.notify.targets import BadTarget, check_target, is_webhook, new_secret
     from hubwatch.notify.views import subscription_json
-    from hubwatch.storage.notify import DIGESTS, NotifyStore, SubscriptionSpec
+    from hubwatch.storage.notify import DIGESTS, SubscriptionSpec
 
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise bad_request("body must be an object with 'url' (an Apprise URL or an https:// webhook)")
@@ -130,24 +130,20 @@ def add_subscription(body: JsonBody, ctx: Ctx) -> JSONResponse:
     secret = new_secret() if is_webhook(url) else None
     spec = SubscriptionSpec(url=url, secret=secret, repos=repos, orgs=_strings(body, "orgs"), kinds=kinds,
                             min_severity=Severity(severity) if severity else None, digest=digest)  # fmt: skip
-    sub = NotifyStore(ctx.store.engine, ctx.clock).add(spec)
+    sub = ctx.store.notify(ctx.clock).add(spec)
     return JSONResponse({**subscription_json(sub), "secret": secret}, status_code=201)
 
 
 @router.get("/admin/subscriptions", dependencies=[Depends(require_admin)])
 def list_subscriptions(ctx: Ctx) -> JSONResponse:
     from hubwatch.notify.views import subscription_json
-    from hubwatch.storage.notify import NotifyStore
-
-    notes = NotifyStore(ctx.store.engine, ctx.clock)
+    notes = ctx.store.notify(ctx.clock)
     counts = notes.counts().by_subscription
     return JSONResponse([{**subscription_json(s), "messages": counts.get(s.id, {})} for s in notes.subscriptions()])
 
 
 @router.delete("/admin/subscriptions/{sub_id}", dependencies=[Depends(require_admin)])
 def remove_subscription(sub_id: int, ctx: Ctx) -> JSONResponse:
-    from hubwatch.storage.notify import NotifyStore
-
-    if not NotifyStore(ctx.store.engine, ctx.clock).remove(sub_id):
+    if not ctx.store.notify(ctx.clock).remove(sub_id):
         raise ApiError(404, "not_found", f"no subscription {sub_id}")
     return JSONResponse({"id": sub_id, "removed": True})

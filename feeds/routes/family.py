@@ -17,7 +17,7 @@ from hubwatch.domain.times import rfc3339
 from hubwatch.estimator import Estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.routes.common import require_known
-from hubwatch.storage.families import Families, FamilyMember
+from hubwatch.storage.families import FamilyMember
 
 __all__ = ["FamilyRow", "family_json", "family_rows", "router"]
 
@@ -62,7 +62,7 @@ def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], ba
 
 def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
     """The base first, then its derivatives by id."""
-    members = Families(ctx.store.engine, ctx.clock).members(base=base)
+    members = ctx.store.families(ctx.clock).members(base=base)
     first = _row(ctx, base, "base", {}, (None, None))
     rows = [first]
     for member in members:
@@ -73,7 +73,7 @@ def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
 def _family(ctx: AppContext, org: str, name: str) -> tuple[RepoId, RepoId, FamilyMember | None, list[FamilyRow]]:
     repo = repo_from_path(org, name)
     require_known(ctx.store, repo)
-    member = Families(ctx.store.engine, ctx.clock).member(repo)
+    member = ctx.store.families(ctx.clock).member(repo)
     base = member.base if member is not None else repo
     return repo, base, member, family_rows(ctx, base)
 

@@ -139,9 +139,7 @@ def _coalescing(request: Request) -> dict[str, int]:
 
 
 def _notification_counts(ctx: Ctx) -> dict[str, int]:
-    from hubwatch.storage.notify import NotifyStore
-
-    counts = NotifyStore(ctx.store.engine, ctx.clock).counts()  # one grouped query
+    counts = ctx.store.notify(ctx.clock).counts()  # one grouped query
     return {k: getattr(counts, k) for k in ("pending", "sent", "failed", "dead", "skipped")}
 
 

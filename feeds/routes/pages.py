@@ -26,7 +26,6 @@ from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, par
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord
-from hubwatch.storage.families import Families
 from hubwatch.storage.index import IndexFilter
 from hubwatch.storage.summaries import RepoSummary
 from hubwatch.storage.values import EstimatePoint, HistoryRestore, HistoryRewrite
@@ -176,7 +175,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None, summary),
         **model_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
-        "in_family": Families(ctx.store.engine, ctx.clock).in_family(repo),  # the family page link
+        "in_family": ctx.store.families(ctx.clock).in_family(repo),  # the family page link
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)
 

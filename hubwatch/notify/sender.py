@@ -39,9 +39,7 @@ BATCH = 10  # messages claimed per round; the lease covers delivering all of the
 
 def notify_store(store: Store, clock: Clock | None = None) -> NotifyStore:
     """The subscriptions and outbox of `store`'s database."""
-    from hubwatch.storage.notify import NotifyStore
-
-    return NotifyStore(store.engine, clock)
+    return store.notify(clock)
 
 
 def backoff(attempts: int, base_s: float) -> float:
