@@ -17,6 +17,7 @@ from hubwatch.estimator.git import build_git
 from hubwatch.estimator.granite_speech import add_granite_speech
 from hubwatch.estimator.heads import head_kind
 from hubwatch.estimator.hrm import build_hrm_text
+from hubwatch.estimator.inkling import build_inkling
 from hubwatch.estimator.longcat import build_longcat_flash
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.neomme import build_neomme
@@ -135,6 +136,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_longcat_flash(cfg, b)
     elif mt == "zaya":
         build_zaya(cfg, b)
+    elif mt == "inkling_text":
+        build_inkling(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)
     else:
