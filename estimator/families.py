@@ -136,7 +136,9 @@ def build(cfg: Cfg, b: Build) -> str:
         build_longcat_flash(cfg, b)
     elif mt == "zaya":
         build_zaya(cfg, b)
-    elif mt == "inkling_text":
+    elif mt in ("inkling_text", "inkling2_text", "inkling2_loop_text"):
+        if mt != "inkling_text":  # no modelling code read for Inkling-2: Inkling's layers, its own keys left unread
+            b.guess(f"{mt} counted as Inkling's text model")
         build_inkling(cfg, b)
     elif is_blockwise(cfg):
         build_blockwise(cfg, b)

@@ -78,3 +78,11 @@ def test_a_narrower_value_head_shrinks_v_and_o() -> None:
     wide = analyze(dict(cfg, v_head_dim=hd)).params.derived
     narrow = analyze(dict(cfg, v_head_dim=hd // 2)).params.derived
     assert wide - narrow == n * (h * nkv + nh * h) * (hd - hd // 2)
+
+
+def test_inkling2_is_counted_as_inkling_and_says_so() -> None:
+    for row in _rows("Inkling2LoopForCausalLM"):
+        support = analyze(row["config"]).params.support
+        assert support.level == "approximate"
+        assert "counted as Inkling's text model" in support.guessed[0]
+        assert "n_layers_per_attn_res_block" in support.guessed[-1]
