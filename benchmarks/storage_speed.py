@@ -136,7 +136,7 @@ def run(url: str, label: str) -> list[tuple[str, str, str, str]]:
                 ),
                 [{"org": "bench", "name": f"m{i}", "key": f"bench/m{i}", "w": True, "t": now} for i in range(10_000)],
             )
-        claims = [_ms(lambda i=i: store.claim_due(f"w{i}", now, 100, 300)) for i in range(20)]  # type: ignore[misc]
+        claims = [_ms(lambda i=i: store.leases.claim_due(f"w{i}", now, 100, 300)) for i in range(20)]  # type: ignore[misc]
     for name, values in [
         ("save_revision", saves),
         ("history", history),

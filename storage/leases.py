@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import sqlalchemy as sa
@@ -10,10 +11,14 @@ from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId
 from hubwatch.storage.repos import repo_match, repos_match
 from hubwatch.storage.tables import REPOS
+from hubwatch.storage.transactions import Transactions
 from hubwatch.storage.validate import is_storable
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["claim_due", "claim_repo", "due_count", "drop_leases", "mark_all_due", "release", "renew", "renew_many", "unlease"]
+__all__ = [
+    "Leases", "claim_due", "claim_repo", "due_count", "drop_leases", "mark_all_due", "release", "renew", "renew_many",
+    "unlease",
+]
 
 
 def _check(worker_id: str, lease_s: float | None = None) -> None:
@@ -173,3 +178,43 @@ def due_count(conn: Connection, now: datetime) -> int:
             sa.or_(REPOS.c.lease_expires_at.is_(None), REPOS.c.lease_expires_at <= now),
         )
     ).scalar_one())
+
+
+class Leases(Transactions):
+    """Which worker polls which repo when (`store.leases`): each call is one transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def claim_due(self, worker_id: str, now: datetime, limit: int, lease_s: float) -> list[RepoId]:
+        return self._write(lambda c: claim_due(c, worker_id, now, limit, lease_s))
+
+    def renew(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+        return self._write(lambda c: renew(c, repo, worker_id, now, lease_s))
+
+    def release(self, repo: RepoId, worker_id: str, next_poll_at: datetime | None) -> bool:
+        return self._write(lambda c: release(c, repo, worker_id, next_poll_at))
+
+    def claim_repo(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
+        """Lease one watched repo now, due or not (a webhook's poll); False when leased elsewhere."""
+        return self._write(lambda c: claim_repo(c, repo, worker_id, now, lease_s))
+
+    def renew_many(self, repos_: Sequence[RepoId], worker_id: str, now: datetime, lease_s: float) -> int:
+        """The heartbeat: extend `worker_id`'s live leases on `repos_` in one statement."""
+        return self._write(lambda c: renew_many(c, list(repos_), worker_id, now, lease_s))
+
+    def unlease(self, repos_: Sequence[RepoId], worker_id: str) -> int:
+        """Drop `worker_id`'s leases on `repos_`, keeping their next poll times."""
+        return self._write(lambda c: unlease(c, list(repos_), worker_id))
+
+    def drop_leases(self, worker_id: str) -> int:
+        """Drop every lease `worker_id` holds (a restarted worker under the same id)."""
+        return self._write(lambda c: drop_leases(c, worker_id))
+
+    def mark_all_due(self, now: datetime) -> int:
+        """Make every watched repo due at `now` (one cycle's fallback when the listing is too busy)."""
+        return self._write(lambda c: mark_all_due(c, now))
+
+    def due_count(self, now: datetime) -> int:
+        with self._read() as c:
+            return due_count(c, now)

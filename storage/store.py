@@ -56,6 +56,8 @@ class Store(Transactions):
         self.engine = engine
         self._clock = clock or system_clock
         self._notify = notify
+        self.leases = leases.Leases(engine)  # which worker polls which repo when
+        self.telemetry = telemetry.Telemetry(engine)  # what each poll cycle did
 
     @classmethod
     def open(cls, url: str, clock: Clock | None = None, *, notify: OutboxPolicy | None = None) -> Store:
@@ -468,54 +470,3 @@ class Store(Transactions):
     ) -> list[FeedItem]:
         with self._read() as c:
             return feed.recent_changes(c, limit, repo=repo, org=org, kinds=kinds, min_severity=min_severity)
-
-    # -- leases -----------------------------------------------------------------------------
-    def claim_due(self, worker_id: str, now: datetime, limit: int, lease_s: float) -> list[RepoId]:
-        return self._write(lambda c: leases.claim_due(c, worker_id, now, limit, lease_s))
-
-    def renew(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
-        return self._write(lambda c: leases.renew(c, repo, worker_id, now, lease_s))
-
-    def release(self, repo: RepoId, worker_id: str, next_poll_at: datetime | None) -> bool:
-        return self._write(lambda c: leases.release(c, repo, worker_id, next_poll_at))
-
-    def claim_repo(self, repo: RepoId, worker_id: str, now: datetime, lease_s: float) -> bool:
-        """Lease one watched repo now, due or not (a webhook's poll); False when leased elsewhere."""
-        return self._write(lambda c: leases.claim_repo(c, repo, worker_id, now, lease_s))
-
-    def renew_many(self, repos_: Sequence[RepoId], worker_id: str, now: datetime, lease_s: float) -> int:
-        """The heartbeat: extend `worker_id`'s live leases on `repos_` in one statement."""
-        return self._write(lambda c: leases.renew_many(c, list(repos_), worker_id, now, lease_s))
-
-    def unlease(self, repos_: Sequence[RepoId], worker_id: str) -> int:
-        """Drop `worker_id`'s leases on `repos_`, keeping their next poll times."""
-        return self._write(lambda c: leases.unlease(c, list(repos_), worker_id))
-
-    def drop_leases(self, worker_id: str) -> int:
-        """Drop every lease `worker_id` holds (a restarted worker under the same id)."""
-        return self._write(lambda c: leases.drop_leases(c, worker_id))
-
-    def mark_all_due(self, now: datetime) -> int:
-        """Make every watched repo due at `now` (one cycle's fallback when the listing is too busy)."""
-        return self._write(lambda c: leases.mark_all_due(c, now))
-
-    # -- telemetry --------------------------------------------------------------------------
-    def record_cycle(self, report: telemetry.CycleReport) -> None:
-        self._write(lambda c: telemetry.record_cycle(c, report))
-
-    def prune_poll_runs(self, before: datetime, limit: int = telemetry.PRUNE_BATCH) -> int:
-        """Delete per-repo poll telemetry started before `before` (at most `limit` rows); the count deleted."""
-        return self._write(lambda c: telemetry.prune_poll_runs(c, before, limit))
-
-    def live_workers(self, since: datetime) -> set[str]:
-        """Workers that finished a poll cycle since `since` (to share a cycle's work fairly)."""
-        with self._read() as c:
-            return telemetry.live_workers(c, since)
-
-    def due_count(self, now: datetime) -> int:
-        with self._read() as c:
-            return leases.due_count(c, now)
-
-    def cycle_totals(self) -> telemetry.CycleTotals:
-        with self._read() as c:
-            return telemetry.cycle_totals(c)

@@ -9,9 +9,13 @@ import sqlalchemy as sa
 from hubwatch.storage.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.tables import POLL_CYCLES, POLL_RUNS
-from sqlalchemy.engine import Connection
+from hubwatch.storage.transactions import Transactions
+from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["PRUNE_BATCH", "CycleReport", "CycleTotals", "cycle_totals", "live_workers", "prune_poll_runs", "record_cycle"]
+__all__ = [
+    "PRUNE_BATCH", "CycleReport", "CycleTotals", "Telemetry", "cycle_totals", "live_workers", "prune_poll_runs",
+    "record_cycle",
+]
 
 _COUNTS = ("repos", "new_revisions", "failures", "rate_limited", "requests_ok", "requests_3xx", "requests_4xx",
            "requests_429", "requests_5xx", "requests_failed")
@@ -114,3 +118,26 @@ def prune_poll_runs(conn: Connection, before: datetime, limit: int = PRUNE_BATCH
         sa.delete(POLL_RUNS).where(POLL_RUNS.c.id.in_(oldest), POLL_RUNS.c.started_at < before)
     )
     return int(result.rowcount or 0)
+
+
+class Telemetry(Transactions):
+    """What each poll cycle did (`store.telemetry`): each call is one transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def record_cycle(self, report: CycleReport) -> None:
+        self._write(lambda c: record_cycle(c, report))
+
+    def prune_poll_runs(self, before: datetime, limit: int = PRUNE_BATCH) -> int:
+        """Delete per-repo poll telemetry started before `before` (at most `limit` rows); the count deleted."""
+        return self._write(lambda c: prune_poll_runs(c, before, limit))
+
+    def live_workers(self, since: datetime) -> set[str]:
+        """Workers that finished a poll cycle since `since` (to share a cycle's work fairly)."""
+        with self._read() as c:
+            return live_workers(c, since)
+
+    def cycle_totals(self) -> CycleTotals:
+        with self._read() as c:
+            return cycle_totals(c)

@@ -70,7 +70,7 @@ class Heartbeat:
             held = list(self._held)
         if not held:
             return 0
-        renewed = self._store.renew_many(held, self._worker, self._clock(), self._lease_s)
+        renewed = self._store.leases.renew_many(held, self._worker, self._clock(), self._lease_s)
         self.beats += 1
         if renewed < len(held):
             log.warning("worker %s: %d of %d leases were lost (expired and taken); unique constraints keep "

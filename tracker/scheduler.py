@@ -130,7 +130,7 @@ class PollCycle:
             if recent:
                 moved_since = self._mark_moved(recent, listed_at)
             if meter.listing == "busy":
-                made = self._store.mark_all_due(listed_at)
+                made = self._store.leases.mark_all_due(listed_at)
                 log.warning("recently-modified listing too busy to reach back to %s: %d watched repos get their "
                             "own head request this cycle", since.isoformat(), made)
             if meter.listing != "failed":  # a failed listing leaves its window to the next one
@@ -140,10 +140,10 @@ class PollCycle:
             while not self._stopping.is_set() and not self._token_halted():
                 if len(seen) >= share:
                     break  # our share of what was due: the other live workers' cycles take the rest
-                claimed = self._store.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
+                claimed = self._store.leases.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
                 again = [r for r in claimed if r in seen]
                 if again:  # due again already: leave it to the next cycle, leased by no one
-                    self._store.unlease(again, self.worker_id)
+                    self._store.leases.unlease(again, self.worker_id)
                 claimed = [r for r in claimed if r not in seen]
                 if not claimed:
                     break
@@ -188,7 +188,7 @@ class PollCycle:
                     future.result()  # a bug in one poll is raised here, as it would be one at a time
         left = [r for r in claimed if r not in outcomes]
         if left:
-            self._store.unlease(left, self.worker_id)
+            self._store.leases.unlease(left, self.worker_id)
         return [outcomes[r] for r in claimed if r in outcomes], halt.is_set()
 
     def poll_now(self, repo: RepoId) -> PollOutcome | None:
@@ -200,7 +200,7 @@ class PollCycle:
         state = self._store.repo_state(repo)  # one indexed lookup, not the whole watch list
         if state is None or not state.watched or self._stopping.is_set():
             return None
-        if not self._store.claim_repo(repo, self.worker_id, self._clock(), self._lease_s):
+        if not self._store.leases.claim_repo(repo, self.worker_id, self._clock(), self._lease_s):
             log.info("webhook for %s: leased by another worker, left to it", repo)
             return None
         meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
@@ -225,13 +225,13 @@ class PollCycle:
         instead of leaving a shrinking tail to later intervals.
         """
         now = self._clock()
-        peers = self._store.live_workers(now - timedelta(seconds=2 * self._settings.poll_interval_s))
+        peers = self._store.telemetry.live_workers(now - timedelta(seconds=2 * self._settings.poll_interval_s))
         peers.add(self.worker_id)
         if len(peers) == 1:
             return float("inf")
-        had_turn = self._store.live_workers(moved_since) & peers if moved_since is not None else set()
+        had_turn = self._store.telemetry.live_workers(moved_since) & peers if moved_since is not None else set()
         had_turn.discard(self.worker_id)
-        due = self._store.due_count(now)
+        due = self._store.leases.due_count(now)
         return float(max(self._batch, -(-due // (len(peers) - len(had_turn)))))
 
     def stop(self) -> None:
@@ -293,15 +293,15 @@ class PollCycle:
         else:
             when = next_poll_at(outcome, failures, self._settings, at)
         self.heartbeat.release(repo)
-        self._store.release(repo, self.worker_id, when)
+        self._store.leases.release(repo, self.worker_id, when)
         return outcome
 
     def _record(self, meter: CycleMeter, outcomes: list[PollOutcome]) -> None:
         # Every cycle is recorded, also one that found nothing: it also tells the other workers this one is live.
         try:
-            self._store.record_cycle(meter.report(outcomes, self._store))
+            self._store.telemetry.record_cycle(meter.report(outcomes, self._store))
             keep = timedelta(days=self._settings.poll_runs_keep_days)
-            self._store.prune_poll_runs(self._clock() - keep)  # one bounded DELETE a cycle
+            self._store.telemetry.prune_poll_runs(self._clock() - keep)  # one bounded DELETE a cycle
         except Exception:  # telemetry must never fail a cycle
             log.exception("recording poll telemetry failed")
 

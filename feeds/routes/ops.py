@@ -147,7 +147,7 @@ def _notification_counts(ctx: Ctx) -> dict[str, int]:
 def metrics(request: Request, ctx: Ctx) -> PlainTextResponse:
     stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
     last = stats.last_polled_at
-    cycles = ctx.store.cycle_totals()  # SQL sums over poll_cycles, and the newest row
+    cycles = ctx.store.telemetry.cycle_totals()  # SQL sums over poll_cycles, and the newest row
     latest = cycles.latest
     snapshot = MetricsSnapshot(
         repos_by_state=stats.repos_by_state,

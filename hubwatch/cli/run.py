@@ -94,7 +94,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
     with open_runtime(clock=command_clock()) as rt:
         cycle = build_cycle(rt, worker_id)
         if worker_id:  # a restart under a stable id: the leases its crashed run left are its own
-            left = rt.store.drop_leases(worker_id)
+            left = rt.store.leases.drop_leases(worker_id)
             if left:
                 out.print(escape(f"worker {worker_id}: took back {left} leases of its previous run"))
         scheduler = build_scheduler(rt, cycle)
@@ -140,7 +140,7 @@ def _shut_down(out: Console, rt: Runtime, cycle: PollCycle, scheduler: Scheduler
         return
     # Still inside one hub call past the grace: every revision is its own transaction, so leaving
     # now loses nothing stored; the leases go back so another worker (or this one, restarted) resumes.
-    rt.store.drop_leases(cycle.worker_id)
+    rt.store.leases.drop_leases(cycle.worker_id)
     out.print(escape(f"worker {cycle.worker_id}: stopped after {grace:g}s with a poll in flight; its repos are free"))
     sys.stdout.flush()
     sys.stderr.flush()

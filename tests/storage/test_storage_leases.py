@@ -51,24 +51,24 @@ def test_record_poll_sets_state_and_counts_failures(store: Store) -> None:
 def test_two_workers_never_share_a_repo(store: Store) -> None:
     for repo in REPOS:
         store.watch(repo)
-    a = store.claim_due("worker-a", T0, 4, 60)
-    b = store.claim_due("worker-b", T0, 4, 60)
-    c = store.claim_due("worker-c", T0, 4, 60)
+    a = store.leases.claim_due("worker-a", T0, 4, 60)
+    b = store.leases.claim_due("worker-b", T0, 4, 60)
+    c = store.leases.claim_due("worker-c", T0, 4, 60)
     assert len(a) == 4 and len(b) == 4 and len(c) == 2
     assert not set(a) & set(b) and not set(b) & set(c) and not set(a) & set(c)
-    assert store.claim_due("worker-d", T0 + timedelta(seconds=59), 10, 60) == []
+    assert store.leases.claim_due("worker-d", T0 + timedelta(seconds=59), 10, 60) == []
     # Released repos come back when due; the others' leases expire and can be re-claimed.
     for repo in a:
-        assert store.release(repo, "worker-a", T0 + timedelta(seconds=300))
-    assert not store.release(b[0], "worker-a", None)  # not a's lease
+        assert store.leases.release(repo, "worker-a", T0 + timedelta(seconds=300))
+    assert not store.leases.release(b[0], "worker-a", None)  # not a's lease
     later = T0 + timedelta(seconds=61)
-    reclaimed = store.claim_due("worker-d", later, 10, 60)
+    reclaimed = store.leases.claim_due("worker-d", later, 10, 60)
     assert set(reclaimed) == set(b) | set(c)
     # A worker whose lease expired and was taken over cannot release or renew it any more.
-    assert not store.renew(b[0], "worker-b", later, 60)
-    assert not store.release(b[0], "worker-b", None)
-    assert store.renew(b[0], "worker-d", later + timedelta(seconds=30), 60)  # heartbeat: now until T0+151
-    at_300 = store.claim_due("worker-e", T0 + timedelta(seconds=300), 10, 60)
+    assert not store.leases.renew(b[0], "worker-b", later, 60)
+    assert not store.leases.release(b[0], "worker-b", None)
+    assert store.leases.renew(b[0], "worker-d", later + timedelta(seconds=30), 60)  # heartbeat: now until T0+151
+    at_300 = store.leases.claim_due("worker-e", T0 + timedelta(seconds=300), 10, 60)
     assert set(at_300) == set(REPOS)  # a's repos are due again, d's leases expired
     states = {s.repo: s for s in store.watched()}
     assert states[a[0]].lease_owner == "worker-e"
@@ -79,14 +79,14 @@ def test_due_order_and_unwatched_repos(store: Store) -> None:
     for repo in REPOS[:3]:
         store.watch(repo)
     store.unwatch(REPOS[2])
-    [first] = store.claim_due("w", T0, 1, 10)
-    store.release(first, "w", T0 + timedelta(hours=1))
-    [second] = store.claim_due("w", T0, 5, 10)
+    [first] = store.leases.claim_due("w", T0, 1, 10)
+    store.leases.release(first, "w", T0 + timedelta(hours=1))
+    [second] = store.leases.claim_due("w", T0, 5, 10)
     assert second != first  # the not-yet-polled repo goes before the one scheduled later
-    store.release(second, "w", T0 - timedelta(hours=1))
-    assert store.claim_due("w", T0 + timedelta(minutes=1), 5, 10) == [second]
+    store.leases.release(second, "w", T0 - timedelta(hours=1))
+    assert store.leases.claim_due("w", T0 + timedelta(minutes=1), 5, 10) == [second]
     # Two hours on, the lease on `second` has expired: both are due, the longest overdue first.
-    assert store.claim_due("w", T0 + timedelta(hours=2), 5, 10) == [second, first]
+    assert store.leases.claim_due("w", T0 + timedelta(hours=2), 5, 10) == [second, first]
 
 
 def test_concurrent_claims_from_many_threads(store: Store) -> None:
@@ -99,7 +99,7 @@ def test_concurrent_claims_from_many_threads(store: Store) -> None:
     def worker(name: str) -> None:
         try:
             barrier.wait()
-            got[name] = store.claim_due(name, T0, 3, 60)
+            got[name] = store.leases.claim_due(name, T0, 3, 60)
         except BaseException as exc:  # noqa: BLE001 - asserted below
             errors.append(exc)
 
@@ -115,11 +115,11 @@ def test_concurrent_claims_from_many_threads(store: Store) -> None:
 
 def test_lease_arguments_are_checked(store: Store) -> None:
     with pytest.raises(InvalidRecord):
-        store.claim_due("", T0, 1, 10)
+        store.leases.claim_due("", T0, 1, 10)
     with pytest.raises(InvalidRecord):
-        store.claim_due("w", T0, 1, 0)
+        store.leases.claim_due("w", T0, 1, 0)
     with pytest.raises(InvalidRecord, match="time zone"):
-        store.claim_due("w", T0.replace(tzinfo=None), 1, 10)
+        store.leases.claim_due("w", T0.replace(tzinfo=None), 1, 10)
 
 
 def test_a_claim_in_flight_is_skipped_not_waited_for(store: Store) -> None:
@@ -133,7 +133,7 @@ def test_a_claim_in_flight_is_skipped_not_waited_for(store: Store) -> None:
     second: list[list[RepoId]] = []
     with write_transaction(store.engine) as conn:
         first = leases.claim_due(conn, "w1", T0, 3, 60)
-        thread = threading.Thread(target=lambda: second.append(store.claim_due("w2", T0, 10, 60)))
+        thread = threading.Thread(target=lambda: second.append(store.leases.claim_due("w2", T0, 10, 60)))
         thread.start()
         thread.join(5 if store.engine.dialect.name == "postgresql" else 0.5)
         if store.engine.dialect.name == "postgresql":

@@ -44,7 +44,7 @@ def test_identifiers_with_nul_are_refused_by_name(store: Store) -> None:
     with pytest.raises(InvalidRecord, match="estimator version"):
         store.save_estimate(REPO, sha("a"), "v\x00", {})
     with pytest.raises(InvalidRecord, match="worker id"):
-        store.claim_due("worker\x00", T0, 10, 60)
+        store.leases.claim_due("worker\x00", T0, 10, 60)
 
 
 def test_lookups_with_nul_find_nothing(store: Store) -> None:

@@ -27,9 +27,9 @@ def test_prune_deletes_only_older_rows_in_bounded_batches(store: Any) -> None:
         store.record_poll(REPO, "ok", None, T0 + timedelta(days=day))
     assert _count(store) == 10
     cut = T0 + timedelta(days=6)  # days 0..5 are older
-    assert store.prune_poll_runs(cut, limit=4) == 4  # bounded
-    assert store.prune_poll_runs(cut, limit=4) == 2
-    assert store.prune_poll_runs(cut, limit=4) == 0
+    assert store.telemetry.prune_poll_runs(cut, limit=4) == 4  # bounded
+    assert store.telemetry.prune_poll_runs(cut, limit=4) == 2
+    assert store.telemetry.prune_poll_runs(cut, limit=4) == 0
     with store.engine.connect() as conn:
         kept = sorted(conn.execute(sa.select(POLL_RUNS.c.started_at)).scalars())
     assert len(kept) == 4 and all(t >= cut for t in kept)

@@ -34,7 +34,7 @@ def test_any_case_is_the_same_repo(store: Store) -> None:
 
 def test_rename_keeps_history_leases_and_advisories_and_is_idempotent(store: Store) -> None:
     _stored(store, OLD)
-    assert store.claim_due("w1", T0, 10, 60) == [OLD]
+    assert store.leases.claim_due("w1", T0, 10, 60) == [OLD]
     assert store.rename_repo(OLD, NEW, T0 + timedelta(hours=1))
     assert not store.rename_repo(OLD, NEW, T0 + timedelta(hours=2))  # repeated: nothing new
     assert [str(s.repo) for s in store.watched()] == [str(NEW)]
@@ -44,8 +44,8 @@ def test_rename_keeps_history_leases_and_advisories_and_is_idempotent(store: Sto
         assert store.canonical_id(repo) is not None and str(store.canonical_id(repo)) == str(NEW)
     assert str(store.advisories(NEW)[0].repo) == str(NEW)
     # The lease taken under the old id is the same row's: renewed and released by either id.
-    assert store.renew(OLD, "w1", T0, 60)
-    assert store.release(OLD, "w1", T0 + timedelta(minutes=5))
+    assert store.leases.renew(OLD, "w1", T0, 60)
+    assert store.leases.release(OLD, "w1", T0 + timedelta(minutes=5))
     [rename] = store.renames(NEW)
     assert (str(rename.old), str(rename.new), rename.renamed_at) == (str(OLD), str(NEW), T0 + timedelta(hours=1))
     assert [str(r.new) for r in store.recent_renames(10)] == [str(NEW)]

@@ -37,13 +37,13 @@ def test_mark_due_makes_watched_repos_claimable(store: Any) -> None:
     a, b, c = (RepoId.parse(n) for n in ("org/a", "org/b", "org/c"))
     for repo in (a, b, c):
         store.watch(repo)
-    assert sorted(map(str, store.claim_due("w", T0, 10, 60))) == ["org/a", "org/b", "org/c"]
+    assert sorted(map(str, store.leases.claim_due("w", T0, 10, 60))) == ["org/a", "org/b", "org/c"]
     for repo in (a, b, c):
-        assert store.release(repo, "w", T0 + timedelta(hours=6))
+        assert store.leases.release(repo, "w", T0 + timedelta(hours=6))
     now = T0 + timedelta(minutes=5)
-    assert store.claim_due("w", now, 10, 60) == []
+    assert store.leases.claim_due("w", now, 10, 60) == []
     store.unwatch(c)
     assert store.mark_due([a, c, RepoId.parse("org/unknown")], now) == 1
     assert store.mark_due([a], now) == 0  # already due
-    assert store.claim_due("w", now, 10, 60) == [a]
+    assert store.leases.claim_due("w", now, 10, 60) == [a]
     assert store.repo_state(b).next_poll_at.replace(tzinfo=timezone.utc) == T0 + timedelta(hours=6)

@@ -106,7 +106,7 @@ def test_each_cycle_counts_every_request_by_status_once(hubsim_factory: Any, sto
             outcomes = poll()
         finally:
             poll.close()
-        latest = store.cycle_totals().latest
+        latest = store.telemetry.cycle_totals().latest
         assert latest is not None
         row = _row(latest)
         seen = Counter(_class(status) for _, status in sent)
@@ -123,7 +123,7 @@ def test_each_cycle_counts_every_request_by_status_once(hubsim_factory: Any, sto
     outcomes, row, seen = cycle()
     assert [(o.repo, o.deferred) for o in outcomes if isinstance(o, Failed)] == [(LLAMA, True)]
     assert row["429"] == 1 and [w for w, s in seen if s == 429][0].startswith(f"GET /api/models/{LLAMA}/commits")
-    assert store.cycle_totals().latest.rate_limited >= 1
+    assert store.telemetry.cycle_totals().latest.rate_limited >= 1
 
     # 500 on every request (no retries): the listing and each repo's head.
     sim.set_faults(error_rate=1.0, error_status=500)

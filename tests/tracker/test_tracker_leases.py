@@ -68,12 +68,12 @@ def leases(store: Any) -> dict[RepoId, str | None]:
 def test_a_crashed_workers_leases_are_free_within_one_lease(store: Any) -> None:
     now = datetime.now(timezone.utc)
     store.watch(LLAMA)
-    assert store.claim_due("dead", now, 10, 60) == [LLAMA]  # then kill -9: nothing released
-    assert store.claim_due("alive", now + timedelta(seconds=59), 10, 60) == []
-    assert store.claim_due("alive", now + timedelta(seconds=61), 10, 60) == [LLAMA]
+    assert store.leases.claim_due("dead", now, 10, 60) == [LLAMA]  # then kill -9: nothing released
+    assert store.leases.claim_due("alive", now + timedelta(seconds=59), 10, 60) == []
+    assert store.leases.claim_due("alive", now + timedelta(seconds=61), 10, 60) == [LLAMA]
     # A restart under a stable id (`run --worker-id`) takes its own leases back at once.
-    assert store.drop_leases("alive") == 1
-    assert store.claim_due("alive", now + timedelta(seconds=62), 10, 60) == [LLAMA]
+    assert store.leases.drop_leases("alive") == 1
+    assert store.leases.claim_due("alive", now + timedelta(seconds=62), 10, 60) == [LLAMA]
 
 
 def test_the_heartbeat_keeps_a_long_poll_leased(hubsim_factory: Any, store: Any) -> None:
@@ -88,7 +88,7 @@ def test_the_heartbeat_keeps_a_long_poll_leased(hubsim_factory: Any, store: Any)
         while leases(store)[LLAMA] != "w1" and time.monotonic() - started < 10:
             time.sleep(0.01)
         while runner.is_alive() and time.monotonic() - started < 60:
-            stolen += store.claim_due("other", datetime.now(timezone.utc), 10, 2)
+            stolen += store.leases.claim_due("other", datetime.now(timezone.utc), 10, 2)
             time.sleep(0.2)
     finally:
         runner.join(timeout=60)
@@ -114,10 +114,10 @@ def test_a_webhook_poll_takes_the_lease(hubsim: Any, store: Any) -> None:
     store.watch(LLAMA)
     clock = Clock()
     other = cycle_for(hubsim, store, clock, worker="w2")
-    assert store.claim_due("w1", clock(), 10, 60) == [LLAMA]  # w1 is polling it
+    assert store.leases.claim_due("w1", clock(), 10, 60) == [LLAMA]  # w1 is polling it
     assert other.poll_now(LLAMA) is None  # w2's webhook leaves it to w1: no second poll
     assert store.head(LLAMA) is None
-    assert store.release(LLAMA, "w1", clock())
+    assert store.leases.release(LLAMA, "w1", clock())
     outcome = other.poll_now(LLAMA)
     assert isinstance(outcome, NewRevisions)
     assert leases(store)[LLAMA] is None
@@ -157,7 +157,7 @@ def test_a_busy_listing_degrades_for_one_cycle_and_recovers(hubsim: Any, store: 
     hub_requests.clear()
     assert cycle() == []
     assert hub_requests == ["GET /api/models"]
-    totals = store.cycle_totals()
+    totals = store.telemetry.cycle_totals()
     assert totals.latest is not None and totals.latest.listing == "ok"
     cycle.close()
 
@@ -172,7 +172,7 @@ def test_each_cycle_records_its_telemetry(hubsim: Any, store: Any) -> None:
     store.watch(LLAMA)
     (outcome,) = cycle()
     assert isinstance(outcome, NewRevisions)
-    totals = store.cycle_totals()
+    totals = store.telemetry.cycle_totals()
     latest = totals.latest
     assert totals.cycles == 1 and latest is not None
     assert latest.finished_at > latest.started_at
