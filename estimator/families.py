@@ -22,6 +22,7 @@ from hubwatch.estimator.longcat import build_longcat_flash
 from hubwatch.estimator.mllama import build_mllama
 from hubwatch.estimator.neomme import build_neomme
 from hubwatch.estimator.mobilebert import build_mobilebert
+from hubwatch.estimator.perceiver import build_perceiver
 from hubwatch.estimator.prophetnet import build_prophetnet
 from hubwatch.estimator.modernbert import build_modernbert
 from hubwatch.estimator.recurrent import RECURRENT_TYPES, build_recurrent
@@ -136,6 +137,8 @@ def build(cfg: Cfg, b: Build) -> str:
         build_longcat_flash(cfg, b)
     elif mt == "zaya":
         build_zaya(cfg, b)
+    elif mt == "perceiver":
+        build_perceiver(cfg, b)
     elif mt in ("inkling_text", "inkling2_text", "inkling2_loop_text"):
         if mt != "inkling_text":  # no modelling code read for Inkling-2: Inkling's layers, its own keys left unread
             b.guess(f"{mt} counted as Inkling's text model")

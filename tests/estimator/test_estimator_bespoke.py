@@ -61,7 +61,8 @@ def test_tying_flipped_stays_within_one_percent(architecture: str) -> None:
 
 @pytest.mark.parametrize("architecture", ["FunnelForMaskedLM", "FuyuForCausalLM", "ModernVBertForMaskedLM",
                                           "GitForCausalLM", "NeoMMEForMaskedLM", "LongcatFlashForCausalLM",
-                                          "ZayaForCausalLM", "T5Gemma2ForConditionalGeneration", "InklingForCausalLM"])
+                                          "ZayaForCausalLM", "T5Gemma2ForConditionalGeneration", "InklingForCausalLM",
+                                          "PerceiverForMaskedLM"])
 def test_bespoke_builders_match_the_meta_device_build(architecture: str) -> None:
     # exact but for T5Gemma 2 untied (one hidden-wide vector short)
     for row in _rows(architecture):

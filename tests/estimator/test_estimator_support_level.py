@@ -31,7 +31,7 @@ PERTURBED = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "tra
 
 
 @pytest.mark.parametrize(("architecture", "key"), [
-    ("PerceiverForMaskedLM", "d_latents"),  # a second width: the latent array (generic decoder: -97%)
+    ("DeepseekV4ForCausalLM", "o_lora_rank"),  # a low-rank output path no builder models
     ("DoryForCausalLM", "n_input_layers"),  # a layer count beside num_hidden_layers (+43%)
 ])
 def test_a_guessed_architecture_with_an_unread_depth_width_or_expert_count_is_unsupported(
