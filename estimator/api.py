@@ -14,7 +14,7 @@ from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.spec import ModelSpec
 from hubwatch.estimator.structure import NodeList, Structure
-from hubwatch.estimator.support import UNSUPPORTED, Support, assess
+from hubwatch.estimator.support import UNSUPPORTED, Support, assess, unread_structural_keys
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]
 
@@ -90,7 +90,14 @@ def analyze(config: Mapping[str, Any], *, manifest: Manifest | None = None,
     try:
         with reading() as reads:
             family = build(cfg, b)
-    except ConfigError:
+    except ConfigError as exc:
+        # A top-level size missing where the config describes its model in sub-configs no builder opened (BLT's
+        # encoder/decoder/global configs): the unmodelled parts are the reason, not the key the generic path missed
+        unopened = [k for k in unread_structural_keys(config, reads)
+                    if "." not in k and isinstance(config.get(k), Mapping)]
+        if unopened and "." not in exc.key and exc.problem.startswith("missing"):
+            raise ConfigError(unopened[0], f"the sub-config {unopened[0]} describes a part no builder models (the "
+                                           f"generic path found no {exc.key})") from exc
         raise
     except (TypeError, ValueError, LookupError, AttributeError, ArithmeticError, RecursionError) as exc:
         raise ConfigError("config", f"unreadable config ({type(exc).__name__}: {exc})") from exc

@@ -59,3 +59,12 @@ def test_no_approximate_estimate_is_off_by_more_than_25_percent_on_either_sweep(
         if a.params.support.level == "approximate":
             assert abs(a.params.derived - row["params"]) <= 0.25 * row["params"], (row["architecture"],
                                                                                 row["overrides"])
+
+
+def test_a_model_described_in_unopened_sub_configs_names_one_of_them() -> None:
+    # BLT keeps its sizes in encoder/decoder/global/patcher configs: the reason is those parts, not hidden_size
+    row = next(r for r in ZOO if r["architecture"] == "BltForCausalLM" and not r["overrides"])
+    with pytest.raises(ConfigError) as caught:
+        analyze(row["config"])
+    assert caught.value.key == "decoder_config"
+    assert "hidden_size" in caught.value.problem
