@@ -83,7 +83,15 @@ def _prices(values: tuple[str, ...], cards: tuple[Card, ...]) -> tuple[Card, ...
 @click.option("--price", "prices", multiple=True, help="Override a card's price: NAME=USD_PER_HOUR (repeatable).")
 @click.option("--cost-card", default=None, help="Cost the run on this card [default: the cheapest that fits].")
 @click.option("--epochs", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True, help="Epochs.")
-@click.option("--samples", type=click.IntRange(min=1), default=10_000, show_default=True, help="Samples per epoch.")
+@click.option("--samples", type=click.IntRange(min=1), default=None,
+              help="Samples per epoch [default: the --dataset split's rows, else 10000]; overrides the dataset's.")
+@click.option("--dataset", "dataset", default=None, metavar="DATASET[@REV]",
+              help="Take samples per epoch (and an estimated tokens per sample) from a hub dataset's metadata: "
+                   "datasets/ORG/NAME or ORG/NAME, optionally @REVISION (the card's dataset_info or "
+                   "dataset_infos.json; no row is read).")
+@click.option("--config", "dataset_config", default=None,
+              help="The --dataset config (subset) [default: the dataset's default, or its only one].")
+@click.option("--split", "dataset_split", default="train", show_default=True, help="The --dataset split trained on.")
 @click.option("--utilisation", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
               help="Model FLOPs utilisation assumed for the cost.")
 def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show_nodes: bool, method: str, batch: int,
@@ -91,7 +99,8 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
              stack: str, grad_checkpointing: bool | None, activation_offloading: bool | None,
              optimizer_in_backward: bool, serve_dtype: str, kv_dtype: str, attention: str, loss: str | None,
              lora_dropout: float, shards: int, implementation: str | None, headroom: float, card_list: str | None, prices: tuple[str, ...], cost_card: str | None,
-             epochs: float, samples: int, utilisation: float) -> int:
+             epochs: float, samples: int | None, dataset: str | None, dataset_config: str | None, dataset_split: str,
+             utilisation: float) -> int:
     """Estimate parameters, memory per method, batch per card and training cost of TARGETS.
 
     Each TARGET is a config.json path, a folder with config.json (and optionally *.safetensors
@@ -107,8 +116,16 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     local target that is no config (missing, a folder without config.json, empty, not JSON, not a
     JSON object) says what is wrong and the fix ("fix" with --json). Exit codes: 0 every target
     estimated, 1 any target failed, 2 bad options or a local target that is no config.
+
+    With --dataset, the run's samples per epoch are the split's rows as the dataset's card (or
+    dataset_infos.json) states them, and its tokens per sample an estimate from the split's bytes per
+    row (about 4 bytes a token, text columns only), capped at the sequence length; the output names
+    the dataset, its revision's sha, the split and where each number came from. A dataset that
+    cannot give them (unknown, gated, no sizes in its metadata, no such config or split) stops the
+    command with one line and a fix (exit 3 for the hub's answers, 2 for the metadata's).
     """
-    from hubwatch.cli.console import out_console
+    from hubwatch.cli.console import err_console, escape, out_console
+    from hubwatch.cli.estimate_dataset import DatasetChoice, DatasetProblem, dataset_choice
     from hubwatch.cli.estimate_entry import FailedEntry, estimate_entry
     from hubwatch.cli.estimate_inputs import TargetError, UnreadableTarget, load_target
     from hubwatch.cli.estimate_render import render
@@ -127,13 +144,29 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
         )
         cards = parse_cards(card_list) if card_list else DEFAULT_CARDS
         cost_on = card_by_name(cost_card, cards) if cost_card else None
-        run = RunShape(epochs=epochs, samples=samples, utilisation=utilisation)
+        RunShape(epochs=epochs, utilisation=utilisation)  # checked before the dataset is asked for
     except MemorySettingsError as exc:
         raise click.BadParameter(str(exc)) from exc
     cards = _prices(prices, cards)
     if cost_on is not None:
         cost_on = card_by_name(cost_on.name, cards)
     hub = None
+    chosen: DatasetChoice | None = None
+    if dataset is not None:
+        from hubwatch.settings import load_settings
+        from hubwatch.tracker.hub import HubClient
+
+        hub = HubClient.from_settings(load_settings())
+        try:
+            chosen = dataset_choice(dataset, config=dataset_config, split=dataset_split, samples=samples, hub=hub)
+        except DatasetProblem as exc:
+            err_console().print(f"[red]error:[/red] {escape(str(exc))}\n[dim]fix:[/dim] {escape(exc.fix)}",
+                                highlight=False, soft_wrap=True)
+            return exc.exit_code
+    elif dataset_config is not None or dataset_split != "train":
+        raise click.BadParameter("--config and --split choose a --dataset's subset and split: give --dataset too")
+    run = RunShape(epochs=epochs, samples=chosen.samples if chosen else samples or 10_000, utilisation=utilisation,
+                   tokens_per_sample=chosen.tokens_per_sample if chosen else None)
     entries: list[EstimateEntry | FailedEntry] = []
     for target in targets:
         try:
@@ -161,10 +194,11 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
         except RecursionError:  # a hub file nested beyond reason (local files are checked when read)
             entries.append(FailedEntry(target, f"{target}: a JSON file is nested too deeply to be a config"))
     if as_json:
-        click.echo(json.dumps([e.to_json() for e in entries], indent=2, ensure_ascii=False))
+        shown = [e.to_json() | ({"dataset": chosen.to_json()} if chosen else {}) for e in entries]
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         render(out_console(width=max(120, 40 + 30 * len(entries))), entries, method=method, batch=batch,
-               lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes)
+               lora_rank=lora_rank, serve_dtype=serve_dtype, nodes=show_nodes, dataset=chosen)
     failed = [e for e in entries if isinstance(e, FailedEntry)]
     return EXIT_USAGE if any(e.usage for e in failed) else EXIT_FAILED if failed else EXIT_OK
 

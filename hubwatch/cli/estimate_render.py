@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from hubwatch.cli.estimate_dataset import DatasetChoice, dataset_table
 from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
 from hubwatch.estimator.estimate_parts import CARD_METHODS, Cost, MethodError, MethodMemory, PeakMemory
 from hubwatch.estimator.support import Support
@@ -197,9 +198,13 @@ def _cost_text(cost: Cost | None) -> str:
 
 
 def render(console: Console, entries: list[EstimateEntry | FailedEntry], *, method: str, batch: int, lora_rank: int,
-           serve_dtype: str, nodes: bool = False) -> None:
-    """Print the entries of `estimate` side by side (failed targets as one error line each, at the end)."""
+           serve_dtype: str, nodes: bool = False, dataset: DatasetChoice | None = None) -> None:
+    """Print the entries of `estimate` side by side (failed targets as one error line each, at the end), and
+    the dataset the run is costed on, if any."""
     ok = [e for e in entries if isinstance(e, EstimateEntry)]
+    if dataset is not None:
+        used = [e.estimate.memory.settings for e in ok if e.estimate.memory is not None]
+        console.print(dataset_table(dataset, [s.seq_len for s in used if s is not None and s.seq_len is not None]))
     if ok:
         console.print(_overview(ok))
         console.print(_components(ok))
