@@ -1,5 +1,8 @@
-"""Speed of plan_advisories per revision and of the pin scanner (targets: ≤5 ms per revision, ≥300 files/s).
+"""Speed of plan_advisories per revision, of the OSV check per record and of the pin scanner.
 
+Targets: ≤5 ms per revision, ≥300 files/s. The OSV check every advisory write makes
+(`validate_osv`: the schema compiled by jsonschema-rs, jsonschema only for a record it refuses) is
+timed beside jsonschema on the same records, the check each write made before.
 Run: `python -m benchmarks.advisories_speed`. Pure CPU; no store, no network.
 """
 
@@ -16,8 +19,9 @@ from rich.console import Console
 from rich.table import Table
 
 from hubwatch.settings import Settings
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Kind, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.advisories.advise import plan_advisories
+from hubwatch.advisories.osv import schema, validate_osv
 from hubwatch.pincheck.pins import scan_path
 
 TARGET_MS_PER_REVISION = 5.0
@@ -33,12 +37,13 @@ def _changes(n: int) -> list[ChangeRecord]:
         key = f"key_{(n + i) % 9}"
         out.append(ChangeRecord(kind, list(Severity)[(n + i) % 5], f"config.json:{key}", f"{key} changed",
                                 {"file": "config.json", "key": key, "old": n % 3, "new": (n + 1) % 3},
-                                "hazard" if (n + i) % 3 else "update"))
+                                Direction.HAZARD if (n + i) % 3 else Direction.UPDATE))
     return out
 
 
-def bench_plan(revisions: int = 400) -> list[float]:
-    """Milliseconds per revision over a growing history (prior advisories passed in, as the tracker does)."""
+def bench_plan(revisions: int = 400, built: list[AdvisoryRecord] | None = None) -> list[float]:
+    """Milliseconds per revision over a growing history (prior advisories passed in, as the tracker
+    does); each record planned is appended to `built`."""
     stored: dict[str, AdvisoryRecord] = {}
     settings = Settings()
     timings = []
@@ -49,8 +54,27 @@ def bench_plan(revisions: int = 400) -> list[float]:
         start = time.perf_counter()
         out = plan_advisories(REPO, revision, changes, list(stored.values()), settings)
         timings.append((time.perf_counter() - start) * 1000)
+        if built is not None:
+            built.extend(out)
         stored.update({r.id: r for r in out})
     return timings
+
+
+def bench_validate(records: list[AdvisoryRecord], rounds: int = 5) -> tuple[float, float]:
+    """Milliseconds per record (best of `rounds` passes): `validate_osv`, and jsonschema's
+    Draft 2020-12 validator on the same packaged schema (what each write ran before)."""
+    from jsonschema import Draft202012Validator
+
+    reference = Draft202012Validator(schema())
+    validate_osv(records[0].osv)  # compiled once, before the clock
+    best = {"compiled": float("inf"), "jsonschema": float("inf")}
+    for _ in range(rounds):
+        for name, check in (("compiled", validate_osv), ("jsonschema", reference.validate)):
+            start = time.perf_counter()
+            for record in records:
+                check(record.osv)
+            best[name] = min(best[name], (time.perf_counter() - start) * 1000 / len(records))
+    return best["compiled"], best["jsonschema"]
 
 
 def bench_scan(copies: int = 200) -> tuple[float, float, int, int]:
@@ -73,7 +97,9 @@ def bench_scan(copies: int = 200) -> tuple[float, float, int, int]:
 
 
 def main() -> int:
-    timings = bench_plan()
+    built: list[AdvisoryRecord] = []
+    timings = bench_plan(built=built)
+    compiled_ms, jsonschema_ms = bench_validate(built)
     files_s, mb_s, files, pins = bench_scan()
     median, p95 = statistics.median(timings), sorted(timings)[int(len(timings) * 0.95)]
     table = Table(title="advisories and check: speed")
@@ -82,6 +108,10 @@ def main() -> int:
     table.add_row("plan_advisories, median ms/revision (400 revisions, 6 changes each)", f"{median:.2f}",
                   f"≤ {TARGET_MS_PER_REVISION}")
     table.add_row("plan_advisories, p95 ms/revision", f"{p95:.2f}", "")
+    table.add_row(f"OSV check per record on the write path, validate_osv ({len(built)} records planned above)",
+                  f"{compiled_ms:.4f} ms", "")
+    table.add_row("the same records by jsonschema (the check before)",
+                  f"{jsonschema_ms:.3f} ms ({jsonschema_ms / compiled_ms:.0f}×)", "")
     table.add_row(f"pin scan ({files} small files, {pins} pins; reads included)",
                   f"{files_s:.0f} files/s ({mb_s:.2f} MB/s)", f"≥ {TARGET_SCAN_FILES_S:.0f} files/s")
     Console().print(table)

@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
 from diff_histories import load_version, versions  # noqa: E402
 
 from hubwatch.advisories.advise import plan_advisories  # noqa: E402
+from osv_schema_check import assert_schema_valid  # noqa: E402
 from hubwatch.diff import diff_snapshots  # noqa: E402
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord  # noqa: E402
 from hubwatch.domain.snapshot import Snapshot  # noqa: E402
@@ -67,6 +68,7 @@ def replay_advice(history: Path, settings: Settings | None = None) -> Replayed:
             snapshot.sha, shas[-1] if shas else None, _date(row.get("date") or "", index), row.get("message") or row["version"]
         )
         for record in plan_advisories(repo, revision, changes, list(records.values()), settings):
+            assert_schema_valid(record.osv)
             records[record.id] = record
         names.append(row["version"])
         shas.append(snapshot.sha)

@@ -8,7 +8,8 @@ from typing import Sequence
 from hubwatch.settings import Settings
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.advisories.advise import plan_advisories
-from hubwatch.advisories.osv import advisory_id, validate_osv
+from hubwatch.advisories.osv import advisory_id
+from osv_schema_check import assert_schema_valid
 
 REPO = RepoId("acme", "llama")
 SETTINGS = Settings()
@@ -40,7 +41,7 @@ class Upserts:
         out = plan_advisories(REPO, rev(n, days), changes, list(self.records.values()), SETTINGS)
         assert len({r.id for r in out}) == len(out), "one save must not carry an id twice"
         for record in out:
-            validate_osv(record.osv)
+            assert_schema_valid(record.osv)
             old = self.records.get(record.id)
             assert old is None or record.modified > old.modified
             self.records[record.id] = record
@@ -226,7 +227,7 @@ def test_a_commit_compared_with_another_line_carries_its_open_hazards() -> None:
     code_events = by_id[code.id].osv["affected"][0]["ranges"][0]["events"]
     assert code_events == [{"introduced": sha(3)}, {"introduced": sha(9)}]
     for record in out:
-        validate_osv(record.osv)
+        assert_schema_valid(record.osv)
     # Carried again at the same commit: nothing more to add.
     db.records.update(by_id)
     again = plan_advisories(REPO, root(9), [], list(db.records.values()), SETTINGS, carried=[db.records[code.id]])

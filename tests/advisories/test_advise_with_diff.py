@@ -10,6 +10,7 @@ from hubwatch.domain.records import AdvisoryRecord, FileRecord, RepoId, Revision
 from hubwatch.advisories.advise import plan_advisories
 from hubwatch.diff import diff_snapshots
 from hubwatch.domain.snapshot import Snapshot
+from osv_schema_check import assert_schema_valid
 
 REPO = RepoId("acme", "model")
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -32,6 +33,8 @@ def replay(snapshots: list[Snapshot]) -> tuple[dict[str, AdvisoryRecord], list[l
                                   datetime(2024, 1, 1, tzinfo=timezone.utc) + timedelta(days=n), f"c{n}")
         changes = diff_snapshots(previous, snap)
         out = plan_advisories(REPO, revision, changes, list(stored.values()), Settings())
+        for record in out:
+            assert_schema_valid(record.osv)
         per_commit.append(out)
         stored.update({r.id: r for r in out})
         previous = snap
