@@ -168,7 +168,7 @@ def sarif_log(run: CheckedRun) -> dict[str, Any]:
                 "region": _region(run, r)}}],
             "partialFingerprints": {FINGERPRINT_KEY: prints[k]},
             "properties": {
-                "repo": str(r.pin.repo), "revision": r.pin.revision, "status": r.status,
+                "repo": r.pin.name, "revision": r.pin.revision, "status": r.status,
                 "failsGate": run.verdict(r).fails, "advisories": [h.id for h in worst_first(r.hits)],
                 **({"cell": r.pin.cell} if r.pin.cell is not None else {}),
             },

@@ -104,9 +104,10 @@ class CheckedRun:
 
 
 def pin_label(pin: Pin) -> str:
-    """`org/name@rev` with a commit shortened to 12 digits (`org/name@—` for an unpinned use)."""
+    """`org/name@rev` (`datasets/org/name@rev` for a dataset) with a commit shortened to 12 digits
+    (`org/name@—` for an unpinned use)."""
     revision = (pin.revision or "")[:12] if pin.kind == "commit" else (pin.revision or "—")
-    return f"{pin.repo}@{revision}"
+    return f"{pin.name}@{revision}"
 
 
 def fingerprints(run: CheckedRun) -> dict[int, str]:
@@ -116,7 +117,8 @@ def fingerprints(run: CheckedRun) -> dict[int, str]:
     seen: dict[tuple[str, str, str], int] = {}
     out: dict[int, str] = {}
     for k, r in enumerate(run.reports):
-        key = (run.uri(r.pin), r.pin.repo.key, r.pin.revision or "")
+        repo = r.pin.repo.key if r.pin.repo_type == "model" else f"datasets/{r.pin.repo.key}"
+        key = (run.uri(r.pin), repo, r.pin.revision or "")
         n = seen.get(key, 0)
         seen[key] = n + 1
         out[k] = hashlib.sha256("\0".join([*key, str(n)]).encode("utf-8")).hexdigest()[:32]

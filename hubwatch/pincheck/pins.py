@@ -39,6 +39,12 @@ class Pin:
     # Where the revision is written: (start, end) character offsets into the file's text (UTF-8
     # decoded), so `check --fix` can rewrite exactly that; None when it is not written plainly.
     span: tuple[int, int] | None = None
+    repo_type: str = "model"  # "dataset" for a dataset repo (`load_dataset`, repo_type="dataset")
+
+    @property
+    def name(self) -> str:
+        """The repo as the hub's URLs name it: `org/name` for a model, `datasets/org/name` for a dataset."""
+        return f"datasets/{self.repo}" if self.repo_type == "dataset" else str(self.repo)
 
     @property
     def where(self) -> str:
@@ -130,7 +136,7 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
             repo = RepoId.parse(f.repo)
         except ValueError:
             continue
-        pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic, f.span))
+        pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic, f.span, f.repo_type))
     return pins, skipped
 
 

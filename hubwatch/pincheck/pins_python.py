@@ -33,7 +33,9 @@ LOADERS: dict[str, tuple[Loader, ...]] = {
     "CrossEncoder": (Loader(0, ("model_name", "model_name_or_path")),),
     "pipeline": (Loader(1, ("model",)),),
     "LLM": _VLLM, "EngineArgs": _VLLM, "AsyncEngineArgs": _VLLM,
+    "load_dataset": (Loader(0, ("path",)),),  # datasets.load_dataset("org/name", "config", revision=…)
 }
+_DATASET_CALLS = frozenset({"load_dataset"})
 _PEFT = (Loader(1, ("model_id",)),)  # PeftModel.from_pretrained(base_model, "adapter/repo", revision=…)
 _NESTED_REVISION = ("revision", "commit", "sha", "model_revision")
 
@@ -88,8 +90,17 @@ def _revision(value: Value | None, splat: bool) -> tuple[str | None, bool, tuple
     return value.text, False, value.span
 
 
-def _specs(node: ast.Call) -> tuple[Loader, ...] | None:
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """`from datasets import load_dataset as ld` (and the hub client's loaders): alias -> loader name."""
+    return {a.asname: a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[0] in ("datasets", "huggingface_hub")
+            for a in node.names if a.asname and a.name in LOADERS}
+
+
+def _specs(node: ast.Call, aliases: dict[str, str] | None = None) -> tuple[Loader, ...] | None:
     name = _call_name(node.func)
+    if aliases and isinstance(node.func, ast.Name) and name in aliases:
+        name = aliases[name]
     if name == "from_pretrained" and isinstance(node.func, ast.Attribute):
         receiver = _call_name(node.func.value)
         if receiver is not None and receiver.startswith(("PeftModel", "PeftMixedModel")):
@@ -97,15 +108,19 @@ def _specs(node: ast.Call) -> tuple[Loader, ...] | None:
     return LOADERS.get(name) if name else None
 
 
-def _call_pins(node: ast.Call, r: Resolver) -> list[Found]:
-    specs = _specs(node)
+def _call_pins(node: ast.Call, r: Resolver, aliases: dict[str, str] | None = None) -> list[Found]:
+    specs = _specs(node, aliases)
     if specs is None:
         return []
     keywords = {kw.arg: kw.value for kw in node.keywords if kw.arg is not None}
     splat = any(kw.arg is None for kw in node.keywords)
     repo_type = r.value(keywords.get("repo_type"))
+    name = _call_name(node.func)
+    kind = "dataset" if (aliases or {}).get(name or "", name) in _DATASET_CALLS else "model"
     if repo_type is not None and repo_type is not NONE and repo_type.text != "model":
-        return []
+        if repo_type.text != "dataset" or kind == "dataset":
+            return []  # a space, a computed repo type, or a repo_type keyword load_dataset does not take
+        kind = "dataset"
     found: list[Found] = []
     first: Value | None = None
     for k, spec in enumerate(specs):
@@ -124,7 +139,8 @@ def _call_pins(node: ast.Call, r: Resolver) -> list[Found]:
         elif spec.follows and first is not None and repo.text == first.text and spec.revision not in keywords:
             continue  # vLLM's tokenizer, same repo, no revision of its own: the model's pin says it
         revision, dynamic, span = _revision(r.value(keywords.get(spec.revision)), splat and k == 0)
-        found.append(Found(node.lineno, repo.text, revision, "python", dynamic, span=span, repo_span=repo.span))
+        found.append(Found(node.lineno, repo.text, revision, "python", dynamic, span=span, repo_span=repo.span,
+                           repo_type=kind))
     return found
 
 
@@ -199,6 +215,7 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
     source = _Source(text)
     resolver = Resolver(tree, lambda c: source.span(c, str(c.value)))
     ignored = _ignored_strings(tree)
+    aliases = _aliases(tree)
     found: list[Found] = []
     module: dict[str, tuple[ast.expr, ast.expr]] = {
         t.id: (t, v) for stmt in tree.body for t, v in _assigned(stmt) if isinstance(t, ast.Name)
@@ -206,7 +223,8 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
     found += _mapping_pins(module, resolver)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            found += _call_pins(node, resolver) if _specs(node) is not None else _record_pins(node, resolver)
+            found += _call_pins(node, resolver, aliases) if _specs(node, aliases) is not None \
+                else _record_pins(node, resolver)
         elif isinstance(node, ast.Dict):
             found += _mapping_pins(_str_pairs(node.keys, node.values), resolver) + _lock_pins(node, resolver)
         elif isinstance(node, ast.ClassDef):

@@ -45,6 +45,7 @@ class Found:
     span: tuple[int, int] | None = None  # where the revision's text is, as offsets into the scanned text
     repo_span: tuple[int, int] | None = None  # where the repo id is written (to drop a second finding of it)
     weak: bool = False  # read from names alone (a model variable beside a revision one): a stronger finding wins
+    repo_type: str = "model"  # "dataset": `load_dataset(…)` or a call with repo_type="dataset"
 
 
 @dataclass(frozen=True)

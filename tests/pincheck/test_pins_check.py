@@ -14,7 +14,7 @@ from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from hubwatch.domain.records import RepoId, RevisionRecord, Severity
 from hubwatch.pincheck.pincheck import PinReport, ServerSource, StoreSource, check_pins, fails
-from hubwatch.pincheck.pins import scan_path
+from hubwatch.pincheck.pins import scan_path, scan_text
 
 
 @pytest.fixture
@@ -76,3 +76,13 @@ def test_the_server_answers_like_the_store(store: Store, data_dir: Path) -> None
     local_ignoring = check_pins(pins, StoreSource(store), frozenset({hazard}))
     assert [(r.hits, r.suggestion) for r in remote_ignoring] == [(r.hits, r.suggestion) for r in local_ignoring]
     assert any(h.ignored for r in local_ignoring for h in r.hits)
+
+
+def test_a_dataset_pin_is_never_answered_as_the_model_of_the_same_name(store: Store, data_dir: Path) -> None:
+    [model] = [r for r in check_pins(scan_path(data_dir / "checkproj").pins, StoreSource(store))
+               if r.pin.where == "src/train.py:9"]
+    text = f'load_dataset("{model.pin.repo}", revision="{model.pin.revision}")\n'
+    [report] = check_pins(scan_text(text, "d.py", "python")[0], StoreSource(store))
+    assert model.status == "affected" and report.pin.repo == model.pin.repo
+    assert report.status == "unknown" and report.hits == () and "dataset" in report.note
+    assert not fails([report], Severity.LOW)

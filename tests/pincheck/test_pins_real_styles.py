@@ -60,9 +60,29 @@ def test_a_record_name_is_a_repo_only_beside_a_revision() -> None:
     assert pins('completion(model="openai/gpt-4o")\n', "x.py") == []  # a provider's model, no hub pin
 
 
-def test_load_dataset_is_not_a_model_pin() -> None:
-    assert pins('load_dataset("o/data", revision="abcdef1")\nhf_hub_download("o/d", "f", repo_type="dataset")\n',
-                "x.py") == []
+def dataset_pins(text: str) -> list[tuple[int, str, str, str | None, str]]:
+    found, skipped = scan_text(text, "x.py", "python")
+    assert skipped == []
+    return [(p.line, p.repo_type, p.name, p.revision, p.kind) for p in found]
+
+
+def test_load_dataset_is_a_dataset_pin_not_a_model_pin() -> None:
+    text = (f'import datasets\nfrom datasets import load_dataset as ld\nD = "o/data"\nR = "{S}"\n'
+            'load_dataset("o/data", revision="abcdef1")\n'
+            'datasets.load_dataset("o/data", "config", split="test", revision=R)\n'
+            'ld(path=D, name="en", revision="main")\n'
+            'hf_hub_download("o/d", "f", repo_type="dataset", revision="fedcba9")\n'
+            'T = "dataset"\nsnapshot_download(repo_id="o/d", repo_type=T)\n'
+            'snapshot_download("o/d", repo_type="model", revision="1234567")\n'
+            'load_dataset("json", data_files="x.json")\n')
+    assert dataset_pins(text) == [
+        (5, "dataset", "datasets/o/data", "abcdef1", "commit"),
+        (6, "dataset", "datasets/o/data", S, "commit"),
+        (7, "dataset", "datasets/o/data", "main", "unpinned"),
+        (8, "dataset", "datasets/o/d", "fedcba9", "commit"),
+        (10, "dataset", "datasets/o/d", None, "unpinned"),
+        (11, "model", "o/d", "1234567", "commit"),  # repo_type="model" stays a model
+    ]
 
 
 def test_dockerfile_args_reach_later_run_lines() -> None:

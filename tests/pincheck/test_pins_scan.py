@@ -41,13 +41,17 @@ def report(data_dir: Path):  # type: ignore[no-untyped-def]
 
 
 def test_every_pin_style_is_found_exactly(report) -> None:  # type: ignore[no-untyped-def]
-    found = {(p.path, p.line, p.cell): (str(p.repo), p.revision, p.style, p.kind) for p in report.pins}
+    models = [p for p in report.pins if p.repo_type == "model"]
+    found = {(p.path, p.line, p.cell): (str(p.repo), p.revision, p.style, p.kind) for p in models}
     assert found == EXPECTED
-    assert len(report.pins) == len(EXPECTED)
+    assert len(models) == len(EXPECTED)
+    # snapshot_download(repo_type="dataset") is a dataset pin, named as the hub's URLs name it
+    assert [(p.where, p.name, p.revision) for p in report.pins if p.repo_type == "dataset"] == \
+        [("src/train.py:18", "datasets/acme/a-dataset", "1111111")]
 
 
 def test_negatives_are_not_reported(report) -> None:  # type: ignore[no-untyped-def]
-    repos = {str(p.repo) for p in report.pins}
+    repos = {str(p.repo) for p in report.pins if p.repo_type == "model"}
     # comments, docstrings, markdown cells, f-strings, variables, datasets, local paths, vendored venvs
     assert not {r for r in repos if r.startswith("ghost/")}
     assert not repos & {"acme/a-dataset", "acme/docker-dataset", "checkpoints/run1", "acme/in-broken-file"}
@@ -83,7 +87,7 @@ def test_python_variants(source: str, expected: tuple[str, str | None]) -> None:
         'M = "o/n"\ndef f(M):\n    return X.from_pretrained(M)',  # shadowed by a parameter
         'X.from_pretrained(get_name())',
         'print("from_pretrained(\'o/n\')")',
-        'hf_hub_download(repo_id="o/n", repo_type="dataset")',
+        'hf_hub_download(repo_id="o/n", repo_type="space")',
         'x = "hf://datasets/o/n@abc1234"',
     ],
 )
