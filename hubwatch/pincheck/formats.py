@@ -117,8 +117,7 @@ def fingerprints(run: CheckedRun) -> dict[int, str]:
     seen: dict[tuple[str, str, str], int] = {}
     out: dict[int, str] = {}
     for k, r in enumerate(run.reports):
-        repo = r.pin.repo.key if r.pin.repo_type == "model" else f"datasets/{r.pin.repo.key}"
-        key = (run.uri(r.pin), repo, r.pin.revision or "")
+        key = (run.uri(r.pin), r.pin.name.lower(), r.pin.revision or "")  # a model's is its repo key
         n = seen.get(key, 0)
         seen[key] = n + 1
         out[k] = hashlib.sha256("\0".join([*key, str(n)]).encode("utf-8")).hexdigest()[:32]
