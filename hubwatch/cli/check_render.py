@@ -35,7 +35,7 @@ def pin_rows(reports: Sequence[PinReport], threshold: Severity, strict: bool,
             suggested["compare_url"] = url
         verdict = gate(r, threshold, strict)
         rows.append({
-            "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": str(r.pin.repo),
+            "path": r.pin.path, "line": r.pin.line, "cell": r.pin.cell, "repo": r.pin.name,
             "revision": r.pin.revision, "style": r.pin.style, "status": r.status, "commit": r.commit,
             "note": r.note, "on_main_line": r.on_main_line, "advisories": [h.to_json() for h in r.hits],
             "suggested": suggested, "fails_gate": verdict.fails, "gate_reason": verdict.reason,
@@ -98,7 +98,7 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
         style = _STATUS_STYLE[r.status]
         revision = (r.pin.revision or "")[:12] if r.pin.kind == "commit" else (r.pin.revision or "—")
         out.print(
-            f"[bold]{escape(r.pin.where)}[/bold]  {escape(f'{r.pin.repo}@{revision}')}  [{style}]{r.status}[/{style}]",
+            f"[bold]{escape(r.pin.where)}[/bold]  {escape(f'{r.pin.name}@{revision}')}  [{style}]{r.status}[/{style}]",
             soft_wrap=True,
         )
         for h in worst_first(r.hits):
@@ -129,7 +129,7 @@ def report_table(reports: Sequence[PinReport], skipped: Sequence[tuple[str, str]
     out.print(", ".join(f"{n} {s}" for s, n in counts.items()) + f" (failing at {threshold.value} or above{mode})")
     failing = [r for r in reports if gate(r, threshold, strict).fails]
     if failing:
-        names = ", ".join(f"{r.pin.where} {r.pin.repo}@{(r.pin.revision or '')[:12]}" for r in failing)
+        names = ", ".join(f"{r.pin.where} {r.pin.name}@{(r.pin.revision or '')[:12]}" for r in failing)
         out.print(f"[bold red]{len(failing)} failing the gate:[/bold red] {escape(names)}", soft_wrap=True,
                   highlight=False)
     else:

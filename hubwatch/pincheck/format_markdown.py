@@ -49,7 +49,7 @@ def moves_markdown(run: CheckedRun, moves: tuple[Move, ...]) -> list[str]:
     for m in moves:
         r = m.report
         link = compare_link(run.web_url, r)
-        out.append(f"| {md_text(r.pin.where)} {md_text(str(r.pin.repo))} | {md_text((r.pin.revision or '')[:12])} "
+        out.append(f"| {md_text(r.pin.where)} {md_text(r.pin.name)} | {md_text((r.pin.revision or '')[:12])} "
                    f"| {md_text(m.new[:12])} | {', '.join(_advisory(run, i) for i in m.resolves) or '—'} "
                    f"| {f'[compare](<{link}>)' if link else '—'} |")
     return [*out, ""]

@@ -99,3 +99,27 @@ def test_format_choices_are_the_renderers() -> None:
     from hubwatch.pincheck.formats import FORMATS
 
     assert _FORMATS == FORMATS
+
+
+def test_a_dataset_pin_is_named_as_a_dataset_in_every_format(advised_store_url: str, tmp_path: Path) -> None:
+    """A dataset and a model of one org/name, pinned at the same commit: every report names the
+    dataset `datasets/org/name`, so nobody reads its line as the model's (whose pin fails the gate)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "app.py").write_text("\n".join([
+        "from datasets import load_dataset",
+        "from transformers import AutoModel",
+        f'm = AutoModel.from_pretrained("acme/llama-small", revision="{L2}")',
+        f'd = load_dataset("acme/llama-small", revision="{L2}")',
+    ]) + "\n", encoding="utf-8")
+    table = run_check(advised_store_url, "proj", cwd=tmp_path)
+    assert table.exit_code == 1
+    assert f"app.py:3  acme/llama-small@{L2[:12]}  affected" in table.output
+    assert f"app.py:4  datasets/acme/llama-small@{L2[:12]}  unknown" in table.output
+    failing = [line for line in table.output.splitlines() if "fail" in line and "app.py:" in line]
+    assert failing and all("datasets/" not in line for line in failing)
+    report = json.loads(run_check(advised_store_url, "proj", "--format", "json", cwd=tmp_path).output)
+    repos = {p["line"]: p["repo"] for p in report["pins"]}
+    assert repos == {3: "acme/llama-small", 4: "datasets/acme/llama-small"}
+    md = run_check(advised_store_url, "proj", "--format", "markdown", cwd=tmp_path).output
+    assert "datasets/acme/llama-small" in md
