@@ -235,11 +235,13 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
         elif isinstance(node, ast.JoinedStr) and any(h in "".join(
                 str(v.value) for v in node.values if isinstance(v, ast.Constant)) for h in ("huggingface.co/", "hf.co/")):
             value = resolver.value(node) or Value()
-            for _, repo, rev, span, style in find_hub_urls(value.text):
-                if style == "url" and looks_like_repo(repo):
+            for url in find_hub_urls(value.text):
+                if url.style == "url" and looks_like_repo(url.repo):
+                    rev = url.revision
                     dynamic = rev is not None and "\ufffc" in rev
-                    found.append(Found(node.lineno, repo, None if dynamic else rev, style, dynamic,
-                                       span=value.span_of(*span) if span and not dynamic else None))
+                    found.append(Found(node.lineno, url.repo, None if dynamic else rev, url.style, dynamic,
+                                       span=value.span_of(*url.span) if url.span and not dynamic else None,
+                                       repo_type=url.repo_type))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in ignored \
                 and ("hf://" in node.value or "huggingface.co/" in node.value or "hf.co/" in node.value):
             for f in find_hf_urls(node.value, node.lineno, "hf-url"):

@@ -24,7 +24,7 @@ _REV_OPTS = ("--revision", "--model-revision", "--model_revision")
 _TOK_OPTS = ("--tokenizer", "--tokenizer-name", "--tokenizer_name")
 _TOK_REV_OPTS = ("--tokenizer-revision", "--tokenizer_revision")
 _SERVERS = ("vllm", "text-generation-launcher", "text-generation-inference", "sglang", "lmdeploy", "tgi")
-_CLI_VALUED = frozenset({"--revision", "--repo-type", "--local-dir", "--cache-dir", "--token", "--max-workers",
+_CLI_VALUED = frozenset({"--revision", "--repo-type", "--repo_type", "--local-dir", "--cache-dir", "--token", "--max-workers",
                          "--local-dir-use-symlinks", "--include", "--exclude"})
 
 
@@ -47,7 +47,7 @@ class _Pins:
         self.script, self.line_of, self.style = script, line_of, style
         self.found: list[Found] = []
 
-    def add(self, repo: Word, revision: Word | None, style: str | None = None) -> None:
+    def add(self, repo: Word, revision: Word | None, style: str | None = None, repo_type: str = "model") -> None:
         text = repo.value.text
         if not looks_like_repo(text):
             return  # a local path, or a repo computed at run time: nothing we can name
@@ -56,7 +56,7 @@ class _Pins:
         dynamic = rev is not None and (rev.is_dynamic or not rev.text)
         self.found.append(Found(self.line_of(repo.at), text, None if rev is None or dynamic else rev.text,
                                 style or self.style, dynamic, span=None if rev is None or dynamic else rev.span,
-                                repo_span=repo.value.span))
+                                repo_span=repo.value.span, repo_type=repo_type))
         if rev is not None:
             self.script.used |= rev.names
 
@@ -85,10 +85,11 @@ class _Pins:
                 continue
             repo = rest[k]
             break
-        repo_type = _option(rest, ("--repo-type",))
-        if repo is None or (repo_type is not None and repo_type.value.text in ("dataset", "space")):
-            return
-        self.add(repo, _option(rest, ("--revision",)))
+        option = _option(rest, ("--repo-type", "--repo_type"))
+        repo_type = "model" if option is None else option.value.text
+        if repo is None or repo_type not in ("model", "dataset"):
+            return  # a space, or a repo type computed at run time
+        self.add(repo, _option(rest, ("--revision",)), repo_type=repo_type)
 
     def _server(self, words: list[Word], names: list[str]) -> None:
         model = _option(words, _MODEL_OPTS)
@@ -114,16 +115,17 @@ class _Pins:
                 continue
             span = code.value.span_of(*f.span) if f.span and not dynamic else None
             self.found.append(Found(self.line_of(code.at), f.repo, None if dynamic else f.revision, f.style,
-                                    dynamic, span=span))
+                                    dynamic, span=span, repo_type=f.repo_type))
 
     def _urls(self, word: Word) -> None:
-        for _, repo, rev, span, style in find_hub_urls(word.value.text):
-            if DYN in repo:
+        for url in find_hub_urls(word.value.text):
+            if DYN in url.repo:
                 continue
+            rev = url.revision
             dynamic = rev is not None and DYN in rev
-            where = word.value.span_of(*span) if span and not dynamic else None
-            self.found.append(Found(self.line_of(word.at), repo, None if dynamic else rev, style, dynamic,
-                                    span=where))
+            where = word.value.span_of(*url.span) if url.span and not dynamic else None
+            self.found.append(Found(self.line_of(word.at), url.repo, None if dynamic else rev, url.style, dynamic,
+                                    span=where, repo_type=url.repo_type))
 
 
 def _assign(script: Script, word: Word, line_at: int) -> None:

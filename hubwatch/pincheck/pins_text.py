@@ -12,6 +12,7 @@ __all__ = [
     "AMBIGUOUS",
     "DYN",
     "Found",
+    "HubUrl",
     "MODEL_KEYS",
     "Piece",
     "Value",
@@ -212,55 +213,73 @@ def pair_keys(keys: Sequence[str]) -> dict[str, str | None]:
 
 
 _HF_URL = re.compile(
-    r"hf://(?!datasets/|spaces/|buckets/)(?:models/)?"
+    r"hf://(?!spaces/|buckets/)(?:(?P<type>models|datasets)/|(?!datasets/))"
     r"(?P<org>[A-Za-z0-9][A-Za-z0-9._-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
     r"(?:@(?P<rev>[^/\s'\"`,;)\]}]+))?"
 )
-# https://huggingface.co/ORG/NAME/resolve|blob|raw|tree/REV/…, and git+https://huggingface.co/ORG/NAME[.git][@REV]
+# https://huggingface.co/[datasets/]ORG/NAME/resolve|blob|raw|tree/REV/…, and git+https://huggingface.co/ORG/NAME[.git][@REV]
 _HUB_URL = re.compile(
-    r"(?P<git>git\+)?https?://(?:www\.)?(?:huggingface\.co|hf\.co)/"
+    r"(?P<git>git\+)?https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?P<type>datasets/)?"
     r"(?P<org>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)/(?P<name>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)"
     r"(?:/(?:resolve|blob|raw|tree)/(?P<rev>[^/\s'\"`?#)\]}]+)|@(?P<at>[^/\s'\"`,;#)\]}]+))?"
 )
 
 
-def _hf_urls(text: str) -> Iterator[tuple[int, str, str | None, tuple[int, int] | None]]:
+@dataclass(frozen=True)
+class HubUrl:
+    """A hub URL found in a text: where it starts, the repo, its revision (and where that is written)."""
+
+    at: int
+    repo: str
+    revision: str | None
+    span: tuple[int, int] | None  # the revision's characters, as offsets into the text searched
+    style: str  # hf-url (hf://…) or url (https://huggingface.co/…)
+    repo_type: str = "model"  # "dataset": hf://datasets/… or huggingface.co/datasets/…
+
+
+def _hf_urls(text: str) -> Iterator[HubUrl]:
     for match in _HF_URL.finditer(text):
         rev = match.group("rev")
         repo = f"{match.group('org')}/{match.group('name').rstrip('.-')}"
         span = (match.start("rev"), match.end("rev")) if rev else None
-        yield match.start(), repo, unquote(rev) if rev else None, span
+        kind = "dataset" if match.group("type") == "datasets" else "model"
+        yield HubUrl(match.start(), repo, unquote(rev) if rev else None, span, "hf-url", kind)
 
 
-def _hub_urls(text: str) -> Iterator[tuple[int, str, str | None, tuple[int, int] | None]]:
+def _hub_urls(text: str) -> Iterator[HubUrl]:
     for match in _HUB_URL.finditer(text):
         org, name = match.group("org"), match.group("name")
-        if org.lower() in _NOT_ORGS:
+        dataset = match.group("type") is not None
+        if org.lower() in _NOT_ORGS and not dataset:
             continue
         group = "rev" if match.group("rev") else "at" if match.group("at") else None
         if group is None and not match.group("git"):
-            continue  # a bare link to a model page pins nothing
+            continue  # a bare link to a model's or a dataset's page pins nothing
+        if dataset and group != "rev":
+            continue  # a dataset is pinned by its resolve/blob/raw/tree URLs; `git+…@rev` installs models' code
         name = name[:-4] if name.endswith(".git") else name.rstrip(".-")
         rev = match.group(group) if group else None
         span = (match.start(group), match.end(group)) if group else None
-        yield match.start(), f"{org}/{name}", unquote(rev) if rev else None, span
+        yield HubUrl(match.start(), f"{org}/{name}", unquote(rev) if rev else None, span, "url",
+                     "dataset" if dataset else "model")
 
 
-def find_hub_urls(text: str) -> list[tuple[int, str, str | None, tuple[int, int] | None, str]]:
-    """(offset, repo, revision, revision span, style) for every hf:// and huggingface.co URL in `text`."""
-    found = [(*u, "hf-url") for u in _hf_urls(text)] if "hf://" in text else []
+def find_hub_urls(text: str) -> list[HubUrl]:
+    """Every hf:// and huggingface.co URL in `text` naming a model or a dataset (never a space)."""
+    found = list(_hf_urls(text)) if "hf://" in text else []
     if "huggingface.co/" in text or "hf.co/" in text:
-        found += [(*u, "url") for u in _hub_urls(text)]
+        found += list(_hub_urls(text))
     return found
 
 
 def find_hf_urls(text: str, first_line: int, style: str, base: int | None = None) -> list[Found]:
-    """hf:// and huggingface.co URLs in `text` (models only), with their line numbers; with `base`
-    (where `text` starts in the file) the revision's span too."""
+    """hf:// and huggingface.co URLs in `text` (models and datasets), with their line numbers; with
+    `base` (where `text` starts in the file) the revision's span too."""
     return [
-        Found(first_line + text.count("\n", 0, at), repo, rev, kind if style == "hf-url" else style,
-              span=(base + span[0], base + span[1]) if base is not None and span else None)
-        for at, repo, rev, span, kind in find_hub_urls(text)
+        Found(first_line + text.count("\n", 0, u.at), u.repo, u.revision, u.style if style == "hf-url" else style,
+              span=(base + u.span[0], base + u.span[1]) if base is not None and u.span else None,
+              repo_type=u.repo_type)
+        for u in find_hub_urls(text)
     ]
 
 

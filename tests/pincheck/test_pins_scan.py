@@ -45,14 +45,16 @@ def test_every_pin_style_is_found_exactly(report) -> None:  # type: ignore[no-un
     found = {(p.path, p.line, p.cell): (str(p.repo), p.revision, p.style, p.kind) for p in models}
     assert found == EXPECTED
     assert len(models) == len(EXPECTED)
-    # snapshot_download(repo_type="dataset") is a dataset pin, named as the hub's URLs name it
+    # snapshot_download(repo_type="dataset") and `hf download --repo-type dataset` are dataset pins,
+    # named as the hub's URLs name them
     assert [(p.where, p.name, p.revision) for p in report.pins if p.repo_type == "dataset"] == \
-        [("src/train.py:18", "datasets/acme/a-dataset", "1111111")]
+        [("deploy/Dockerfile:7", "datasets/acme/docker-dataset", "ccccccc"),
+         ("src/train.py:18", "datasets/acme/a-dataset", "1111111")]
 
 
 def test_negatives_are_not_reported(report) -> None:  # type: ignore[no-untyped-def]
     repos = {str(p.repo) for p in report.pins if p.repo_type == "model"}
-    # comments, docstrings, markdown cells, f-strings, variables, datasets, local paths, vendored venvs
+    # comments, docstrings, markdown cells, f-strings, variables, datasets (never models), local paths, venvs
     assert not {r for r in repos if r.startswith("ghost/")}
     assert not repos & {"acme/a-dataset", "acme/docker-dataset", "checkpoints/run1", "acme/in-broken-file"}
     assert not any(p.revision in ("2222222", "4444444") for p in report.pins)
@@ -88,7 +90,7 @@ def test_python_variants(source: str, expected: tuple[str, str | None]) -> None:
         'X.from_pretrained(get_name())',
         'print("from_pretrained(\'o/n\')")',
         'hf_hub_download(repo_id="o/n", repo_type="space")',
-        'x = "hf://datasets/o/n@abc1234"',
+        'x = "hf://spaces/o/n@abc1234"',
     ],
 )
 def test_python_negatives(source: str) -> None:
@@ -122,8 +124,9 @@ def test_a_missing_path_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_a_single_file_can_be_scanned(data_dir: Path) -> None:
     report = scan_path(data_dir / "checkproj" / "deploy" / "Dockerfile")
-    assert [(p.path, p.line, str(p.repo)) for p in report.pins] == [
-        ("Dockerfile", 4, "acme/docker-model"), ("Dockerfile", 6, "acme/docker-unpinned")
+    assert [(p.path, p.line, p.name) for p in report.pins] == [
+        ("Dockerfile", 4, "acme/docker-model"), ("Dockerfile", 6, "acme/docker-unpinned"),
+        ("Dockerfile", 7, "datasets/acme/docker-dataset"),
     ]
 
 
