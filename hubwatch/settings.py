@@ -102,14 +102,18 @@ class Settings(BaseSettings):
         "the poll runs, so a crashed (kill -9) worker's repos are free again within this time.",
     )
     claim_batch: int = Field(
-        default=4, ge=1, le=100, description="Repos one worker claims at a time (small, so several workers share a cycle's work)."
+        default=4,
+        ge=1,
+        le=100,
+        description="The most repos one worker holds claimed at a time (small, so several workers share a cycle's "
+        "work); as soon as one is polled the next due repo is claimed in its place.",
     )
     poll_concurrency: int = Field(
         default=4,
         ge=1,
         le=64,
-        description="Repos of a claimed batch one worker polls at the same time (threads): the hub's latency of "
-        "one repo overlaps another's work; 1 polls them one after another.",
+        description="Repos one worker polls at the same time (threads; at most HUBWATCH_CLAIM_BATCH): the hub's "
+        "latency of one repo overlaps another's work; 1 polls them one after another.",
     )
     shutdown_grace_s: float = Field(
         default=20.0,

@@ -15,10 +15,13 @@ import contextvars
 import hashlib
 import logging
 import os
+import math
 import socket
+import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
@@ -74,10 +77,10 @@ def default_worker_id() -> str:
 
 
 class PollCycle:
-    """One poll cycle: claim due repos in small batches, poll them under a renewed lease, release each.
+    """One poll cycle: claim due repos as poll slots free, poll them under a renewed lease, release each.
 
-    Leases last `settings.lease_s` and a heartbeat renews them every third of that while the batch
-    is worked on, so a crashed worker's repos are free again within one lease; `stop()` (SIGTERM)
+    Leases last `settings.lease_s` and a heartbeat renews them every third of that while a repo
+    is polled, so a crashed worker's repos are free again within one lease; `stop()` (SIGTERM)
     ends the cycle at the next revision boundary with nothing recorded as a failure.
     """
 
@@ -119,8 +122,6 @@ class PollCycle:
             if self._token_halted():
                 return []  # the hub rejected this token: no request until the token changes
             meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
-            outcomes: list[PollOutcome] = []
-            seen: set[RepoId] = set()
             listed_at = self._clock()
             # Every repo not due was polled within the re-check interval: no listing need reach further.
             floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
@@ -137,59 +138,105 @@ class PollCycle:
                 self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
                 self._listed_at = listed_at
             share = self._fair_share(moved_since)
-            while not self._stopping.is_set() and not self._token_halted():
-                if len(seen) >= share:
-                    break  # our share of what was due: the other live workers' cycles take the rest
-                claimed = self._store.leases.claim_due(self.worker_id, self._clock(), self._batch, self._lease_s)
-                again = [r for r in claimed if r in seen]
-                if again:  # due again already: leave it to the next cycle, leased by no one
-                    self._store.leases.unlease(again, self.worker_id)
-                claimed = [r for r in claimed if r not in seen]
-                if not claimed:
-                    break
-                seen.update(claimed)
-                failures = {s.repo: s.failures for s in self._store.watched_among(claimed)}
-                with self.heartbeat.holding(claimed):
-                    polled, halt = self._poll_batch(claimed, failures, listing_ok=meter.listing != "failed")
-                    outcomes.extend(polled)
-                    if halt:
-                        break
+            outcomes = self._poll_due(share, listing_ok=meter.listing != "failed")
             _log_cycle(outcomes)
             self._record(meter, outcomes)
             return outcomes
         finally:
             self._lock.release()
 
-    def _poll_batch(
-        self, claimed: list[RepoId], failures: dict[RepoId, int], *, listing_ok: bool
-    ) -> tuple[list[PollOutcome], bool]:
-        """Poll the claimed repos, `poll_concurrency` at a time (threads, each in a copy of this
-        context); their outcomes in claim order, and whether the cycle must stop (the token was
-        rejected). A repo not started when the cycle stops (a shutdown, a rejected token) is
-        unleased for whichever worker comes next."""
+    def _poll_due(self, share: float, *, listing_ok: bool) -> list[PollOutcome]:
+        """Claim due repos and poll them, at most `min(poll_concurrency, claim_batch)` at once: as
+        soon as one poll ends its slot is claimed for again (no batch waits for its slowest repo),
+        until nothing new is due, this cycle has its `share`, it stops or the token is rejected.
+        Polls run in threads (each in a copy of this context; inline when one at a time); outcomes
+        come back in claim order. A repo claimed but not started when the cycle stops (a shutdown,
+        a rejected token, a bug raised by another poll) is unleased for whichever worker comes next.
+        """
+        width = max(1, min(self._settings.poll_concurrency, self._batch))
+        quota = sys.maxsize if share == float("inf") else math.ceil(share)
+        order: list[RepoId] = []  # claimed, in claim order
+        polled: set[RepoId] = set()
+        broken: set[RepoId] = set()  # their poll raised: left leased, as a crashed worker's would be
         outcomes: dict[RepoId, PollOutcome] = {}
+        returned: set[RepoId] = set()  # polled this cycle and due again: left to the next cycle
+        running: dict[Future[None], RepoId] = {}
+        holds: dict[RepoId, ExitStack] = {}
         halt = threading.Event()
+        exhausted = False
 
-        def one(repo: RepoId) -> None:
+        def one(repo: RepoId, prior_failures: int) -> None:
             if self._stopping.is_set() or halt.is_set():
                 return
-            outcome = self._poll_one(repo, failures.get(repo, 0), listing_ok=listing_ok)
+            outcome = self._poll_one(repo, prior_failures, listing_ok=listing_ok)
             outcomes[repo] = outcome
             if isinstance(outcome, Failed) and outcome.token_rejected:
                 halt.set()  # every later request would be refused the same way
 
-        width = min(self._settings.poll_concurrency, len(claimed))
-        if width <= 1:
-            for repo in claimed:
-                one(repo)
-        else:
-            with ThreadPoolExecutor(max_workers=width, thread_name_prefix="hubwatch-poll") as pool:
-                for future in [pool.submit(contextvars.copy_context().run, one, repo) for repo in claimed]:
+        pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="hubwatch-poll") if width > 1 else None
+        try:
+            while True:
+                free = min(width - len(running), quota - len(order))
+                if free > 0 and not exhausted and not halt.is_set() and not self._stopping.is_set():
+                    if self._token_halted():
+                        exhausted = True
+                    else:
+                        fresh, again = self._claim(free, polled, returned)
+                        returned.update(again)
+                        exhausted = not fresh and not again
+                        failures = {s.repo: s.failures for s in self._store.watched_among(fresh)} if fresh else {}
+                        for repo in fresh:
+                            order.append(repo)
+                            polled.add(repo)
+                            holds[repo] = hold = ExitStack()
+                            hold.enter_context(self.heartbeat.holding([repo]))
+                            if pool is None:
+                                done: Future[None] = Future()
+                                try:
+                                    one(repo, failures.get(repo, 0))
+                                    done.set_result(None)
+                                except Exception as exc:  # raised below, as from a thread
+                                    done.set_exception(exc)
+                                running[done] = repo
+                            else:
+                                ctx = contextvars.copy_context()
+                                running[pool.submit(ctx.run, one, repo, failures.get(repo, 0))] = repo
+                        if fresh or again:
+                            continue  # fill every free slot before waiting
+                if not running:
+                    break
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    repo = running.pop(future)
+                    holds.pop(repo).close()
+                    if future.exception() is not None:
+                        broken.add(repo)
                     future.result()  # a bug in one poll is raised here, as it would be one at a time
-        left = [r for r in claimed if r not in outcomes]
-        if left:
-            self._store.leases.unlease(left, self.worker_id)
-        return [outcomes[r] for r in claimed if r in outcomes], halt.is_set()
+        except BaseException:
+            halt.set()  # claim nothing more, start nothing more; let the running polls end
+            raise
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+            broken.update(repo for future, repo in running.items() if future.exception() is not None)
+            for hold in holds.values():
+                hold.close()
+            left = [r for r in order if r not in outcomes and r not in broken]
+            if left:
+                self._store.leases.unlease(left, self.worker_id)
+        return [outcomes[r] for r in order if r in outcomes]
+
+    def _claim(self, want: int, polled: set[RepoId], returned: set[RepoId]) -> tuple[list[RepoId], list[RepoId]]:
+        """Lease up to `want` due repos not polled yet this cycle, and the repos the claim met that
+        were polled this cycle and are due again already (unleased at once, left to the next cycle).
+        The claim asks for as many more as it may meet of those (`returned`), so they cannot fill it."""
+        claimed = self._store.leases.claim_due(self.worker_id, self._clock(), want + len(returned), self._lease_s)
+        again = [r for r in claimed if r in polled]
+        fresh = [r for r in claimed if r not in polled]
+        extra = fresh[want:]  # more than the free slots (fewer polled repos came back than allowed for)
+        if again or extra:
+            self._store.leases.unlease(again + extra, self.worker_id)
+        return fresh[:want], [r for r in again if r not in returned]
 
     def poll_now(self, repo: RepoId) -> PollOutcome | None:
         """Poll one watched repo at once (a webhook said it changed), under its lease like any poll.

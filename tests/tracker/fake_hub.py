@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -30,7 +31,7 @@ class FakeRepo:
 
 
 class FakeHub:
-    """The hub as dicts; `requests` counts the calls by method name."""
+    """The hub as dicts; `requests` counts the calls by method name (the poll cycle's threads too)."""
 
     endpoint = "https://fake-hub.invalid"
     token: str | None = None
@@ -40,6 +41,7 @@ class FakeHub:
         self.repos: dict[RepoId, FakeRepo] = {}
         self.children: dict[RepoId, list[tuple[RepoId, str]]] = {}
         self.requests: dict[str, int] = {}
+        self._count = threading.Lock()
 
     # -- building it ----------------------------------------------------------------------------
 
@@ -57,7 +59,8 @@ class FakeHub:
     # -- the protocol ---------------------------------------------------------------------------
 
     def _asked(self, name: str, repo: RepoId | None = None) -> FakeRepo | None:
-        self.requests[name] = self.requests.get(name, 0) + 1
+        with self._count:
+            self.requests[name] = self.requests.get(name, 0) + 1
         if repo is None:
             return None
         state = self.repos.get(repo)
