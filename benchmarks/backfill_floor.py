@@ -177,9 +177,9 @@ class Backfill(NamedTuple):
 def backfill(
     hub_url: str, url: str, repos: list[RepoId], concurrency: int | None = None, claim_batch: int | None = None
 ) -> Backfill:
-    """Backfill every repo into a fresh store at `url` (`concurrency`: repos polled together,
-    `claim_batch`: repos claimed at a time; the default settings when None): wall and CPU seconds,
-    revisions stored, failures, the requests."""
+    """Backfill every repo into a fresh store at `url` (`concurrency`: repos polled together;
+    `claim_batch`: the most repos held claimed at a time, which bounds `concurrency` too; the default
+    settings when None): wall and CPU seconds, revisions stored, failures, the requests."""
     store = Store.open(url)
     try:
         for repo in repos:

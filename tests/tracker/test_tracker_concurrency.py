@@ -1,5 +1,5 @@
-"""Hub requests overlap where the tracker means them to: a snapshot's files, the repos of a claimed
-batch (`poll_concurrency`), while the circuit breaker still counts every failure. The emulator
+"""Hub requests overlap where the tracker means them to: a snapshot's files, the claimed repos
+(`poll_concurrency` at a time), while the circuit breaker still counts every failure. The emulator
 reports how many requests it answered at once (`/_sim/state`'s `requests.max_in_flight`)."""
 
 from __future__ import annotations
