@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hubwatch.estimator import analyze, estimate_revision
-from hubwatch.estimator.memory_report import memory_report
-from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.memory.report import memory_report
+from hubwatch.estimator.memory.settings import MemorySettings
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = (ROOT / "tests" / "data", ROOT / "benchmarks" / "data" / "configs")

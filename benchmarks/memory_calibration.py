@@ -47,9 +47,9 @@ from pathlib import Path
 
 from hubwatch.estimator import analyze
 from hubwatch.estimator.cards import Card, fits
-from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
-from hubwatch.estimator.memory_settings import STACKS, MemorySettings
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import MemoryEstimate, estimate_memory
+from hubwatch.estimator.memory.settings import STACKS, MemorySettings
+from hubwatch.estimator.params.spec import ModelSpec
 
 from benchmarks.memory_calibration_rows import stated_settings
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.memory.settings import MemorySettings
 
 __all__ = ["UNMODELLED_KEYS", "stated_settings"]
 

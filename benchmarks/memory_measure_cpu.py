@@ -274,8 +274,8 @@ def _measure(case: Case) -> dict[str, float | str]:
 
 def _estimate(case: Case) -> dict[str, float | str]:
     from hubwatch.estimator import analyze
-    from hubwatch.estimator.memory import estimate_memory
-    from hubwatch.estimator.memory_settings import MemorySettings
+    from hubwatch.estimator.memory.peak import estimate_memory
+    from hubwatch.estimator.memory.settings import MemorySettings
 
     spec = analyze(_config(case.arch)).spec
     settings = MemorySettings(method=case.method, precision=case.precision, batch=case.batch, seq_len=case.seq_len,
@@ -294,11 +294,11 @@ def _estimate(case: Case) -> dict[str, float | str]:
 
 
 def _kept_activations(spec: Any, settings: Any) -> float:
-    from hubwatch.estimator.memory_activations import LoraActivations, activation_model
+    from hubwatch.estimator.memory.activations import LoraActivations, activation_model
 
     lora = None
     if settings.method in ("lora", "qlora"):
-        from hubwatch.estimator.memory_roles import plan_lora
+        from hubwatch.estimator.memory.roles import plan_lora
 
         plan = plan_lora(spec, settings.lora_rank, settings.lora_targets)
         act_bytes = 4 if settings.precision == "fp32" else 2

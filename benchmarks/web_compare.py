@@ -28,7 +28,7 @@ from rich.table import Table
 from hubwatch.diff import diff_snapshots
 from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.estimator.memory_report import estimate_revision
+from hubwatch.estimator.memory.report import estimate_revision
 from hubwatch.feeds import create_app
 from hubwatch.feeds.builders.compare import DiffCache
 from hubwatch.settings import Settings

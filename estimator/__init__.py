@@ -8,7 +8,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 # Nothing is imported until a name is asked for (PEP 562): `hubwatch --help` reads the option
-# choices in memory_settings without loading the model code.
+# choices in memory/settings.py without loading the model code.
 if TYPE_CHECKING:
     from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, ParamsReport, analyze
     from hubwatch.estimator.config import ConfigError
@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from hubwatch.estimator.estimate_delta import EstimateDelta, estimate_delta
     from hubwatch.estimator.lints import Finding, merge_special_tokens
     from hubwatch.estimator.manifest import Manifest
-    from hubwatch.estimator.memory import MemoryEstimate, estimate_memory
+    from hubwatch.estimator.memory.peak import MemoryEstimate, estimate_memory
     from hubwatch.estimator.estimate_delta import memory_delta_summary
-    from hubwatch.estimator.memory_report import estimate_revision
-    from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
-    from hubwatch.estimator.structure import Node, Structure
+    from hubwatch.estimator.memory.report import estimate_revision
+    from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
+    from hubwatch.estimator.params.structure import Node, Structure
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ConfigError", "Finding", "Manifest", "Node", "ParamsReport",
            "Structure", "analyze", "merge_special_tokens"]
@@ -41,14 +41,14 @@ _WHERE = {
     "Finding": "hubwatch.estimator.lints",
     "merge_special_tokens": "hubwatch.estimator.lints",
     "Manifest": "hubwatch.estimator.manifest",
-    "MemoryEstimate": "hubwatch.estimator.memory",
-    "estimate_memory": "hubwatch.estimator.memory",
+    "MemoryEstimate": "hubwatch.estimator.memory.peak",
+    "estimate_memory": "hubwatch.estimator.memory.peak",
     "memory_delta_summary": "hubwatch.estimator.estimate_delta",
-    "estimate_revision": "hubwatch.estimator.memory_report",
-    "MemorySettings": "hubwatch.estimator.memory_settings",
-    "MemorySettingsError": "hubwatch.estimator.memory_settings",
-    "Node": "hubwatch.estimator.structure",
-    "Structure": "hubwatch.estimator.structure",
+    "estimate_revision": "hubwatch.estimator.memory.report",
+    "MemorySettings": "hubwatch.estimator.memory.settings",
+    "MemorySettingsError": "hubwatch.estimator.memory.settings",
+    "Node": "hubwatch.estimator.params.structure",
+    "Structure": "hubwatch.estimator.params.structure",
 }
 
 

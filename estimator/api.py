@@ -6,14 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hubwatch.estimator.blocks import Build
+from hubwatch.estimator.params.blocks import Build
 from hubwatch.estimator.config import Cfg, ConfigError, reading
-from hubwatch.estimator.families import build
+from hubwatch.estimator.architectures.dispatch import build
 from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
-from hubwatch.estimator.spec import ModelSpec
-from hubwatch.estimator.structure import NodeList, Structure
+from hubwatch.estimator.params.spec import ModelSpec
+from hubwatch.estimator.params.structure import NodeList, Structure
 from hubwatch.estimator.support import UNSUPPORTED, Support, assess, unread_structural_keys
 
 __all__ = ["ESTIMATOR_VERSION", "Analysis", "ParamsReport", "analyze"]

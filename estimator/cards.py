@@ -12,9 +12,9 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from hubwatch.estimator.frozen import once, quick_init
-from hubwatch.estimator.memory import MemoryEstimate, MemoryModel, memory_model
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import MemoryEstimate, MemoryModel, memory_model
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.params.spec import ModelSpec
 
 __all__ = ["BATCH_CAP", "DEFAULT_CARDS", "BatchFit", "Card", "card_by_name", "cards_needed", "cards_needed_many", "fits",
            "max_batch", "max_batch_of", "parse_cards"]

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from hubwatch.estimator.cards import Card
 from hubwatch.estimator.frozen import quick_init
-from hubwatch.estimator.memory_activations import training_stacks
-from hubwatch.estimator.memory_settings import MemorySettingsError
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.activations import training_stacks
+from hubwatch.estimator.memory.settings import MemorySettingsError
+from hubwatch.estimator.params.spec import ModelSpec
 
 __all__ = ["PRICE_TABLE_DATE", "CostEstimate", "RunShape", "forward_flops_per_token", "run_flops", "run_hours",
            "training_cost"]

@@ -19,7 +19,7 @@ from hubwatch.estimator.estimate_parts import (
 )
 from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.support import Support
 
 __all__ = ["Estimate", "Memory"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from hubwatch.estimator.frozen import quick_init
 from hubwatch.estimator.lints import Finding
-from hubwatch.estimator.memory import MemoryEstimate
+from hubwatch.estimator.memory.peak import MemoryEstimate
 from hubwatch.estimator.rounding import gb
 from hubwatch.estimator.support import Support
 

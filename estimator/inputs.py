@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hubwatch.estimator.cards import Card
     from hubwatch.estimator.cost import RunShape
     from hubwatch.estimator.estimate import Estimate
-    from hubwatch.estimator.memory_settings import MemorySettings
+    from hubwatch.estimator.memory.settings import MemorySettings
 
 __all__ = ["DEFAULT_SEQ_LEN", "ESTIMATOR_FILES", "EstimatorInputs", "JsonReader", "estimate_inputs", "files_manifest",
            "inputs_from_files", "is_estimator_file"]
@@ -85,7 +85,7 @@ def estimate_inputs(inputs: EstimatorInputs, settings: MemorySettings, *, cards:
     `hubwatch estimate` makes them: the default length is capped at the model's context; a selected
     method the model cannot run raises MemorySettingsError (ConfigError for a config it cannot read)."""
     from hubwatch.estimator.api import analyze
-    from hubwatch.estimator.memory_report import memory_report, with_analysis
+    from hubwatch.estimator.memory.report import memory_report, with_analysis
 
     def run_analysis(seq_len: int) -> Analysis:
         return analyze(inputs.config, manifest=inputs.manifest, tokenizer_config=inputs.tokenizer_config,

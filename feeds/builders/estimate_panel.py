@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from hubwatch.estimator.estimate_parts import CARD_METHODS, MethodError, PeakMemory
 from hubwatch.estimator.lints import Finding
-from hubwatch.estimator.structure import Node
+from hubwatch.estimator.params.structure import Node
 from hubwatch.estimator.verdict import SupportWords, Verdict, batch_one_misfits, estimate_verdicts, support_words
 from hubwatch.feeds.builders.plan_settings import PlanSettings
 
@@ -230,7 +230,7 @@ def estimate_panel(inputs: EstimatorInputs, settings: PlanSettings, *, model: st
     """The panel of `inputs` at `settings`, or what stopped it (a config key, a setting), as the CLI says it."""
     from hubwatch.estimator.config import ConfigError
     from hubwatch.estimator.inputs import estimate_inputs
-    from hubwatch.estimator.memory_settings import MemorySettingsError
+    from hubwatch.estimator.memory.settings import MemorySettingsError
 
     try:
         analysis, estimate = estimate_inputs(inputs, settings.memory, cards=settings.cards, run=settings.run,

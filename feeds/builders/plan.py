@@ -115,7 +115,7 @@ def plan_estimate(body: Any, store: Store) -> dict[str, Any]:
     (default: the latest). A config, repo or setting the estimator rejects is a 400 naming the key."""
     from hubwatch.estimator.config import ConfigError
     from hubwatch.estimator.inputs import estimate_inputs
-    from hubwatch.estimator.memory_settings import MemorySettingsError
+    from hubwatch.estimator.memory.settings import MemorySettingsError
 
     if not isinstance(body, dict):
         raise bad_request('body must be a JSON object: {"config": {...}} or {"repo": "org/name"}, '

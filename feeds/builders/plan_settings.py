@@ -13,7 +13,7 @@ from typing import Any
 
 from hubwatch.estimator.cards import DEFAULT_CARDS, Card, card_by_name
 from hubwatch.estimator.cost import RunShape
-from hubwatch.estimator.memory_settings import METHODS, PRECISIONS, STACKS, MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.settings import METHODS, PRECISIONS, STACKS, MemorySettings, MemorySettingsError
 
 __all__ = ["CHOICES", "FORM_FIELDS", "PlanInputError", "PlanSettings", "form_values", "plan_settings", "settings_from_json"]
 

@@ -11,7 +11,7 @@ from hubwatch.cli import cli
 from hubwatch.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 # The option choices only: memory_settings imports nothing of the estimator's model code, and the
 # estimator's package imports nothing at import time, so `hubwatch --help` stays fast.
-from hubwatch.estimator.memory_settings import (
+from hubwatch.estimator.memory.settings import (
     ATTENTION_IMPLS, IMPLEMENTATIONS, KV_DTYPES, LOSS_IMPLS, METHODS, OPTIMIZERS, PRECISIONS, SERVE_DTYPES, STACKS,
     MemorySettings, MemorySettingsError,
 )

@@ -10,7 +10,7 @@ from hubwatch.estimator import Analysis, Estimate
 from hubwatch.estimator.cards import Card
 from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.inputs import DEFAULT_SEQ_LEN
-from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.memory.settings import MemorySettings
 from hubwatch.estimator.support import Support
 from hubwatch.estimator.verdict import estimate_verdicts, support_words
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hubwatch.estimator.spec import AttentionSpec, LinearSpec, ModelSpec, StackSpec
+from hubwatch.estimator.params.spec import AttentionSpec, LinearSpec, ModelSpec, StackSpec
 
 
 def llama_like(*, layers: int = 32, hidden: int = 4096, inter: int = 11008, heads: int = 32,

@@ -16,10 +16,10 @@ from test_memory_properties import specs
 from hubwatch.estimator.cards import (
     BATCH_CAP, DEFAULT_CARDS, Card, cards_needed, cards_needed_many, fits, max_batch, max_batch_of,
 )
-from hubwatch.estimator.memory import estimate_memory, memory_model
-from hubwatch.estimator.memory_report import memory_report
-from hubwatch.estimator.memory_settings import MemorySettings
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import estimate_memory, memory_model
+from hubwatch.estimator.memory.report import memory_report
+from hubwatch.estimator.memory.settings import MemorySettings
+from hubwatch.estimator.params.spec import ModelSpec
 
 METHODS = ("full", "lora", "qlora", "serve")
 

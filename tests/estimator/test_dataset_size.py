@@ -11,8 +11,8 @@ from hubwatch.estimator.dataset_size import (
     BYTES_PER_TOKEN, ConfigSize, DatasetSizeError, DatasetSummary, SplitSize, dataset_run,
 )
 from hubwatch.estimator.estimate_parts import Cost
-from hubwatch.estimator.memory_report import memory_report
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.report import memory_report
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 
 SHA = "a" * 40
 TEXT = (("text", "string"), ("label", "class_label"))

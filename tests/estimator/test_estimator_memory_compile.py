@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from hubwatch.estimator import analyze
-from hubwatch.estimator.memory import estimate_memory
-from hubwatch.estimator.memory_activations import logits_bytes_per_token
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import estimate_memory
+from hubwatch.estimator.memory.activations import logits_bytes_per_token
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.params.spec import ModelSpec
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "configs"
 

@@ -15,11 +15,11 @@ import pytest
 
 from hubwatch.estimator import analyze
 from hubwatch.estimator.cards import Card, fits
-from hubwatch.estimator.memory import estimate_memory, kbit_upcasts
-from hubwatch.estimator.memory_activations import logits_bytes_per_token
-from hubwatch.estimator.memory_kv import block_linear_params
-from hubwatch.estimator.memory_settings import MemorySettings
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import estimate_memory, kbit_upcasts
+from hubwatch.estimator.memory.activations import logits_bytes_per_token
+from hubwatch.estimator.memory.kv import block_linear_params
+from hubwatch.estimator.memory.settings import MemorySettings
+from hubwatch.estimator.params.spec import ModelSpec
 
 CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "configs"
 

@@ -72,8 +72,8 @@ def test_the_card_tables_answer_decides_where_it_is_given() -> None:
 
 
 def test_estimate_verdicts_agree_with_the_largest_batch_per_card() -> None:
-    from hubwatch.estimator.memory_report import estimate_revision
-    from hubwatch.estimator.memory_settings import MemorySettings
+    from hubwatch.estimator.memory.report import estimate_revision
+    from hubwatch.estimator.memory.settings import MemorySettings
     from hubwatch.estimator.verdict import batch_one_misfits, estimate_verdicts
 
     config = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,

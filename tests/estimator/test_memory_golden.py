@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from hubwatch.estimator import analyze
-from hubwatch.estimator.memory import estimate_memory
-from hubwatch.estimator.memory_kv import NF4_BYTES_PER_PARAM, kv_cache_bytes
-from hubwatch.estimator.memory_roles import plan_lora
-from hubwatch.estimator.memory_settings import MemorySettings
-from hubwatch.estimator.spec import ModelSpec
+from hubwatch.estimator.memory.peak import estimate_memory
+from hubwatch.estimator.memory.kv import NF4_BYTES_PER_PARAM, kv_cache_bytes
+from hubwatch.estimator.memory.roles import plan_lora
+from hubwatch.estimator.memory.settings import MemorySettings
+from hubwatch.estimator.params.spec import ModelSpec
 
 
 def spec_of(data_dir: Path, name: str) -> ModelSpec:

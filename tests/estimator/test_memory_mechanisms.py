@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from memory_spec_builders import llama_like
 
-from hubwatch.estimator.memory import estimate_memory
-from hubwatch.estimator.memory_activations import quantized_inputs_per_token
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.peak import estimate_memory
+from hubwatch.estimator.memory.activations import quantized_inputs_per_token
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 
 LITGPT_QLORA = MemorySettings(method="qlora", precision="bf16", loss="chunked", implementation="litgpt",
                               nf4_keeps_inputs=True, nf4_double_quant=False, seq_len=512)

@@ -8,9 +8,9 @@ from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 
 from hubwatch.estimator.cards import Card, fits, max_batch
-from hubwatch.estimator.memory import estimate_memory, kbit_upcasts
-from hubwatch.estimator.memory_kv import block_linear_params
-from hubwatch.estimator.memory_settings import MemorySettings
+from hubwatch.estimator.memory.peak import estimate_memory, kbit_upcasts
+from hubwatch.estimator.memory.kv import block_linear_params
+from hubwatch.estimator.memory.settings import MemorySettings
 
 METHODS = ("full", "lora", "qlora", "serve")
 

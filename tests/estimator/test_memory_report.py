@@ -9,7 +9,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from memory_spec_builders import llama_like
 
 from hubwatch.estimator import Estimate, analyze
-from hubwatch.estimator.memory_report import _cannot_beat, estimate_revision, memory_delta_summary
+from hubwatch.estimator.memory.report import _cannot_beat, estimate_revision, memory_delta_summary
 
 KEYS = {"full_finetune", "lora", "qlora", "serve_weights", "kv_cache"}
 
@@ -66,7 +66,7 @@ def test_delta_summary_is_none_when_nothing_moved() -> None:
 
 
 def test_estimate_revision_reports_a_method_the_model_cannot_run() -> None:
-    from hubwatch.estimator.memory_settings import MemorySettings
+    from hubwatch.estimator.memory.settings import MemorySettings
 
     result = estimate_revision(llama_like(layers=2), MemorySettings(lora_targets=("wpe",))).to_json()
     assert "wpe matches no linear layer" in result["selected"]["error"]

@@ -7,8 +7,8 @@ from memory_spec_builders import llama_like
 
 from hubwatch.estimator.cards import card_by_name, parse_cards
 from hubwatch.estimator.cost import RunShape
-from hubwatch.estimator.memory import estimate_memory
-from hubwatch.estimator.memory_settings import MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.peak import estimate_memory
+from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@ from memory_spec_builders import llama_like
 
 from hubwatch.estimator.cards import Card, max_batch_of
 from hubwatch.estimator.estimate import Estimate
-from hubwatch.estimator.memory import estimate_memory, memory_model
-from hubwatch.estimator.memory_report import memory_report
-from hubwatch.estimator.memory_settings import STACK_DEFAULTS, STACKS, MemorySettings, MemorySettingsError
+from hubwatch.estimator.memory.peak import estimate_memory, memory_model
+from hubwatch.estimator.memory.report import memory_report
+from hubwatch.estimator.memory.settings import STACK_DEFAULTS, STACKS, MemorySettings, MemorySettingsError
 
 # Llama-3-8B's shape: a 128k vocabulary, where the logits path is the largest term at long sequences.
 LLAMA3 = llama_like(hidden=4096, inter=14336, heads=32, kv_heads=8, vocab=128256, max_pos=8192)

@@ -19,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hubwatch.estimator import analyze
-from hubwatch.estimator.memory_report import estimate_revision
+from hubwatch.estimator.memory.report import estimate_revision
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from feeds_seed import LLAMA2, Seeded, client, feeds_store, llama2_config, seeded  # noqa: F401
 
 from hubwatch.estimator import Estimate
-from hubwatch.estimator.memory_report import estimate_revision
+from hubwatch.estimator.memory.report import estimate_revision
 from hubwatch.estimator.verdict import batch_one_misfits, estimate_verdicts, support_words
 from hubwatch.feeds.builders.views import estimate_view
 

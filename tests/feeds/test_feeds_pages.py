@@ -7,7 +7,7 @@ import re
 from fastapi.testclient import TestClient
 from feeds_seed import HOSTILE, LLAMA2, Seeded, client, feeds_store, llama2_config, seeded  # noqa: F401
 
-from hubwatch.estimator.memory_report import estimate_revision
+from hubwatch.estimator.memory.report import estimate_revision
 from hubwatch.feeds.text import fmt_bytes
 
 

@@ -1,0 +1,1 @@
+"""Encoder-only models: BERT-likes and their variants, speech encoders, Perceiver."""
