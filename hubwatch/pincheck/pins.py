@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hubwatch.domain.records import RepoId
+from hubwatch.pincheck.pins_make import scan_make
 from hubwatch.pincheck.pins_notebook import scan_notebook
 from hubwatch.pincheck.pins_python import scan_python
 from hubwatch.pincheck.pins_shell import scan_shell
@@ -87,6 +88,8 @@ def _style_of(name: str) -> str | None:
     if lower.endswith((".sh", ".bash", ".zsh")) or lower == "dockerfile" or lower.startswith("dockerfile.") \
             or lower.endswith((".dockerfile", ".containerfile")) or lower == "containerfile":
         return "shell"
+    if lower in ("makefile", "gnumakefile") or lower.endswith(".mk"):
+        return "make"
     if lower == ".env" or lower.startswith(".env.") or lower.endswith(".env"):
         return "env"
     if lower.endswith(".txt") and (lower.startswith(("requirements", "constraints")) or lower.endswith(".in.txt")):
@@ -122,6 +125,8 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
         found, problem = scan_toml(text)
     elif style in ("shell", "env"):
         found, problem = scan_shell(text)[0], None
+    elif style == "make":
+        found, problem = scan_make(text), None
     elif style == "text":
         found, problem = _text_urls(text), None
     elif style == "notebook":

@@ -233,10 +233,10 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
             found += _mapping_pins({t.id: (t, d) for t, v in fields if isinstance(t, ast.Name)
                                     for d in [field_default(v)] if d is not None}, resolver)
         elif isinstance(node, ast.JoinedStr) and any(h in "".join(
-                str(v.value) for v in node.values if isinstance(v, ast.Constant)) for h in ("huggingface.co/", "hf.co/")):
+                str(v.value) for v in node.values if isinstance(v, ast.Constant)) for h in ("huggingface.co/", "hf.co/", "hf://")):
             value = resolver.value(node) or Value()
             for url in find_hub_urls(value.text):
-                if url.style == "url" and looks_like_repo(url.repo):
+                if looks_like_repo(url.repo) and (url.style == "url" or url.repo_type == "dataset"):
                     rev = url.revision
                     dynamic = rev is not None and "\ufffc" in rev
                     found.append(Found(node.lineno, url.repo, None if dynamic else rev, url.style, dynamic,

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 
 __all__ = [
     "AMBIGUOUS",
+    "DATASET_KEYS",
     "DYN",
     "Found",
     "HubUrl",
@@ -17,10 +18,12 @@ __all__ = [
     "Piece",
     "Value",
     "find_hf_urls",
+    "dataset_keys",
     "drop_weak",
     "find_hub_urls",
     "line_starts",
     "locate",
+    "looks_like_dataset",
     "looks_like_repo",
     "norm_key",
     "pair_keys",
@@ -176,6 +179,55 @@ def _prefixed(key: str) -> tuple[str, str] | None:
     return None
 
 
+# Keys that name a dataset repo in training and evaluation configs (TRL's and open-r1's `dataset_name`,
+# lm-evaluation-harness's `dataset_path`, …), and the keys holding its revision beside it.
+DATASET_KEYS = ("dataset", "dataset_id", "dataset_name", "dataset_path", "dataset_repo", "dataset_repo_id",
+                "dataset_name_or_path", "hf_dataset", "hf_dataset_id", "hf_dataset_name")
+# A mapping under one of these keys (or a list of them) describes one dataset: axolotl's `datasets:` and
+# `test_datasets:` entries (`path:`), torchtune's `dataset:` (`source:`), alignment-handbook's
+# `dataset_mixture: datasets:` (`id:`).
+DATASET_CONTAINERS = frozenset({"dataset", "datasets", "train_dataset", "eval_dataset", "test_dataset",
+                                "test_datasets", "eval_datasets", "train_datasets", "pretraining_dataset"})
+DATASET_ENTRY_REPO = ("path", "source", "id", "repo_id", "repo", "hf_repo")
+DATASET_ENTRY_REV = ("revision", "dataset_revision", "rev", "commit", "sha")
+_DATA_FILE = re.compile(
+    r".*\.(?:jsonl?|csv|tsv|parquet|arrow|txt|text|xml|yaml|yml|pkl|pickle|pt|npy|npz|h5|hdf5|feather|"
+    r"gz|bz2|xz|zst|zip|tar|tgz|py)$", re.I)
+_LOCAL_ORGS = frozenset({"data", "dataset", "datasets", "local", "tmp", "temp", "output", "outputs", "cache",
+                         "home", "mnt", "workspace", "input", "inputs", "raw", "processed", "files", "assets"})
+
+
+def looks_like_dataset(text: str | None) -> bool:
+    """`org/name` as a dataset repo is written: not a local file (`data/train.jsonl`) or a folder under a
+    local data directory (`data/mine`, `outputs/run1`), which config files name just as often."""
+    if not looks_like_repo(text):
+        return False
+    assert text is not None
+    org = text.split("/", 1)[0].lower()
+    return not _DATA_FILE.fullmatch(text) and org not in _LOCAL_ORGS
+
+
+def dataset_keys(keys: Sequence[str], container: str | None = None) -> list[tuple[str, str | None]]:
+    """(repo key, revision key or None) for each dataset a mapping with `keys` names; `container`: the
+    (snake case) key the mapping sits under. A mapping naming a model too only gives a dataset its own
+    revision key (`dataset_revision`), never a bare `revision`; lm-evaluation-harness's `dataset_name`
+    beside `dataset_path` is a config name, not a repo."""
+    normal = {norm_key(k): k for k in keys}
+    models = bool(pair_keys(list(keys)))
+    out: list[tuple[str, str | None]] = []
+    for key in DATASET_KEYS:
+        if key not in normal or (key == "dataset_name" and "dataset_path" in normal):
+            continue
+        candidates = [f"{key}_revision", "dataset_revision"] + ([] if models else ["revision"])
+        rev = next((normal[c] for c in candidates if c in normal), None)
+        out.append((normal[key], rev))
+    if not out and container in DATASET_CONTAINERS and not models:
+        repo = next((normal[k] for k in DATASET_ENTRY_REPO if k in normal), None)
+        if repo is not None:
+            out.append((repo, next((normal[k] for k in DATASET_ENTRY_REV if k in normal), None)))
+    return out
+
+
 AMBIGUOUS = ""  # pair_keys: a revision two models could own; neither gets it, and neither is reported
 
 
@@ -214,7 +266,7 @@ def pair_keys(keys: Sequence[str]) -> dict[str, str | None]:
 
 _HF_URL = re.compile(
     r"hf://(?!spaces/|buckets/)(?:(?P<type>models|datasets)/|(?!datasets/))"
-    r"(?P<org>[A-Za-z0-9][A-Za-z0-9._-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
+    r"(?P<org>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)/(?P<name>[A-Za-z0-9\ufffc][A-Za-z0-9._\ufffc-]*)"
     r"(?:@(?P<rev>[^/\s'\"`,;)\]}]+))?"
 )
 # https://huggingface.co/[datasets/]ORG/NAME/resolve|blob|raw|tree/REV/…, and git+https://huggingface.co/ORG/NAME[.git][@REV]
@@ -297,14 +349,15 @@ def strip_comment(line: str) -> str:
     return line
 
 
-def _toml_mappings(value: Any) -> Iterator[dict[str, Any]]:
+def _toml_mappings(value: Any, under: str | None = None) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Every table (inline ones too), with the snake-case key it sits under (a list's entries: the list's)."""
     if isinstance(value, dict):
-        yield value
-        for item in value.values():
-            yield from _toml_mappings(item)
+        yield value, under
+        for key, item in value.items():
+            yield from _toml_mappings(item, norm_key(str(key)))
     elif isinstance(value, list):
         for item in value:
-            yield from _toml_mappings(item)
+            yield from _toml_mappings(item, under)
 
 
 def scan_toml(text: str) -> tuple[list[Found], str | None]:
@@ -320,19 +373,24 @@ def scan_toml(text: str) -> tuple[list[Found], str | None]:
     used: set[int] = set()
     taken: set[int] = set()
     found: list[Found] = []
-    for mapping in _toml_mappings(data):
-        for key in MODEL_KEYS:
+    for mapping, under in _toml_mappings(data):
+        repo_type = mapping.get("repo_type", "model")
+        named = [(key, next((k for k in revision_keys(key) if k in mapping), None), repo_type) for key in MODEL_KEYS
+                 if repo_type in ("model", "dataset")]
+        named += [(key, rev_key, "dataset") for key, rev_key in dataset_keys(list(mapping), under)
+                  if looks_like_dataset(mapping[key] if isinstance(mapping[key], str) else None)]
+        for key, rev_key, kind in named:
             repo = mapping.get(key)
             if not isinstance(repo, str) or repo.count("/") != 1 or "://" in repo:
                 continue
-            rev_key = next((k for k in revision_keys(key) if k in mapping), None)
             revision = mapping.get(rev_key) if rev_key else None
             line = _locate(lines, key, repo, used)
             span = None
             if rev_key and isinstance(revision, str) and line:
                 span = _locate_value(lines, starts, line, rev_key, revision, taken)
             found.append(Found(line, repo, revision if isinstance(revision, str) else None, "toml",
-                               dynamic=rev_key is not None and not isinstance(revision, str), span=span))
+                               dynamic=rev_key is not None and not isinstance(revision, str), span=span,
+                               repo_type=kind))
     for number, text in enumerate(lines, start=1):
         found += find_hf_urls(text, number, "hf-url", starts[number - 1])
     return found, None

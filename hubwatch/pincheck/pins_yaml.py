@@ -10,7 +10,8 @@ import yaml
 
 from hubwatch.pincheck.pins_shell import scan_shell
 from hubwatch.pincheck.pins_text import (
-    AMBIGUOUS, Found, Value, find_hf_urls, line_starts, locate, looks_like_repo, norm_key, pair_keys,
+    AMBIGUOUS, Found, Value, dataset_keys, find_hf_urls, line_starts, locate, looks_like_dataset, looks_like_repo,
+    norm_key, pair_keys,
 )
 
 __all__ = ["scan_yaml"]
@@ -111,6 +112,41 @@ def _pairs(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], weak: bool) ->
     return found
 
 
+def _datasets(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], container: str | None) -> list[Found]:
+    """Datasets a config mapping names (`dataset_name:`, `dataset_path:` with `dataset_kwargs: {revision:}`,
+    axolotl's `datasets: - path:`, torchtune's `dataset: source:`), with their revision keys."""
+    found = []
+    for key, rev_key in dataset_keys(list(values), container):
+        node, repo = values[key]
+        if _scalar(node) is None or not looks_like_dataset(repo.text.strip()):
+            continue
+        rev = values[rev_key][1] if rev_key else None
+        if rev_key and not isinstance(values[rev_key][0], yaml.ScalarNode):
+            rev = Value.dynamic()
+        kwargs = next((n for k, (n, _) in values.items() if norm_key(k) == "dataset_kwargs"), None)
+        if rev is None and isinstance(kwargs, yaml.MappingNode):  # lm-evaluation-harness: load_dataset's kwargs
+            given = {_scalar(k): v for k, v in kwargs.value}
+            rev = doc.value(given["revision"]) if "revision" in given else None
+        found.append(replace(_pin(doc, node, repo, rev), repo_type="dataset"))
+    return found
+
+
+def _mixer(doc: _Doc, node: yaml.Node) -> list[Found]:
+    """alignment-handbook's `dataset_mixer: {ORG/NAME: fraction}`: each key a dataset, no revision."""
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    return [replace(_pin(doc, k, doc.value(k), None), repo_type="dataset") for k, _ in node.value
+            if looks_like_dataset((_scalar(k) or "").strip())]
+
+
+def _typed(found: list[Found], values: dict[str, tuple[yaml.Node, Value]]) -> list[Found]:
+    """A mapping's `repo_type: dataset` makes its repo a dataset (a space, or a computed type: no pin)."""
+    given = next((v.text.strip() for k, (_, v) in values.items() if norm_key(k) == "repo_type"), "model")
+    if given == "model":
+        return found
+    return [replace(f, repo_type="dataset") for f in found] if given == "dataset" else []
+
+
 def _scripts(doc: _Doc, pairs: list[tuple[str, yaml.Node]], env: dict[str, Value]) -> list[Found]:
     """Shell in `run:`/`script:`/`command:`/`args:` values, with the variables the enclosing `env:` sets."""
     found: list[Found] = []
@@ -156,13 +192,16 @@ def _block_lines(doc: _Doc, mapper: Callable[[int], int | None], first: int, val
     return line_of
 
 
-def _walk(node: yaml.Node, doc: _Doc, out: list[Found], env: dict[str, Value], is_env: bool = False) -> None:
+def _walk(node: yaml.Node, doc: _Doc, out: list[Found], env: dict[str, Value], is_env: bool = False,
+          under: str | None = None) -> None:
     if isinstance(node, yaml.MappingNode):
         pairs = [(_scalar(k), v) for k, v in node.value]
         named = [(str(k), v) for k, v in pairs if k is not None]
         values = {k: (v, doc.value(v)) for k, v in named}
         if not is_env:  # an env: mapping's variables are paired (weakly) where it is read
-            out.extend(_pairs(doc, values, weak=False))
+            out.extend(_typed(_pairs(doc, values, weak=False), values))
+            out.extend(_datasets(doc, values, under))
+            out.extend(f for k, v in named if norm_key(k) == "dataset_mixer" for f in _mixer(doc, v))
         inner_env = dict(env)
         for key, value in named:
             if norm_key(key) in _ENV_KEYS:
@@ -179,10 +218,11 @@ def _walk(node: yaml.Node, doc: _Doc, out: list[Found], env: dict[str, Value], i
         out.extend(_scripts(doc, [(norm_key(k), v) for k, v in named], inner_env))
         for maybe_key, value in pairs:
             if maybe_key is None or norm_key(maybe_key) not in _SCRIPT_KEYS:
-                _walk(value, doc, out, inner_env, maybe_key is not None and norm_key(maybe_key) in _ENV_KEYS)
+                _walk(value, doc, out, inner_env, maybe_key is not None and norm_key(maybe_key) in _ENV_KEYS,
+                      norm_key(maybe_key) if maybe_key is not None else None)
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            _walk(item, doc, out, env)
+            _walk(item, doc, out, env, under=under)  # a list's entries sit under the list's key
     elif isinstance(node, yaml.ScalarNode) and isinstance(node.value, str) \
             and ("hf://" in node.value or "huggingface.co/" in node.value or "hf.co/" in node.value):
         for f in find_hf_urls(node.value, node.start_mark.line + 1, "hf-url"):

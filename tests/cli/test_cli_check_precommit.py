@@ -77,5 +77,5 @@ def test_the_hook_definition() -> None:
 
     files = re.compile(hook["files"])
     assert all(files.search(p) for p in ["src/train.py", "nb.ipynb", "cfg/eval.yaml", "Dockerfile", "run.sh",
-                                         "requirements.txt", "pyproject.toml", ".env"])
+                                         "requirements.txt", "pyproject.toml", ".env", "Makefile", "ops/data.mk"])
     assert not any(files.search(p) for p in ["README.md", "image.png", "src/model.safetensors"])

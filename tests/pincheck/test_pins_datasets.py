@@ -87,3 +87,77 @@ def test_ci_yaml_steps_download_datasets() -> None:
             "      - run: hf download o/d --repo-type dataset --revision $DS_REV\n"
             "      - run: |\n          huggingface-cli download o/m --revision abcdef2\n")
     assert pins(text, "ci.yml") == [(6, "datasets/o/d", "abcdef1", "commit"), (8, "o/m", "abcdef2", "commit")]
+
+
+def test_training_config_yaml_keys() -> None:
+    axolotl = ("base_model: o/model\ndatasets:\n  - path: tatsu-lab/alpaca\n    type: alpaca\n"
+               f"    revision: {S}\n  - path: o/sub\n    name: en\n    split: train\n"
+               "  - path: data/train.jsonl\n    ds_type: json\n  - path: ./local/folder\n"
+               "test_datasets:\n  - path: o/test\n    revision: v2\n")
+    assert pins(axolotl, "axolotl.yml") == [
+        (1, "o/model", None, "unpinned"), (3, "datasets/tatsu-lab/alpaca", S, "commit"),
+        (6, "datasets/o/sub", None, "unpinned"),  # `name:` is the config, not part of the id
+        (13, "datasets/o/test", "v2", "ref")]
+    trl = ("model_name_or_path: o/m\nmodel_revision: abcdef1\ndataset_name: trl-lib/Capybara\n"
+           "dataset_config: default\ndataset_revision: abcdef2\n")
+    assert pins(trl, "sft.yaml") == [(1, "o/m", "abcdef1", "commit"), (3, "datasets/trl-lib/Capybara", "abcdef2", "commit")]
+    torchtune = (f"dataset:\n  _component_: torchtune.datasets.alpaca_dataset\n  source: yahma/alpaca-cleaned\n"
+                 f"  revision: {S}\n  packed: false\n")
+    assert pins(torchtune, "tune.yaml") == [(3, "datasets/yahma/alpaca-cleaned", S, "commit")]
+    handbook = ("dataset_mixer:\n  HuggingFaceH4/ultrachat_200k: 1.0\n  data/mine: 0.5\n"
+                "dataset_mixture:\n  datasets:\n    - id: o/mix\n      config: default\n      weight: 0.5\n")
+    assert pins(handbook, "recipe.yaml") == [(2, "datasets/HuggingFaceH4/ultrachat_200k", None, "unpinned"),
+                                             (6, "datasets/o/mix", None, "unpinned")]
+
+
+def test_lm_eval_dataset_name_is_a_config_not_a_repo() -> None:
+    task = ("task: gsm8k\ndataset_path: openai/gsm8k\ndataset_name: main/extra\n"
+            "dataset_kwargs:\n  revision: abcdef1\noutput_type: generate_until\n")
+    assert pins(task, "gsm8k.yaml") == [(2, "datasets/openai/gsm8k", "abcdef1", "commit")]
+    assert pins("dataset_path: o/d\ndataset_name: en\n", "t.yaml") == [(1, "datasets/o/d", None, "unpinned")]
+
+
+def test_a_model_key_is_not_a_dataset_key_and_a_model_keeps_its_revision() -> None:
+    text = "model: o/m\nrevision: abcdef1\ndataset: o/d\n"
+    # the bare revision is the model's (as before); the dataset beside a model takes only dataset_revision
+    assert pins(text, "c.yaml") == [(1, "o/m", "abcdef1", "commit"), (3, "datasets/o/d", None, "unpinned")]
+    assert pins("dataset: o/d\nrevision: abcdef1\n", "c.yaml") == [(1, "datasets/o/d", "abcdef1", "commit")]
+    assert pins("model:\n  path: o/m\n  revision: abcdef1\n", "c.yaml") == []  # `path:` names a dataset only
+    # under a dataset key
+    assert pins("repo_id: o/d\nrepo_type: dataset\nrevision: abcdef1\n", "c.yaml") == [
+        (1, "datasets/o/d", "abcdef1", "commit")]
+    assert pins("repo_id: o/s\nrepo_type: space\nrevision: abcdef1\n", "c.yaml") == []
+
+
+def test_a_dataset_key_holding_a_local_path_is_not_a_pin() -> None:
+    text = ("dataset: ./data/train\ndataset_path: /mnt/data/x\ndataset_name: data/mine\n"
+            "datasets:\n  - path: outputs/run1\n  - path: corpus/train.parquet\n  - path: ~/d/e\n"
+            "dataset_mixer:\n  data/local: 1.0\n")
+    assert pins(text, "c.yaml") == []
+    assert pins('dataset = "data/train.jsonl"\n[[datasets]]\npath = "cache/x"\n', "c.toml") == []
+
+
+def test_toml_dataset_keys() -> None:
+    text = ('[train]\nmodel_name_or_path = "o/m"\nmodel_revision = "abcdef1"\ndataset_name = "o/ds"\n'
+            f'dataset_revision = "{S}"\n\n[[datasets]]\npath = "o/axo"\nrevision = "abcdef3"\n\n'
+            '[fetch]\nrepo_id = "o/d2"\nrepo_type = "dataset"\nrevision = "abcdef4"\n')
+    assert pins(text, "c.toml") == [(2, "o/m", "abcdef1", "commit"), (4, "datasets/o/ds", S, "commit"),
+                                    (8, "datasets/o/axo", "abcdef3", "commit"), (12, "datasets/o/d2", "abcdef4", "commit")]
+
+
+def test_makefile_variables_reach_recipe_downloads() -> None:
+    text = (f"DATASET ?= o/ds\nDATASET_REV := {S}\nMODEL_ID = o/m\nMODEL_REVISION = abcdef1\nHF := huggingface-cli\n\n"
+            "data:\n\t@$(HF) download $(DATASET) --repo-type dataset \\\n\t\t--revision $(DATASET_REV) --local-dir d\n"
+            "\thf download o/x --repo-type=dataset --revision $${REV:-abcdef9}\n"
+            "\t-curl -LO https://huggingface.co/datasets/o/u/resolve/${DATASET_REV}/a.json\n"
+            "\thf download o/y --repo-type dataset --revision $(shell cat REV)\n")
+    assert pins(text, "Makefile") == [
+        (3, "o/m", "abcdef1", "commit"),  # variables no recipe reads, paired by name as in Dockerfiles
+        (8, "datasets/o/ds", S, "commit"), (10, "datasets/o/x", "abcdef9", "commit"),
+        (11, "datasets/o/u", S, "commit"), (12, "datasets/o/y", None, "dynamic")]
+    assert _style_of("Makefile") == _style_of("GNUmakefile") == _style_of("data.mk") == "make"
+
+
+def test_f_string_dataset_paths_with_a_computed_revision() -> None:
+    text = 'uri = f"hf://datasets/o/gdp@{catalog[\'rev\']}/{role}"\nR = "abcdef1"\nv = f"hf://datasets/o/k@{R}/x"\n'
+    assert pins(text, "x.py") == [(1, "datasets/o/gdp", None, "dynamic"), (3, "datasets/o/k", "abcdef1", "commit")]
