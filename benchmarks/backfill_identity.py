@@ -26,7 +26,7 @@ from benchmarks.backfill_floor import bench_root, emulator, postgres_database
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
 from hubwatch.notify.policy import NotifyPolicy
-from hubwatch.storage.notify import NotifyStore, SubscriptionSpec
+from hubwatch.storage.notify.notify import NotifyStore, SubscriptionSpec
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.scheduler import PollCycle
 

@@ -16,21 +16,21 @@ from hubwatch.storage.errors import (
 from hubwatch.storage.migrate import migrate  # light: Alembic loads when it runs
 
 if TYPE_CHECKING:
-    from hubwatch.storage.stats import StoreStats
+    from hubwatch.storage.ops.stats import StoreStats
     from hubwatch.storage.store import Store
-    from hubwatch.storage.values import FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
+    from hubwatch.storage.core.values import FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
 
 # The errors are plain Python; the rest loads SQLAlchemy and Alembic, so it is imported on first
 # use: `hubwatch --help` or code that only catches a StorageError never pays for a database layer.
 _LAZY = {
-    "StoreStats": "hubwatch.storage.stats",
+    "StoreStats": "hubwatch.storage.ops.stats",
     "Store": "hubwatch.storage.store",
-    "FeedItem": "hubwatch.storage.values",
-    "HistoryEntry": "hubwatch.storage.values",
-    "HistoryRestore": "hubwatch.storage.values",
-    "HistoryRewrite": "hubwatch.storage.values",
-    "RepoRename": "hubwatch.storage.values",
-    "RepoState": "hubwatch.storage.values",
+    "FeedItem": "hubwatch.storage.core.values",
+    "HistoryEntry": "hubwatch.storage.core.values",
+    "HistoryRestore": "hubwatch.storage.core.values",
+    "HistoryRewrite": "hubwatch.storage.core.values",
+    "RepoRename": "hubwatch.storage.core.values",
+    "RepoState": "hubwatch.storage.core.values",
 }
 
 

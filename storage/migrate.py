@@ -55,7 +55,7 @@ def upgrade_engine(engine: Engine) -> None:
     from alembic import command
     from sqlalchemy.exc import SQLAlchemyError
 
-    from hubwatch.storage.engine import redact, write_transaction
+    from hubwatch.storage.core.engine import redact, write_transaction
 
     if current_revision(engine) == head_revision():
         return
@@ -72,7 +72,7 @@ def upgrade_engine(engine: Engine) -> None:
 
 def migrate(url: str | URL) -> str:
     """Open the database at `url`, migrate it to head and return the head revision id."""
-    from hubwatch.storage.engine import create_engine
+    from hubwatch.storage.core.engine import create_engine
 
     engine = create_engine(url)
     try:

@@ -7,30 +7,21 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Self
 
-from hubwatch.storage import advisories as adv
-from hubwatch.storage import (
-    feed,
-    history,
-    leases,
-    lookup,
-    rederived,
-    renames,
-    repos,
-    revisions,
-    rewrites,
-    summaries,
-    telemetry,
-)
-from hubwatch.storage import index, pinpoints
-from hubwatch.storage import stats as agg
-from hubwatch.storage.index import IndexFilter
-from hubwatch.storage.blobs import get_blob
-from hubwatch.storage.engine import create_engine
+from hubwatch.storage.advisories import advisories as adv
+from hubwatch.storage.advisories import pinpoints
+from hubwatch.storage.core import lookup, summaries
+from hubwatch.storage.ops import leases, telemetry
+from hubwatch.storage.repos import feed, index, renames, repos
+from hubwatch.storage.revisions import history, rederived, revisions, rewrites
+from hubwatch.storage.ops import stats as agg
+from hubwatch.storage.repos.index import IndexFilter
+from hubwatch.storage.core.blobs import get_blob
+from hubwatch.storage.core.engine import create_engine
 from hubwatch.storage.migrate import upgrade_engine
-from hubwatch.storage.families import Families
-from hubwatch.storage.notify import NotifyStore, OutboxPolicy
-from hubwatch.storage.standing_reads import StandingReads
-from hubwatch.storage.transactions import Transactions
+from hubwatch.storage.derivatives.families import Families
+from hubwatch.storage.notify.notify import NotifyStore, OutboxPolicy
+from hubwatch.storage.advisories.standing_reads import StandingReads
+from hubwatch.storage.core.transactions import Transactions
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.pinpoints import PinPoints
 from hubwatch.domain.records import (
@@ -42,8 +33,8 @@ from hubwatch.domain.records import (
     RevisionRecord,
     Severity,
 )
-from hubwatch.storage.summaries import RepoSummary
-from hubwatch.storage.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
+from hubwatch.storage.core.summaries import RepoSummary
+from hubwatch.storage.core.values import EstimatePoint, FeedItem, HistoryEntry, HistoryRestore, HistoryRewrite, RepoRename, RepoState
 from sqlalchemy.engine import Engine
 
 __all__ = ["Store"]

@@ -276,7 +276,7 @@ def count_selects() -> _Callable[[_Any], _Any]:
 @pytest.fixture
 def decoded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The ids of the advisory records the store decodes during the test, in order (clear it between reads)."""
-    import hubwatch.storage.advisories as stored
+    import hubwatch.storage.advisories.advisories as stored
 
     seen: list[str] = []
     original = stored._record

@@ -11,7 +11,7 @@ from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
-    from hubwatch.storage.telemetry import CycleReport
+    from hubwatch.storage.ops.telemetry import CycleReport
 
 __all__ = ["CycleMeter"]
 
@@ -46,7 +46,7 @@ class CycleMeter:
         self.listing = "none"
 
     def report(self, outcomes: Sequence[PollOutcome], store: Store) -> CycleReport:
-        from hubwatch.storage.telemetry import CycleReport
+        from hubwatch.storage.ops.telemetry import CycleReport
 
         finished = self._clock()
         counts = requests_seen.snapshot(self._endpoint)

@@ -36,7 +36,7 @@ from hubwatch.advisories.inherit import (
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.storage.families import RELATIONS, Families, FamilyMember
+from hubwatch.storage.derivatives.families import RELATIONS, Families, FamilyMember
 from hubwatch.tracker.pipeline import load_baseline
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 from hubwatch.feeds.builders.fidelity import by_importance
 from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
-from hubwatch.storage.values import HistoryRestore, HistoryRewrite, RepoRename
+from hubwatch.storage.core.values import HistoryRestore, HistoryRewrite, RepoRename
 
 __all__ = [
     "EPOCH",

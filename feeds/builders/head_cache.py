@@ -23,7 +23,7 @@ from hubwatch.feeds.builders.standing import load_standing
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
-    from hubwatch.storage.summaries import RepoSummary
+    from hubwatch.storage.core.summaries import RepoSummary
 
 __all__ = ["MAX_ENTRIES", "head_standing", "per_version"]
 

@@ -104,7 +104,7 @@ def add_subscription(body: JsonBody, ctx: Ctx) -> JSONResponse:
     from hubwatch.domain.records import Kind, Severity
     from hubwatch.notify.targets import BadTarget, check_target, is_webhook, new_secret
     from hubwatch.notify.views import subscription_json
-    from hubwatch.storage.notify import DIGESTS, SubscriptionSpec
+    from hubwatch.storage.notify.notify import DIGESTS, SubscriptionSpec
 
     if not isinstance(body, dict) or not isinstance(body.get("url"), str):
         raise bad_request("body must be an object with 'url' (an Apprise URL or an https:// webhook)")

@@ -17,7 +17,7 @@ from hubwatch.feeds.builders.plan import plan_estimate
 from hubwatch.feeds.text import rfc3339
 
 if TYPE_CHECKING:
-    from hubwatch.storage.values import RepoState
+    from hubwatch.storage.core.values import RepoState
 
 __all__ = ["router"]
 

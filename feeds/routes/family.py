@@ -17,7 +17,7 @@ from hubwatch.domain.times import rfc3339
 from hubwatch.estimator import Estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.routes.common import require_known
-from hubwatch.storage.families import FamilyMember
+from hubwatch.storage.derivatives.families import FamilyMember
 
 __all__ = ["FamilyRow", "family_json", "family_rows", "router"]
 

@@ -14,8 +14,8 @@ from hubwatch.domain.times import as_utc
 from hubwatch.feeds.context import AppContext, org_from_path
 from hubwatch.feeds.errors import bad_request
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity
-from hubwatch.storage.index import IndexFilter
-from hubwatch.storage.values import FeedItem
+from hubwatch.storage.repos.index import IndexFilter
+from hubwatch.storage.core.values import FeedItem
 
 __all__ = ["PAGE_SIZE", "index_filter", "listing", "parse_since"]
 

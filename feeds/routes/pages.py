@@ -26,9 +26,9 @@ from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, par
 from hubwatch.feeds.routes.plan import model_estimate
 from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord
-from hubwatch.storage.index import IndexFilter
-from hubwatch.storage.summaries import RepoSummary
-from hubwatch.storage.values import EstimatePoint, HistoryRestore, HistoryRewrite
+from hubwatch.storage.repos.index import IndexFilter
+from hubwatch.storage.core.summaries import RepoSummary
+from hubwatch.storage.core.values import EstimatePoint, HistoryRestore, HistoryRewrite
 
 __all__ = [
     "CHART_POINTS",

@@ -5,7 +5,7 @@ the advisories holding the pin and the newest revision no open hazard holds, wit
 rest of the line or decoding every advisory of the repo. Any other history (a short one, one that
 is not one line, a clean revision too far back) is answered from the whole line and every
 advisory (`standing.line_facts`), kept per history version by the store; both give the same
-Standing. The reads are the store's (`hubwatch.storage.standing_reads`), all in one transaction;
+Standing. The reads are the store's (`hubwatch.storage.advisories.standing_reads`), all in one transaction;
 what is made of them is decided here.
 """
 

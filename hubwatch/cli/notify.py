@@ -42,7 +42,7 @@ def add(url: str, repos: tuple[RepoId, ...], orgs: tuple[str, ...], kinds: tuple
     from hubwatch.notify.pins import pin_repos
     from hubwatch.notify.sender import notify_store
     from hubwatch.notify.targets import BadTarget, check_target, is_webhook, new_secret, shown_url
-    from hubwatch.storage.notify import SubscriptionSpec
+    from hubwatch.storage.notify.notify import SubscriptionSpec
     from hubwatch.wiring import open_runtime
 
     try:

@@ -1,6 +1,6 @@
 """What a pin's standing needs from a linear history, as the store's events index reads it (a value).
 
-Storage fills it (`hubwatch.storage.pinpoints.pin_points`) without reading the rest of the
+Storage fills it (`hubwatch.storage.advisories.pinpoints.pin_points`) without reading the rest of the
 history; the advisories room turns it into a `Standing` (`hubwatch.advisories.standing.standing_of`).
 """
 

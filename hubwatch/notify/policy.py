@@ -1,7 +1,7 @@
 """What a subscription is sent: its filters, what is news, and the message each event makes.
 
 Storage writes the outbox rows in the transaction that stores what they announce
-(`hubwatch.storage.notify`), but decides nothing: it asks this policy, handed to the `Store` by
+(`hubwatch.storage.notify.notify`), but decides nothing: it asks this policy, handed to the `Store` by
 `hubwatch.wiring`, which message (if any) a revision, a head move or a re-derived advisory makes
 for each subscription, and when it is due. The message is the outbox payload the sender reads
 (`hubwatch.notify.message`).
@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord, Severity
-from hubwatch.storage.coltypes import checked_utc
-from hubwatch.storage.notify import HeadMove, Subscription
-from hubwatch.storage.validate import clean_text
+from hubwatch.storage.core.coltypes import checked_utc
+from hubwatch.storage.notify.notify import HeadMove, Subscription
+from hubwatch.storage.core.validate import clean_text
 
 __all__ = [
     "TOP_CHANGES",
@@ -111,7 +111,7 @@ def _head_move_summary(move: HeadMove) -> str:
 
 
 class NotifyPolicy:
-    """The policy `hubwatch.storage.notify.OutboxPolicy` asks for: hubwatch's one."""
+    """The policy `hubwatch.storage.notify.notify.OutboxPolicy` asks for: hubwatch's one."""
 
     def due_at(self, sub: Subscription, now: datetime) -> datetime:
         """When a message enqueued at `now` for `sub` is delivered: now, or with its digest."""

@@ -28,7 +28,7 @@ from hubwatch.notify.targets import DeliveryFailed, deliver, shown_url
 if TYPE_CHECKING:
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
-    from hubwatch.storage.notify import NotifyStore, OutboxMessage, Subscription
+    from hubwatch.storage.notify.notify import NotifyStore, OutboxMessage, Subscription
 
 __all__ = ["FlushReport", "Sender", "backoff", "notify_store"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hubwatch.notify.targets import is_webhook, shown_url
-from hubwatch.storage.notify import Subscription
+from hubwatch.storage.notify.notify import Subscription
 
 __all__ = ["subscription_json"]
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from alembic import context
-from hubwatch.storage import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
-from hubwatch.storage import families  # noqa: F401  (and the family tables)
-from hubwatch.storage.engine import parse_url
+from hubwatch.storage.core import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from hubwatch.storage.derivatives import families  # noqa: F401  (and the family tables)
+from hubwatch.storage.core.engine import parse_url
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 

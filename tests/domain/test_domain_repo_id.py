@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hubwatch.domain.records import InvalidRepoId, RepoId, is_commit_sha
-from hubwatch.storage.validate import as_prefix
+from hubwatch.storage.core.validate import as_prefix
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ import pytest
 
 from hubwatch.domain.times import NaiveDatetime, as_utc, rfc3339
 from hubwatch.feeds import text
-from hubwatch.storage.coltypes import checked_utc
+from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 
 PARIS = timezone(timedelta(hours=2))

@@ -13,7 +13,7 @@ from hubwatch.diff.changes import HAZARD, UPDATE, make_change
 from hubwatch.domain.records import ChangeRecord, Direction, Kind, PollState, RepoId, Severity
 from hubwatch.storage import Store
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.validate import check_change
+from hubwatch.storage.core.validate import check_change
 
 REPO = RepoId("acme", "llama")
 T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)

@@ -12,7 +12,7 @@ from family_scenario import BASE, FIXED, STALE, Family, family  # noqa: F401  (t
 from hubwatch.advisories.inherit import is_inherited
 from hubwatch.notify.sender import Sender, notify_store
 from hubwatch.notify.targets import new_secret
-from hubwatch.storage.notify import SubscriptionSpec
+from hubwatch.storage.notify.notify import SubscriptionSpec
 from hubwatch.tracker.family import check_inheritance
 
 sys.path.append(str(Path(__file__).parents[1] / "notify"))  # the notify tests' loopback receivers

@@ -109,7 +109,7 @@ def test_feed_builders_strip_nul_and_escape_markup() -> None:
 
     from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
     from hubwatch.domain.records import ChangeRecord, Kind, RevisionRecord, Severity
-    from hubwatch.storage.values import FeedItem
+    from hubwatch.storage.core.values import FeedItem
 
     nasty = "a\x00b <script>x</script> ]]> \ud800 \x1b"
     revision = RevisionRecord("1" * 40, None, datetime(2024, 5, 1, 8, tzinfo=UTC), nasty, nasty, (nasty,))
@@ -132,7 +132,7 @@ def test_any_remote_text_gives_a_well_formed_feed_that_keeps_it(text: str) -> No
 
     from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
     from hubwatch.domain.records import ChangeRecord, Kind, RevisionRecord, Severity
-    from hubwatch.storage.values import FeedItem
+    from hubwatch.storage.core.values import FeedItem
 
     revision = RevisionRecord("2" * 40, None, datetime(2024, 5, 1, tzinfo=UTC), text)
     items = [FeedItem(RepoId("o", "n"), revision, [ChangeRecord(Kind.CARD, Severity.LOW, "README.md", text)], [])]

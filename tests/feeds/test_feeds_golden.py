@@ -14,7 +14,7 @@ import pytest
 
 from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, json_feed, rss_bytes
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
-from hubwatch.storage.values import FeedItem
+from hubwatch.storage.core.values import FeedItem
 
 GOLDEN = Path(__file__).parent / "golden"
 REPO = RepoId("meta-llama", "Llama-2-7b-hf")

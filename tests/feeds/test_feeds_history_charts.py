@@ -19,7 +19,7 @@ from hubwatch.feeds.builders.views import chart_view, estimate_view, stored_esti
 from hubwatch.feeds.routes.pages import CHART_POINTS, MODEL_PAGE_SIZE, history_charts, revision_charts
 from hubwatch.feeds.text import short_sha
 from hubwatch.storage import Store
-from hubwatch.storage.history import sample_positions
+from hubwatch.storage.revisions.history import sample_positions
 
 __all__: list[str] = []
 

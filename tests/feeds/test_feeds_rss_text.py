@@ -13,7 +13,7 @@ from feeds_seed import HOSTILE, LLAMA2, client, feeds_store, seeded  # noqa: F40
 
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.feeds.builders.feeds import FeedMeta, atom_bytes, feed_entries, rss_bytes
-from hubwatch.storage.values import FeedItem
+from hubwatch.storage.core.values import FeedItem
 
 HOSTILE_STRINGS = [
     "<script>alert(1)</script>",

@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hubwatch.advisories.pin_standing import standing_at
-import hubwatch.storage.pinpoints as pinpoints
+import hubwatch.storage.advisories.pinpoints as pinpoints
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
 from hubwatch.feeds import create_app
 from hubwatch.advisories.standing import Standing

@@ -77,7 +77,7 @@ def test_pins_only_what_affects_them(tmp_path: Path, database_url: str) -> None:
     from hubwatch.settings import Settings
     from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
-    from hubwatch.storage.notify import SubscriptionSpec
+    from hubwatch.storage.notify.notify import SubscriptionSpec
 
     at_l2, at_l1 = tmp_path / "at_l2", tmp_path / "at_l1"
     for folder, sha in ((at_l2, ADVISED_SHAS["L2"]), (at_l1, ADVISED_SHAS["L1"])):
@@ -118,7 +118,7 @@ def test_kill9_between_commit_and_delivery_delivers_once(tmp_path: Path, databas
     from hubwatch.settings import Settings
     from hubwatch.notify.policy import NotifyPolicy
     from hubwatch.storage import Store
-    from hubwatch.storage.notify import SubscriptionSpec
+    from hubwatch.storage.notify.notify import SubscriptionSpec
 
     hook = WebhookReceiver().start()
     hook.secret = new_secret()

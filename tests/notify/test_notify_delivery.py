@@ -15,7 +15,7 @@ from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
 from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
-from hubwatch.storage.notify import NotifyStore, Subscription, SubscriptionSpec
+from hubwatch.storage.notify.notify import NotifyStore, Subscription, SubscriptionSpec
 from receivers import Mailbox, WebhookReceiver
 
 REPO = RepoId("acme", "model")

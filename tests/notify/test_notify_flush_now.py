@@ -15,7 +15,7 @@ from hubwatch.notify.sender import notify_store
 from hubwatch.notify.targets import new_secret
 from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
-from hubwatch.storage.notify import NotifyStore, SubscriptionSpec
+from hubwatch.storage.notify.notify import NotifyStore, SubscriptionSpec
 from receivers import WebhookReceiver
 
 REPO = RepoId("acme", "model")

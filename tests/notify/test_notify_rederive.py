@@ -14,7 +14,7 @@ from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
 from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
-from hubwatch.storage.notify import SubscriptionSpec
+from hubwatch.storage.notify.notify import SubscriptionSpec
 from receivers import WebhookReceiver
 
 REPO = RepoId("acme", "model")

@@ -16,7 +16,7 @@ from hubwatch.notify.targets import new_secret
 from hubwatch.settings import Settings
 from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
-from hubwatch.storage.notify import SubscriptionSpec
+from hubwatch.storage.notify.notify import SubscriptionSpec
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
 from receivers import WebhookReceiver

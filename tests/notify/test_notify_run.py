@@ -19,7 +19,7 @@ from hubwatch.notify.sender import notify_store
 from hubwatch.notify.targets import new_secret
 from hubwatch.notify.policy import NotifyPolicy
 from hubwatch.storage import Store
-from hubwatch.storage.notify import SubscriptionSpec
+from hubwatch.storage.notify.notify import SubscriptionSpec
 from receivers import WebhookReceiver
 
 QWEN = "google/gemma-2b-it"  # v2 changes the chat template

@@ -10,7 +10,7 @@ from storage_helpers import T0, advisory, downgrade_to, rev, sha, upgrade_to_hea
 
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage import Store
-from hubwatch.storage.advisories import OPEN_MATCH, match_digest
+from hubwatch.storage.advisories.advisories import OPEN_MATCH, match_digest
 
 REPO, OTHER = RepoId("org", "m"), RepoId("org", "other")
 

@@ -125,8 +125,8 @@ def test_lease_arguments_are_checked(store: Store) -> None:
 def test_a_claim_in_flight_is_skipped_not_waited_for(store: Store) -> None:
     """Worker 1 has claimed but not committed. PostgreSQL: worker 2 skips the locked rows at once
     (SKIP LOCKED). SQLite: worker 2 waits for worker 1's write transaction. Never an overlap."""
-    from hubwatch.storage import leases
-    from hubwatch.storage.engine import write_transaction
+    from hubwatch.storage.ops import leases
+    from hubwatch.storage.core.engine import write_transaction
 
     for repo in REPOS:
         store.watch(repo)

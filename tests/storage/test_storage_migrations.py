@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hubwatch.storage import DatabaseUnavailable, InvalidDatabaseUrl, StorageError, Store, migrate
-from hubwatch.storage.engine import create_engine
+from hubwatch.storage.core.engine import create_engine
 from hubwatch.storage.migrate import current_revision, head_revision
 from sqlmodel import SQLModel
 
@@ -147,7 +147,7 @@ def test_public_interface() -> None:
         "close",
     ]:
         assert callable(getattr(Store, method)), method
-    from hubwatch.storage.leases import Leases
+    from hubwatch.storage.ops.leases import Leases
 
     for method in ["claim_due", "release"]:  # a feature's own store, reached as `store.leases`
         assert callable(getattr(Leases, method)), method

@@ -17,10 +17,10 @@ from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.feeds.app import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
-from hubwatch.storage.heldindex import HeldIndex, stretches
-from hubwatch.storage.osvmatch import affecting_ids, ids_by_lineage, is_linear
+from hubwatch.storage.advisories.heldindex import HeldIndex, stretches
+from hubwatch.storage.advisories.osvmatch import affecting_ids, ids_by_lineage, is_linear
 from hubwatch.domain.gitrange import GitEvent, affects_at
-from hubwatch.storage.repos import find_repo
+from hubwatch.storage.repos.repos import find_repo
 from storage_helpers import T0, rev, sha
 
 _names = itertools.count()
@@ -233,7 +233,7 @@ def test_every_range_of_one_or_two_events_is_stretched_exactly() -> None:
 
 def test_the_kept_indexes_stay_within_their_budget(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """Indexes of more repos than the budget holds: the least recently used go, the answers stay right."""
-    import hubwatch.storage.versioned as versioned
+    import hubwatch.storage.core.versioned as versioned
 
     monkeypatch.setattr(versioned, "MAX_UNITS", 45)
     repos = [RepoId("budget", f"b{n}") for n in range(4)]

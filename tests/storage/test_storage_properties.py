@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.storage import Store
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId, Severity
-from hubwatch.storage.validate import clean_text
+from hubwatch.storage.core.validate import clean_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from storage_helpers import rev

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hubwatch.domain.records import RepoId
-from hubwatch.storage.tables import POLL_RUNS
+from hubwatch.storage.core.tables import POLL_RUNS
 
 __all__: list[str] = []
 

@@ -225,8 +225,8 @@ def test_save_estimate_adds_a_version(store: Store) -> None:
 
 def test_a_writer_racing_an_open_transaction_gets_false(store: Store) -> None:
     """Writer 1 has inserted the revision but not committed; writer 2 must end with False, not an error."""
-    from hubwatch.storage import revisions
-    from hubwatch.storage.engine import write_transaction
+    from hubwatch.storage.revisions import revisions
+    from hubwatch.storage.core.engine import write_transaction
 
     save(store, "a")
     outcome: list[object] = []

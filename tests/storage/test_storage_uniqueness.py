@@ -35,8 +35,8 @@ def test_concurrent_polls_record_one_rewrite(store: Any) -> None:
 
 
 def test_the_constraint_holds_without_the_check(store: Any) -> None:
-    from hubwatch.storage.idempotent import insert_ignoring
-    from hubwatch.storage.tables import HISTORY_REWRITES
+    from hubwatch.storage.core.idempotent import insert_ignoring
+    from hubwatch.storage.core.tables import HISTORY_REWRITES
 
     at = datetime.now(timezone.utc)
     store.record_rewrite(REPO, OLD, NEW, [DROPPED], at)

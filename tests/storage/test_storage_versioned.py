@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from hubwatch.advisories.pin_standing import standing_at
-import hubwatch.storage.pinpoints as pinpoints
+import hubwatch.storage.advisories.pinpoints as pinpoints
 from hubwatch.advisories.standing import standing
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.storage import Store
-from hubwatch.storage.osvmatch import ids_by_lineage, is_linear
-from hubwatch.storage.repos import find_repo
+from hubwatch.storage.advisories.osvmatch import ids_by_lineage, is_linear
+from hubwatch.storage.repos.repos import find_repo
 from storage_helpers import T0, rev, sha
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from hubwatch.storage import repos as repos_mod
+from hubwatch.storage.repos import repos as repos_mod
 from hubwatch.domain.records import RepoId
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)

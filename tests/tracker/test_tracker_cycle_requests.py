@@ -21,7 +21,7 @@ from fastapi.testclient import TestClient
 from hubwatch.domain.records import RepoId
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
-from hubwatch.storage.telemetry import CycleReport
+from hubwatch.storage.ops.telemetry import CycleReport
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import Failed
 from hubwatch.tracker.scheduler import PollCycle

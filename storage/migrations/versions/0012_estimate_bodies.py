@@ -36,7 +36,7 @@ _INDEX = "ix_estimates_body_sha256"
 
 
 def _split(data: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
-    # The same split as hubwatch.storage.estimates.body_of, kept here as it was when written.
+    # The same split as hubwatch.storage.revisions.estimates.body_of, kept here as it was when written.
     if "revision" in data:
         body, named = {**data, "revision": None}, json.dumps(data["revision"])
     else:

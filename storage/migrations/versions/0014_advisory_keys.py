@@ -32,7 +32,7 @@ _BATCH = 500
 
 
 # The pairs and digest of hubwatch.advisories.advise_match.record_keys and
-# hubwatch.storage.advisories.match_digest, kept here as they were when written.
+# hubwatch.storage.advisories.advisories.match_digest, kept here as they were when written.
 def _files(detail: dict[str, Any]) -> set[str]:
     files = detail.get("files")
     if isinstance(files, list) and files and all(isinstance(f, str) for f in files):
@@ -61,7 +61,7 @@ def _digest(file: str, key: str | None) -> str:
     return hashlib.sha256(json.dumps([file, key]).encode()).hexdigest()
 
 
-# hubwatch.storage.advisories.OPEN_MATCH: the row of a record without a `fixed` event in a GIT range.
+# hubwatch.storage.advisories.advisories.OPEN_MATCH: the row of a record without a `fixed` event in a GIT range.
 _OPEN = hashlib.sha256(b"open: no fixed event").hexdigest()
 
 

@@ -1,0 +1,1 @@
+"""What every feature's SQL stands on: the engine, the schema, column types, values, checks, transactions."""

@@ -1,0 +1,1 @@
+"""Notifications out: subscriptions and the transactional outbox."""

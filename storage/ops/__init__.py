@@ -1,0 +1,1 @@
+"""Running the workers: poll leases, poll telemetry, aggregate counts."""

@@ -1,0 +1,1 @@
+"""Revisions and their history: writing one, reading it back, force-pushes, re-derived results."""
