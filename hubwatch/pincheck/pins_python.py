@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 
 from hubwatch.pincheck.pins_pyvalues import NONE, Resolver, field_default
 from hubwatch.pincheck.pins_text import (
-    AMBIGUOUS, Found, Value, find_hf_urls, find_hub_urls, line_starts, locate, looks_like_repo, pair_keys,
+    AMBIGUOUS, Found, Value, dataset_keys, find_hf_urls, find_hub_urls, line_starts, locate, looks_like_dataset,
+    looks_like_repo, pair_keys,
 )
 
 __all__ = ["LOADERS", "Loader", "scan_python"]
@@ -160,6 +161,24 @@ def _mapping_pins(pairs: dict[str, tuple[ast.expr, ast.expr]], r: Resolver, line
     return found
 
 
+def _dataset_constants(pairs: dict[str, tuple[ast.expr, ast.expr]], r: Resolver) -> list[Found]:
+    """Module constants naming a dataset and its revision (`DATASET_ID = "org/name"`, `DATASET_REVISION =
+    "<sha>"`), read where no loader call names them (weak findings, as for models)."""
+    found = []
+    for key, rev_key in dataset_keys(list(pairs)):
+        if rev_key == AMBIGUOUS:
+            continue
+        repo = r.value(pairs[key][1])
+        if repo is None or repo is NONE or not looks_like_dataset(repo.text):
+            continue
+        revision, dynamic, span = _revision(r.value(pairs[rev_key][1]) if rev_key else None, False)
+        if revision is None and not dynamic:
+            continue  # a dataset's name alone, with no revision beside it, is no pin of the module
+        found.append(Found(pairs[key][1].lineno, repo.text, revision, "python", dynamic, span=span,
+                           repo_span=repo.span, weak=True, repo_type="dataset"))
+    return found
+
+
 def _record_pins(node: ast.Call, r: Resolver) -> list[Found]:
     """A call that is no loader, read as a record of its keywords: `dict(model=…, revision=…)`, or a
     model registry entry such as mteb's `ModelMeta(name="org/name", revision="<sha>")`, where `name`
@@ -220,7 +239,7 @@ def scan_python(text: str) -> tuple[list[Found], str | None]:
     module: dict[str, tuple[ast.expr, ast.expr]] = {
         t.id: (t, v) for stmt in tree.body for t, v in _assigned(stmt) if isinstance(t, ast.Name)
     }  # MODEL_ID = …; MODEL_REVISION = …
-    found += _mapping_pins(module, resolver)
+    found += _mapping_pins(module, resolver) + _dataset_constants(module, resolver)
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             found += _call_pins(node, resolver, aliases) if _specs(node, aliases) is not None \

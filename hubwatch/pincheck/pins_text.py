@@ -208,7 +208,7 @@ def looks_like_dataset(text: str | None) -> bool:
 
 
 def dataset_keys(keys: Sequence[str], container: str | None = None) -> list[tuple[str, str | None]]:
-    """(repo key, revision key or None) for each dataset a mapping with `keys` names; `container`: the
+    """(repo key, revision key, None or AMBIGUOUS) for each dataset a mapping with `keys` names; `container`: the
     (snake case) key the mapping sits under. A mapping naming a model too only gives a dataset its own
     revision key (`dataset_revision`), never a bare `revision`; lm-evaluation-harness's `dataset_name`
     beside `dataset_path` is a config name, not a repo."""
@@ -225,7 +225,9 @@ def dataset_keys(keys: Sequence[str], container: str | None = None) -> list[tupl
         repo = next((normal[k] for k in DATASET_ENTRY_REPO if k in normal), None)
         if repo is not None:
             out.append((repo, next((normal[k] for k in DATASET_ENTRY_REV if k in normal), None)))
-    return out
+    shared = [rev for _, rev in out if rev is not None]
+    # a revision two datasets could own (`DATASET_REPO` and `DATASET_NAME` beside one `DATASET_REVISION`)
+    return [(key, AMBIGUOUS if rev is not None and shared.count(rev) > 1 else rev) for key, rev in out]
 
 
 AMBIGUOUS = ""  # pair_keys: a revision two models could own; neither gets it, and neither is reported
@@ -378,7 +380,7 @@ def scan_toml(text: str) -> tuple[list[Found], str | None]:
         named = [(key, next((k for k in revision_keys(key) if k in mapping), None), repo_type) for key in MODEL_KEYS
                  if repo_type in ("model", "dataset")]
         named += [(key, rev_key, "dataset") for key, rev_key in dataset_keys(list(mapping), under)
-                  if looks_like_dataset(mapping[key] if isinstance(mapping[key], str) else None)]
+                  if rev_key != AMBIGUOUS and looks_like_dataset(mapping[key] if isinstance(mapping[key], str) else None)]
         for key, rev_key, kind in named:
             repo = mapping.get(key)
             if not isinstance(repo, str) or repo.count("/") != 1 or "://" in repo:

@@ -117,6 +117,8 @@ def _datasets(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], container: 
     axolotl's `datasets: - path:`, torchtune's `dataset: source:`), with their revision keys."""
     found = []
     for key, rev_key in dataset_keys(list(values), container):
+        if rev_key == AMBIGUOUS:
+            continue
         node, repo = values[key]
         if _scalar(node) is None or not looks_like_dataset(repo.text.strip()):
             continue

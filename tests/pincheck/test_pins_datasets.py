@@ -161,3 +161,15 @@ def test_makefile_variables_reach_recipe_downloads() -> None:
 def test_f_string_dataset_paths_with_a_computed_revision() -> None:
     text = 'uri = f"hf://datasets/o/gdp@{catalog[\'rev\']}/{role}"\nR = "abcdef1"\nv = f"hf://datasets/o/k@{R}/x"\n'
     assert pins(text, "x.py") == [(1, "datasets/o/gdp", None, "dynamic"), (3, "datasets/o/k", "abcdef1", "commit")]
+
+
+def test_python_dataset_constants_resolve_and_pair() -> None:
+    text = (f'DATASET_ID = "o/d"\nDATASET_REVISION = "{S}"\nMODEL_ID = "o/m"\nREVISION = "abcdef1"\n'
+            "def load():\n    return load_dataset(DATASET_ID, revision=DATASET_REVISION)\n")
+    # the loader call reports the dataset (the constants' own pairing adds nothing); the model keeps REVISION
+    assert pins(text, "a.py") == [(3, "o/m", "abcdef1", "commit"), (6, "datasets/o/d", S, "commit")]
+    # constants no loader reads, as a module states its pins
+    assert pins(f'DATASET_REPO = "o/d"\nDATASET_REVISION = "{S}"\n', "b.py") == [(1, "datasets/o/d", S, "commit")]
+    # a revision two datasets could own is given to neither; a dataset named alone is no module pin
+    assert pins(f'DATASET_REPO = "o/d"\nDATASET_NAME = "o/e"\nDATASET_REVISION = "{S}"\n', "c.py") == []
+    assert pins('DATASET_ID = "o/d"\nDATASET_PATH = "data/train.jsonl"\n', "d.py") == []
