@@ -19,7 +19,7 @@ def test_real_files_recall_and_no_wrong_attribution() -> None:
 
 def test_real_files_dataset_pins_apart_from_models() -> None:
     result = measure(repo_type="dataset")
-    assert result.files >= 8
+    assert result.files >= 16
     assert result.wrong == [] and result.confusions == 0  # no dataset read as a model, nor a model as a dataset
     assert result.found["pinned-sha"] >= 4  # measured 4 of 5 (the scanner before issue 33's scan work: 2 of 5)
     assert result.found["moving"] == result.expected["moving"]
