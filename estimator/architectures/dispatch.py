@@ -1,67 +1,46 @@
-"""Which family a config belongs to, and the builders for composites (dual towers, vision + language, audio)."""
+"""Which family a config belongs to, and the builders for composites (dual towers, vision + language, audio).
+
+The builder of a model type is found in `registry.ARCHITECTURES` and imported when first needed; the
+generic decoder (every model type the table does not name) and the parts composites are assembled
+from are imported here on the first config that uses them.
+"""
 
 from __future__ import annotations
 
-from hubwatch.estimator.params.blocks import Build, lin
-from hubwatch.estimator.architectures.decoder_only.blockwise import build_blockwise, is_blockwise
+from hubwatch.estimator.architectures.registry import ARCHITECTURES, load, model_types
 from hubwatch.estimator.config import Cfg, ConfigError
-from hubwatch.estimator.architectures.decoder_only.cpmant import build_cpmant
-from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder, build_xlnet
-from hubwatch.estimator.architectures.encoder_decoder.encdec import (BART_TYPES, MUSICGEN_TYPES, T5_TYPES, _bart_layer, build_bart,
-                                       build_musicgen, build_t5)
-from hubwatch.estimator.architectures.encoder_only.encoders import ENCODER_TYPES, build_encoder
-from hubwatch.estimator.architectures.multimodal.eva import build_eva_vision, is_eva
-from hubwatch.estimator.architectures.decoder_only.gemma3n import GEMMA3N_TYPES, build_gemma3n
-from hubwatch.estimator.architectures.encoder_only.funnel import build_funnel
-from hubwatch.estimator.architectures.multimodal.git import build_git
-from hubwatch.estimator.architectures.encoder_only.granite_speech import add_granite_speech
+from hubwatch.estimator.params.blocks import Build, lin
 from hubwatch.estimator.params.heads import head_kind
-from hubwatch.estimator.architectures.decoder_only.hrm import build_hrm_text
-from hubwatch.estimator.architectures.decoder_only.inkling import build_inkling
-from hubwatch.estimator.architectures.decoder_only.longcat import build_longcat_flash
-from hubwatch.estimator.architectures.multimodal.mllama import build_mllama
-from hubwatch.estimator.architectures.multimodal.neomme import build_neomme
-from hubwatch.estimator.architectures.encoder_only.mobilebert import build_mobilebert
-from hubwatch.estimator.architectures.encoder_only.perceiver import build_perceiver
-from hubwatch.estimator.architectures.encoder_decoder.prophetnet import build_prophetnet
-from hubwatch.estimator.architectures.encoder_only.modernbert import build_modernbert
-from hubwatch.estimator.architectures.decoder_only.recurrent import RECURRENT_TYPES, build_recurrent
-from hubwatch.estimator.architectures.referenced import REFERENCED_CONFIGS
-from hubwatch.estimator.architectures.decoder_only.reformer import build_reformer
-from hubwatch.estimator.architectures.multimodal.sam import build_sam_vision, is_sam_vision
-from hubwatch.estimator.architectures.encoder_only.speech import SPEECH_TYPES, build_speech
-from hubwatch.estimator.architectures.decoder_only.ssm import SSM_TYPES, build_mamba
-from hubwatch.estimator.architectures.encoder_decoder.t5gemma2 import build_t5gemma2
 from hubwatch.estimator.params.spec import AttentionSpec
-from hubwatch.estimator.architectures.multimodal.vision import (VISION_TYPES, add_projector, build_text_tower, build_vision,
-                                       build_qwen_vision, build_vision_tower, vision_style)
-from hubwatch.estimator.architectures.decoder_only.zaya import build_zaya
 
 __all__ = ["build", "detect_family"]
 
-DUAL_TOWER = {"clip", "siglip", "siglip2", "chinese_clip", "altclip", "jina_clip", "metaclip_2"}
+_T5 = ".encoder_decoder.encdec:build_t5"
+_BART = ".encoder_decoder.encdec:build_bart"
+_DUAL_TOWER = ".dispatch:_dual_tower"
+VISION_TYPES = model_types(".multimodal.vision:build_vision")
 
 
 def detect_family(cfg: Cfg) -> str:
     mt = cfg.model_type
     if cfg.sub("text_config", "text_config_dict") is not None and cfg.sub("vision_config", "vision_config_dict") is not None:
         return "composite"
-    if mt == "prophetnet" or mt in T5_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
+    route = ARCHITECTURES.get(mt)
+    by_type = route.branch if route is not None and route.by_type else None
+    if by_type == "encoder-decoder" or (cfg.bool("is_encoder_decoder") and cfg.has("d_kv")):
         return "encoder-decoder"
-    if mt in BART_TYPES or (cfg.bool("is_encoder_decoder") and cfg.has("encoder_layers")):
+    if cfg.bool("is_encoder_decoder") and cfg.has("encoder_layers"):
         return "encoder-decoder"
     if cfg.sub("encoder") is not None and cfg.sub("decoder") is not None:
         return "encoder-decoder"
-    if mt in SSM_TYPES:
+    if by_type == "decoder":  # state-space models
         return "decoder"
-    if mt in SPEECH_TYPES:
+    if by_type == "encoder" or _bert_like(cfg):
         return "encoder"
-    if mt in ENCODER_TYPES or mt in ("modernbert", "mobilebert", "funnel") or _bert_like(cfg):
-        return "encoder"
-    if mt in ("clip_text_model", "siglip_text_model"):
+    if by_type == "text-tower":
         return "text-tower"
     text = cfg.sub("text_config", "llm_config", "language_config", "text_config_dict")
-    if mt in VISION_TYPES or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size") and text is None):
+    if by_type == "vision" or (cfg.has("image_size", "patch_size") and not cfg.has("vocab_size") and text is None):
         return "vision"
     if text is not None:
         return "composite"
@@ -79,84 +58,48 @@ def build(cfg: Cfg, b: Build) -> str:
     """Walks the config into the build; returns the family."""
     family = detect_family(cfg)
     mt = cfg.model_type
+    route = ARCHITECTURES.get(mt)
+    target = route.target if route is not None and route.branch == family else None
     if family == "composite":
         _composite(cfg, b)
     elif family == "encoder-decoder":
-        if mt == "t5gemma":
-            _t5gemma(cfg, b)
-        elif mt == "t5gemma2":
-            build_t5gemma2(cfg, b)
-        elif mt == "prophetnet":
-            build_prophetnet(cfg, b)
-        elif mt in T5_TYPES or cfg.has("d_kv"):
-            build_t5(cfg, b)
+        if target is not None and target not in (_T5, _BART):
+            load(target)(cfg, b)  # T5Gemma, T5Gemma 2, ProphetNet
+        elif target == _T5 or cfg.has("d_kv"):
+            load(_T5)(cfg, b)
         elif cfg.sub("encoder") is not None and not cfg.has("encoder_layers"):
             _encoder_decoder_pair(cfg, b)
         else:
-            build_bart(cfg, b)
+            load(_BART)(cfg, b)
     elif family == "encoder":
-        if mt == "funnel":
-            build_funnel(cfg, b)
-        elif mt == "modernbert":
-            build_modernbert(cfg, b)
-        elif mt == "mobilebert":
-            build_mobilebert(cfg, b)
-        elif mt in SPEECH_TYPES:
-            build_speech(cfg, b)
-        else:
-            build_encoder(cfg, b)
+        load(target or ".encoder_only.encoders:build_encoder")(cfg, b)
     elif family == "text-tower":
         b.vocab = cfg.need("vocab")
-        build_text_tower(cfg, b, "text_model", "siglip" if mt.startswith("siglip") else "clip")
+        load(".multimodal.vision:build_text_tower")(cfg, b, "text_model", "siglip" if mt.startswith("siglip") else "clip")
         family = "encoder"
     elif family == "vision":
-        build_vision(cfg, b)
-    elif mt == "xlnet":
-        build_xlnet(cfg, b)
-    elif mt in MUSICGEN_TYPES:
-        build_musicgen(cfg, b)
-    elif mt == "modernbert-decoder":  # ModernBERT's blocks, causal: the same tensors as the encoder
-        build_modernbert(cfg, b)
-    elif mt in SSM_TYPES:
-        build_mamba(cfg, b)
-    elif mt in RECURRENT_TYPES:
-        build_recurrent(cfg, b)
-    elif mt in GEMMA3N_TYPES:
-        build_gemma3n(cfg, b)
-    elif mt == "cpmant":
-        build_cpmant(cfg, b)
-    elif mt == "hrm_text":
-        build_hrm_text(cfg, b)
-    elif mt == "reformer":
-        build_reformer(cfg, b)
-    elif mt == "git":
-        build_git(cfg, b)
-    elif mt == "neomme":
-        build_neomme(cfg, b)
-    elif mt == "longcat_flash":
-        build_longcat_flash(cfg, b)
-    elif mt == "zaya":
-        build_zaya(cfg, b)
-    elif mt == "perceiver":
-        build_perceiver(cfg, b)
-    elif mt in ("inkling_text", "inkling2_text", "inkling2_loop_text"):
-        if mt != "inkling_text":  # no modelling code read for Inkling-2: Inkling's layers, its own keys left unread
-            b.guess(f"{mt} counted as Inkling's text model")
-        build_inkling(cfg, b)
-    elif is_blockwise(cfg):
-        build_blockwise(cfg, b)
+        load(".multimodal.vision:build_vision")(cfg, b)
+    elif target is not None:  # a decoder the table names
+        load(target)(cfg, b)
     else:
-        build_decoder(cfg, b)
-        if isinstance(cfg.raw("mm_vision_tower"), str):
-            _named_vision_tower(cfg, b)
-        visual = cfg.sub("visual")
-        if visual is not None and visual.has("width", "hidden_size"):
-            _inline_visual(visual, b, cfg.need("hidden"))
+        from hubwatch.estimator.architectures.decoder_only.blockwise import build_blockwise, is_blockwise
+
+        if is_blockwise(cfg):
+            build_blockwise(cfg, b)
+        else:
+            from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder
+
+            build_decoder(cfg, b)
+            if isinstance(cfg.raw("mm_vision_tower"), str):
+                _named_vision_tower(cfg, b)
+            visual = cfg.sub("visual")
+            if visual is not None and visual.has("width", "hidden_size"):
+                _inline_visual(visual, b, cfg.need("hidden"))
     audio = cfg.sub("audio_config", "audio")
     if audio is not None:
         _audio_tower(audio, b, cfg)
     if mt.startswith("granite_speech"):
-        add_granite_speech(cfg, b)
+        load(".encoder_only.granite_speech:add_granite_speech")(cfg, b)
     return family
 
 
@@ -177,18 +120,28 @@ def _composite(cfg: Cfg, b: Build) -> None:
     if text is None:
         raise ConfigError(cfg.key("text_config"), "missing: the composite's language model")
     text_type = text.model_type
+    from hubwatch.estimator.architectures.multimodal.eva import is_eva
+
     if vision is not None and (text.has("hf_model_name_or_path") or is_eva(vision)):
         _referencing_dual_tower(cfg, text, vision, b)
         return
-    if vision is not None and mt == "mllama":
-        build_mllama(cfg, text, vision, b)
+    route = ARCHITECTURES.get(mt)
+    target = route.target if route is not None and route.branch == "composite" else None
+    if vision is not None and target is not None and target != _DUAL_TOWER:  # Mllama
+        load(target)(cfg, text, vision, b)
         return
-    if vision is not None and (mt in DUAL_TOWER or (text_type.endswith("_text_model")
-                                                    and head_kind(cfg, default="base") != "lm")):
+    if vision is not None and (target == _DUAL_TOWER or (text_type.endswith("_text_model")
+                                                         and head_kind(cfg, default="base") != "lm")):
         _dual_tower(cfg, text, vision, b)
         return
+    from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder
+    from hubwatch.estimator.architectures.multimodal.vision import add_projector
+
     vh = 0
     if vision is not None:
+        from hubwatch.estimator.architectures.multimodal.sam import build_sam_vision, is_sam_vision
+        from hubwatch.estimator.architectures.multimodal.vision import build_qwen_vision, build_vision_tower, vision_style
+
         b.tower = "vision_tower"
         if vision.model_type.startswith(("qwen2", "qwen3")):
             vh = build_qwen_vision(vision, b, "visual")
@@ -202,6 +155,8 @@ def _composite(cfg: Cfg, b: Build) -> None:
         b.tower = None
     tcfg = _text_cfg(cfg, text, "gemma3_text" if mt == "gemma3" else "llama")
     if tcfg.model_type == "modernbert":  # ModernVBERT: a ModernBERT encoder with the composite's head
+        from hubwatch.estimator.architectures.encoder_only.modernbert import build_modernbert
+
         build_modernbert(Cfg({**tcfg.data, "architectures": [cfg.architecture]}, tcfg.path), b)
     else:
         build_decoder(tcfg, b, prefix="language_model", head=head_kind(cfg, default="lm"))
@@ -217,6 +172,8 @@ def _composite(cfg: Cfg, b: Build) -> None:
 
 
 def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
+    from hubwatch.estimator.architectures.multimodal.vision import build_text_tower, build_vision_tower
+
     style = "siglip" if "siglip" in cfg.model_type else "clip"
     b.tower = "text_tower"
     th = build_text_tower(text, b, "text_model", style)
@@ -236,6 +193,12 @@ def _dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
 
 def _referencing_dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
     """Jina-CLIP-style towers: a text model named by reference, an EVA or CLIP vision model."""
+    from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder
+    from hubwatch.estimator.architectures.encoder_only.encoders import build_encoder
+    from hubwatch.estimator.architectures.multimodal.eva import build_eva_vision, is_eva
+    from hubwatch.estimator.architectures.multimodal.vision import build_vision_tower, vision_style
+    from hubwatch.estimator.architectures.referenced import REFERENCED_CONFIGS
+
     ref = text.str("hf_model_name_or_path")
     base = REFERENCED_CONFIGS.get(ref) if ref else dict(text.data)
     b.tower = "text_tower"
@@ -262,6 +225,9 @@ def _referencing_dual_tower(cfg: Cfg, text: Cfg, vision: Cfg, b: Build) -> None:
 
 def _named_vision_tower(cfg: Cfg, b: Build) -> None:
     """LLaVA-1.x style: the vision tower is named (mm_vision_tower), the projector described by mm_* keys."""
+    from hubwatch.estimator.architectures.multimodal.vision import build_vision_tower
+    from hubwatch.estimator.architectures.referenced import REFERENCED_CONFIGS
+
     name = cfg.str("mm_vision_tower")
     base = REFERENCED_CONFIGS.get(name)
     h = cfg.need("hidden")
@@ -284,6 +250,9 @@ def _named_vision_tower(cfg: Cfg, b: Build) -> None:
 def _inline_visual(visual: Cfg, b: Build, text_hidden: int) -> None:
     """A vision encoder nested as `visual` in a decoder config (Qwen-VL style), with a query resampler
     into the language model's width when `output_dim` is given."""
+    from hubwatch.estimator.architectures.multimodal.eva import build_eva_vision, is_eva
+    from hubwatch.estimator.architectures.multimodal.vision import build_vision_tower
+
     b.tower = "vision_tower"
     width = build_eva_vision(visual, b, "transformer.visual") if is_eva(visual) else build_vision_tower(
         visual, b, "transformer.visual", "clip")
@@ -297,6 +266,10 @@ def _inline_visual(visual: Cfg, b: Build, text_hidden: int) -> None:
 
 
 def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
+    from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder
+    from hubwatch.estimator.architectures.encoder_only.encoders import build_encoder
+    from hubwatch.estimator.architectures.multimodal.vision import build_vision_tower, vision_style
+
     for key in ("encoder", "decoder"):
         sub = cfg.sub(key)
         if sub is None:
@@ -315,6 +288,8 @@ def _encoder_decoder_pair(cfg: Cfg, b: Build) -> None:
 def _t5gemma(cfg: Cfg, b: Build) -> None:
     """T5Gemma: a Gemma-2 stack as the encoder and another as the decoder, whose layers add cross-attention
     (query from the decoder, keys and values from the encoder's width) with its two norms; the head is tied."""
+    from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder
+
     for key in ("encoder", "decoder"):
         sub = cfg.sub(key)
         if sub is None:
@@ -334,6 +309,8 @@ def _t5gemma(cfg: Cfg, b: Build) -> None:
 def _audio_tower(audio: Cfg, b: Build, parent: Cfg) -> None:
     """A Whisper-style audio encoder (two convolutions, positions, layers, final norm, projection). Rotary
     settings in the audio config mean rotary positions (no learned table); GLM-ASR adds its MLP projector."""
+    from hubwatch.estimator.architectures.encoder_decoder.encdec import _bart_layer
+
     d = audio.need("hidden")
     n = audio.int("encoder_layers", default=None) or audio.need("layers")
     nh = audio.int("encoder_attention_heads", default=None, minimum=1) or audio.need("heads")

@@ -12,9 +12,7 @@ from hubwatch.estimator.architectures.decoder_only.decoders import layer_types
 from hubwatch.estimator.params.heads import add_head, head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["GEMMA3N_TYPES", "build_gemma3n"]
-
-GEMMA3N_TYPES = {"gemma3n_text"}
+__all__ = ["build_gemma3n"]
 
 
 def _widths(cfg: Cfg, n: int) -> list[int]:

@@ -9,7 +9,7 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.params.heads import add_head, head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["build_inkling"]
+__all__ = ["build_inkling", "build_inkling_like"]
 
 
 def build_inkling(cfg: Cfg, b: Build) -> None:
@@ -79,3 +79,9 @@ def build_inkling(cfg: Cfg, b: Build) -> None:
     b.final_norm = True
     add_head(cfg, b, head_kind(cfg, default="lm"), h, vocab, tie=cfg.bool("tie_word_embeddings"), bias=False,
              family="decoder")
+
+
+def build_inkling_like(cfg: Cfg, b: Build) -> None:
+    """Inkling-2's text models: no modelling code read for them, so Inkling's layers, their own keys left unread."""
+    b.guess(f"{cfg.model_type} counted as Inkling's text model")
+    build_inkling(cfg, b)

@@ -9,9 +9,7 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.params.heads import add_head, head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["RECURRENT_TYPES", "build_recurrent"]
-
-RECURRENT_TYPES = {"zamba", "zamba2", "recurrent_gemma", "rwkv"}
+__all__ = ["build_recurrent"]
 
 
 def build_recurrent(cfg: Cfg, b: Build) -> None:

@@ -8,9 +8,7 @@ from hubwatch.estimator.params.heads import add_head, head_kind
 from hubwatch.estimator.architectures.decoder_only.hybrid import mamba2_mixer
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["SSM_TYPES", "build_mamba"]
-
-SSM_TYPES = {"mamba", "falcon_mamba", "mamba2"}
+__all__ = ["build_mamba"]
 
 
 def build_mamba(cfg: Cfg, b: Build) -> None:

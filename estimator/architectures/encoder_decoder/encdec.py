@@ -7,12 +7,7 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.params.heads import head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["BART_TYPES", "MUSICGEN_TYPES", "T5_TYPES", "build_bart", "build_musicgen", "build_t5"]
-
-T5_TYPES = {"t5", "mt5", "umt5", "longt5", "switch_transformers", "t5gemma"}
-BART_TYPES = {"bart", "mbart", "plbart", "pegasus", "marian", "blenderbot", "blenderbot-small", "m2m_100",
-              "nllb", "whisper", "bigbird_pegasus", "fsmt", "speech_to_text", "mvp", "trocr", "led", "nllb-moe"}
-MUSICGEN_TYPES = {"musicgen_decoder", "musicgen_melody_decoder"}
+__all__ = ["build_bart", "build_musicgen", "build_t5"]
 _UNTIED_CAUSAL_HEAD = {"bigbird_pegasus"}
 # (BigBird-Pegasus has one norm per stack, named layernorm_embedding though it closes the stack.)
 _FINAL_LN = {"mbart", "pegasus", "blenderbot", "m2m_100", "whisper", "nllb", "mvp", "nllb-moe"}

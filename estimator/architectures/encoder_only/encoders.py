@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hubwatch.estimator.architectures.registry import model_types
 from hubwatch.estimator.params.blocks import Build, Layer, attention_linears, ffn_linears, lin, transformer_dims
 from hubwatch.estimator.config import Cfg, ConfigError
 from hubwatch.estimator.params.heads import head_kind
@@ -12,9 +13,7 @@ __all__ = ["ENCODER_TYPES", "build_encoder", "encoder_layer"]
 ROBERTA_HEADS = {"roberta", "xlm-roberta", "camembert", "data2vec-text", "xlm-roberta-xl", "electra", "mpnet",
                  "roberta-prelayernorm", "longformer", "xmod"}
 NO_POOLER = {"distilbert", "deberta", "deberta-v2", "electra", "dpr", "nomic_bert", "bert-generation"}
-ENCODER_TYPES = ROBERTA_HEADS | NO_POOLER | {"bert", "albert", "ernie", "megatron-bert", "nomic_bert", "jina_bert",
-                                             "xlm", "layoutlm", "splinter", "bert-generation", "nezha", "roc_bert",
-                                             "tapas", "gte", "convbert", "luke", "fnet", "squeezebert"}
+ENCODER_TYPES = model_types(".encoder_only.encoders:build_encoder")  # the BERT-likes named in the registry
 
 
 def encoder_layer(cfg: Cfg, h: int, nh: int, inter: int, *, gated: bool = False, norms: int = 2) -> Layer:

@@ -9,9 +9,7 @@ from hubwatch.estimator.architectures.encoder_only.encoders import encoder_layer
 from hubwatch.estimator.params.heads import head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["SPEECH_TYPES", "build_speech"]
-
-SPEECH_TYPES = {"wav2vec2", "hubert"}
+__all__ = ["build_speech"]
 
 
 def build_speech(cfg: Cfg, b: Build) -> None:

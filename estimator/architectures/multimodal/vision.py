@@ -7,10 +7,7 @@ from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.params.heads import head_kind
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["VISION_TYPES", "build_text_tower", "build_vision", "build_vision_tower"]
-
-VISION_TYPES = {"vit", "deit", "dinov2", "beit", "vit_mae", "vit_msn", "dinov2_with_registers", "clip_vision_model",
-                "siglip_vision_model", "idefics3_vision", "siglip2_vision_model", "data2vec-vision"}
+__all__ = ["build_text_tower", "build_vision", "build_vision_tower"]
 
 
 def _block(h: int, nh: int, inter: int, *, qkv_bias: bool = True, names: tuple[str, ...] = ("q_proj", "k_proj",
