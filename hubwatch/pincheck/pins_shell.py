@@ -7,7 +7,9 @@ from bisect import bisect_right
 from typing import Callable, Mapping, Sequence
 
 from hubwatch.pincheck.pins_shwords import Reader, Script, Word, cut, logical_lines
-from hubwatch.pincheck.pins_text import AMBIGUOUS, DYN, Found, Value, find_hub_urls, line_starts, looks_like_repo, pair_keys
+from hubwatch.pincheck.pins_text import (
+    AMBIGUOUS, DYN, Found, Value, dataset_keys, find_hub_urls, line_starts, looks_like_dataset, looks_like_repo, pair_keys,
+)
 
 __all__ = ["Script", "scan_notebook_shell", "scan_shell"]
 
@@ -208,19 +210,22 @@ def scan_shell(text: str, env: Mapping[str, Value] | None = None,
 
 
 def pair_variables(script: Script, line_of: Callable[[int], int]) -> list[Found]:
-    """A model and its revision set in variables that no command read (`ARG MODEL_ID=…` / `ARG MODEL_REVISION=…`
-    read by a program of the image's own): one weak finding each (a stronger one of the same repo wins)."""
+    """A model (or a dataset) and its revision set in variables that no command read (`ARG MODEL_ID=…` /
+    `ARG MODEL_REVISION=…`, `DATASET_ID=…` / `DATASET_REVISION=…`, read by a program of the image's own):
+    one weak finding each (a stronger one of the same repo wins). A dataset named alone is no such pin."""
     found = []
-    pairs = pair_keys(list(script.assigned))
-    for name, rev_name in pairs.items():
+    named = [(name, rev, "model") for name, rev in pair_keys(list(script.assigned)).items()]
+    named += [(name, rev, "dataset") for name, rev in dataset_keys(list(script.assigned)) if rev is not None]
+    for name, rev_name, kind in named:
         value, at = script.assigned[name]
-        if rev_name == AMBIGUOUS or name in script.used or not looks_like_repo(value.text):
+        if rev_name == AMBIGUOUS or name in script.used or not looks_like_repo(value.text) \
+                or (kind == "dataset" and not looks_like_dataset(value.text)):
             continue
         rev = script.assigned[rev_name][0] if rev_name else None
         dynamic = rev is not None and (rev.is_dynamic or not rev.text)
         found.append(Found(line_of(at), value.text, None if rev is None or dynamic else rev.text, "env", dynamic,
                            span=rev.span if rev is not None and not dynamic else None, repo_span=value.span,
-                           weak=True))
+                           weak=True, repo_type=kind))
     return found
 
 

@@ -112,12 +112,14 @@ def _pairs(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], weak: bool) ->
     return found
 
 
-def _datasets(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], container: str | None) -> list[Found]:
+def _datasets(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], container: str | None,
+              weak: bool = False) -> list[Found]:
     """Datasets a config mapping names (`dataset_name:`, `dataset_path:` with `dataset_kwargs: {revision:}`,
-    axolotl's `datasets: - path:`, torchtune's `dataset: source:`), with their revision keys."""
+    axolotl's `datasets: - path:`, torchtune's `dataset: source:`), with their revision keys; `weak`: an
+    `env:` mapping's variables, where only a dataset with its revision beside it is a pin."""
     found = []
     for key, rev_key in dataset_keys(list(values), container):
-        if rev_key == AMBIGUOUS:
+        if rev_key == AMBIGUOUS or (weak and rev_key is None):
             continue
         node, repo = values[key]
         if _scalar(node) is None or not looks_like_dataset(repo.text.strip()):
@@ -129,7 +131,7 @@ def _datasets(doc: _Doc, values: dict[str, tuple[yaml.Node, Value]], container: 
         if rev is None and isinstance(kwargs, yaml.MappingNode):  # lm-evaluation-harness: load_dataset's kwargs
             given = {_scalar(k): v for k, v in kwargs.value}
             rev = doc.value(given["revision"]) if "revision" in given else None
-        found.append(replace(_pin(doc, node, repo, rev), repo_type="dataset"))
+        found.append(replace(_pin(doc, node, repo, rev, weak), repo_type="dataset"))
     return found
 
 
@@ -209,7 +211,7 @@ def _walk(node: yaml.Node, doc: _Doc, out: list[Found], env: dict[str, Value], i
             if norm_key(key) in _ENV_KEYS:
                 variables = _env_of(value, doc)
                 inner_env.update({k: v for k, (_, v) in variables.items()})
-                out.extend(_pairs(doc, variables, weak=True))
+                out.extend(_pairs(doc, variables, weak=True) + _datasets(doc, variables, None, weak=True))
             elif norm_key(key) in _NESTED_MODEL and isinstance(value, yaml.MappingNode):
                 fields = {norm_key(str(_scalar(k))): v for k, v in value.value if _scalar(k) is not None}
                 if not any(k in pair_keys(list(fields)) for k in fields):

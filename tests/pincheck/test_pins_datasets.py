@@ -173,3 +173,18 @@ def test_python_dataset_constants_resolve_and_pair() -> None:
     # a revision two datasets could own is given to neither; a dataset named alone is no module pin
     assert pins(f'DATASET_REPO = "o/d"\nDATASET_NAME = "o/e"\nDATASET_REVISION = "{S}"\n', "c.py") == []
     assert pins('DATASET_ID = "o/d"\nDATASET_PATH = "data/train.jsonl"\n', "d.py") == []
+
+
+def test_dataset_variables_no_command_reads_pair_by_name() -> None:
+    docker = f"ARG DATASET_ID=o/d\nARG DATASET_REVISION={S}\nRUN python prepare.py\n"
+    assert pins(docker, "Dockerfile") == [(1, "datasets/o/d", S, "commit")]
+    read = f"ARG DATASET_ID=o/d\nARG DATASET_REVISION={S}\nRUN hf download $DATASET_ID --repo-type dataset --revision $DATASET_REVISION\n"
+    assert pins(read, "Dockerfile") == [(3, "datasets/o/d", S, "commit")]  # the command's pin, once
+    env = f"DATASET_NAME=o/d\nDATASET_REVISION={S}\nMODEL_ID=o/m\nMODEL_REVISION=abcdef1\n"
+    assert pins(env, ".env") == [(1, "datasets/o/d", S, "commit"), (3, "o/m", "abcdef1", "commit")]
+    assert pins("DATASET_NAME=o/d\nDATASET_PATH=data/x.jsonl\n", ".env") == []  # named alone: no pin
+    k8s = (f"spec:\n  containers:\n    - name: x\n      env:\n        - name: DATASET_ID\n          value: o/d\n"
+           f"        - name: DATASET_REVISION\n          value: {S}\n")
+    assert pins(k8s, "deploy.yaml") == [(6, "datasets/o/d", S, "commit")]
+    assert pins(f"DATASET_ID = o/d\nDATASET_REVISION = {S}\nall:\n\tpython x.py\n", "Makefile") == [
+        (1, "datasets/o/d", S, "commit")]
