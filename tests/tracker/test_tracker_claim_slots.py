@@ -1,6 +1,7 @@
 """Claiming as poll slots free (issue 32): a worker polls at most `min(poll_concurrency,
 claim_batch)` repos at once and claims the next due repo as soon as one of them is done, so one
-slow repo does not hold back the claiming and polling of the others. Against the in-memory hub."""
+slow repo does not hold back the claiming and polling of the others, and a repo polled in this
+cycle and due again does not take a slot from one not polled yet. Against the in-memory hub."""
 
 from __future__ import annotations
 
@@ -73,3 +74,23 @@ def test_a_slow_repo_does_not_hold_back_claiming_the_others(store: Any, concurre
     # Never more repos leased at once than it polls at once, and the slot the slow repo holds is one of them.
     assert max(hub.leased_at_heads) == min(concurrency, batch)
     assert all(s.lease_owner is None for s in store.watched())  # no lease left behind
+
+
+def test_a_repo_polled_and_due_again_cannot_fill_a_claim(store: Any) -> None:
+    # One slot: X was polled this cycle and is due again, before Y in claim order (it came due
+    # first). Its first meeting unleases it; from then on the claim asks for one more, and gets Y.
+    hub = FakeHub()
+    x, y = RepoId.parse("acme/x"), RepoId.parse("acme/y")
+    now = T0 + timedelta(minutes=5)
+    for repo, due in ((x, now - timedelta(minutes=2)), (y, now - timedelta(minutes=1))):
+        hub.push(repo, CONFIG, at=T0)
+        store.watch(repo)
+        store.mark_due([repo], due)
+    settings = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, claim_batch=1)
+    cycle = PollCycle(hub=hub, store=store, settings=settings, worker_id="w", clock=lambda: now)
+    try:
+        assert cycle._claim(1, {x}, set()) == ([], [x])  # met X again: nothing fresh, X left unleased
+        assert cycle._claim(1, {x}, {x}) == ([y], [])  # X cannot take the one slot from Y
+    finally:
+        cycle.close()
+    assert {s.repo: s.lease_owner for s in store.watched()} == {x: None, y: "w"}
