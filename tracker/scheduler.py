@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import logging
-import os
 import math
+import os
 import socket
 import sys
 import threading
