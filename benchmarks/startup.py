@@ -1,12 +1,17 @@
 """Start-up time of whole `hubwatch` processes against bare Python and `import click, rich`.
 
-Target: `hubwatch --help` ≤ 2× `python -c "import click, rich"` (best of N, whole processes, the
-same interpreter, one run). `hubwatch estimate CONFIG` (a bundled config, no hub) is shown too.
+Targets: `hubwatch --help` ≤ 2× and `hubwatch estimate CONFIG` (a bundled config, no hub) ≤ 3×
+`python -c "import click, rich"` (best of N, whole processes, the same interpreter, one run).
+Every process runs with bytecode caching on (PYTHONDONTWRITEBYTECODE dropped from its environment),
+so the warm-up run leaves hubwatch's modules compiled, as an installed wheel has them: click and rich
+are read from their installed bytecode, and hubwatch compiling its sources on every run (a checkout
+with PYTHONDONTWRITEBYTECODE set) would be timed against them otherwise.
 Run: `python -m benchmarks.startup [N]` (writes benchmarks/results/startup.md).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -19,16 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.md"
 CONFIG = ROOT / "tests" / "data" / "configs" / "openai-community__gpt2" / "config.json"
 TARGET = 2.0
+ESTIMATE_TARGET = 3.0
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as installed: bytecode kept
 RUNS = 15
 
 
 def time_process(argv: list[str], runs: int) -> tuple[float, float]:
     """Best and median wall time (s) of `runs` runs of `argv`, after one warm-up run."""
-    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT)
+    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT, env=ENV)
     times: list[float] = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(argv, check=True, capture_output=True, cwd=ROOT)
+        subprocess.run(argv, check=True, capture_output=True, cwd=ROOT, env=ENV)
         times.append(time.perf_counter() - start)
     return min(times), statistics.median(times)
 
@@ -47,16 +54,20 @@ def main(argv: list[str] | None = None) -> int:
     base = figures['python -c "import click, rich"'][0]
     bare = figures["python -c pass"][0]
     ratio = figures["hubwatch --help"][0] / base
+    estimate_ratio = figures[f"hubwatch estimate {CONFIG.relative_to(ROOT)}"][0] / base
     lines = ["# start-up", "", f"`python -m benchmarks.startup` — whole processes, best / median of {runs}, one run", "",
              "| command | best | median | × import click, rich | × python -c pass |", "|---|---|---|---|---|"]
     for name, (best, median) in figures.items():
         lines.append(f"| `{name}` | {best * 1000:.0f} ms | {median * 1000:.0f} ms | {best / base:.2f} | {best / bare:.1f} |")
     verdict = "met" if ratio <= TARGET else "NOT met"
-    lines += ["", f"`hubwatch --help` is {ratio:.2f}× `import click, rich` (target ≤ {TARGET:.0f}×: {verdict}).", ""]
+    estimate_verdict = "met" if estimate_ratio <= ESTIMATE_TARGET else "NOT met"
+    lines += ["", f"`hubwatch --help` is {ratio:.2f}× `import click, rich` (target ≤ {TARGET:.0f}×: {verdict}).",
+              f"`hubwatch estimate` is {estimate_ratio:.2f}× `import click, rich` (target ≤ {ESTIMATE_TARGET:.0f}×: "
+              f"{estimate_verdict}).", ""]
     text = "\n".join(lines)
     print(text)
     RESULTS.write_text(text)
-    return 0 if ratio <= TARGET else 1
+    return 0 if ratio <= TARGET and estimate_ratio <= ESTIMATE_TARGET else 1
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from hubwatch.estimator.api import ESTIMATOR_VERSION, Analysis, analyze
 from hubwatch.estimator.cards import DEFAULT_CARDS, BatchFit, Card, cards_needed, cards_needed_many
 from hubwatch.estimator.cost import PRICE_TABLE_DATE, RunShape, run_flops, run_hours
 from hubwatch.estimator.estimate import Estimate, Memory
-from hubwatch.estimator.estimate_delta import memory_delta_summary
 from hubwatch.estimator.estimate_parts import (
     CARD_METHODS, CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary,
 )
@@ -252,6 +251,14 @@ def estimate_revision(analysis_or_config: Analysis | ModelSpec | Mapping[str, An
         spec = analysis.spec
     # Per revision nothing may stop the record: a method the model cannot run is reported, not raised.
     return _report(spec, settings, cards, _DEFAULT_RUN, None, False, analysis)
+
+
+def memory_delta_summary(old: Estimate, new: Estimate, threshold_pct: float = 5) -> str | None:
+    """The lines saying how memory moved between two estimates, or None when it did not
+    (`estimate_delta.memory_delta_summary`, imported when first asked: one estimate needs no delta)."""
+    from hubwatch.estimator.estimate_delta import memory_delta_summary as summary
+
+    return summary(old, new, threshold_pct)
 
 
 def with_analysis(report: Estimate, analysis: Analysis) -> Estimate:

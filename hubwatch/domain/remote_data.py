@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from itertools import chain, compress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:  # PyYAML is imported by the first YAML read: reading a config.json needs none of it
+    import yaml
 
 __all__ = [
     "MAX_DOWNLOAD_BYTES",
@@ -97,6 +98,8 @@ def load_remote_json(
 def _yaml_size(root: yaml.Node, max_depth: int, max_nodes: int) -> None:
     """Raise when the node graph nests deeper than `max_depth`, or holds more than `max_nodes`
     nodes once every alias is expanded (an alias "bomb" is small as text, huge as a value)."""
+    import yaml
+
     sizes: dict[int, int] = {}
     stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
     while stack:
@@ -131,6 +134,8 @@ def load_remote_yaml(
     into objects), within the limits. Raises `RemoteJsonError` or `yaml.YAMLError`."""
     if len(text) > max_bytes:
         raise RemoteJsonError(f"{len(text)} characters, more than the {max_bytes} read of a YAML block")
+    import yaml
+
     loader = yaml.SafeLoader(text)  # as yaml.safe_load reads it (deep nesting: RecursionError, caught)
     try:
         try:

@@ -84,3 +84,15 @@ def test_the_command_table_is_the_commands_own() -> None:
             assert listed.get_short_help_str(width) == cmd.get_short_help_str(width), \
                 f"COMMANDS[{name!r}].help is not the first paragraph of the command's help"
 
+
+
+def test_estimating_a_decoder_config_loads_only_what_it_needs() -> None:
+    """`hubwatch estimate` on a GPT-2 config.json: no PyYAML (only model cards are YAML), no estimate delta
+    (one revision has none), and no builder of another family (encoder, encoder-decoder, vision, speech)."""
+    loaded = modules_loaded_by("estimate", str(DATA / "configs" / "openai-community__gpt2" / "config.json"))
+    assert "yaml" not in loaded
+    assert "hubwatch.estimator.estimate_delta" not in loaded
+    assert "hubwatch.estimator.architectures.decoder_only.decoders" in loaded
+    others = sorted(m for m in loaded if m.startswith(tuple(f"hubwatch.estimator.architectures.{kind}" for kind in
+                                                            ("encoder_only", "encoder_decoder", "multimodal"))))
+    assert others == []
