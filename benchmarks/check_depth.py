@@ -86,9 +86,9 @@ def cold(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:
 def before(store: Store, repo: RepoId, pin: str) -> Callable[[], Lookup]:
     def read() -> Lookup:
         full = store.revision(repo, pin[:12])  # as the check resolved a pin
-        line = store.revision_shas(repo)
+        line = store.revisions.revision_shas(repo)
         assert full is not None and line is not None
-        return lookup_from_standing(standing(line, store.advisories(repo), full.revision.sha), frozenset())
+        return lookup_from_standing(standing(line, store.advisories.records(repo), full.revision.sha), frozenset())
 
     return read
 

@@ -67,10 +67,10 @@ def now_reads(store: Store, repo: RepoId) -> Callable[[], list[AdvisoryRecord]]:
     def reads() -> list[AdvisoryRecord]:
         head = store.head(repo)
         assert head is not None
-        store.stored_among(repo, [new])  # the listing's new commit (the head is the stored one)
-        store.stored_among(repo, [new, head.sha])
+        store.revisions.stored_among(repo, [new])  # the listing's new commit (the head is the stored one)
+        store.revisions.stored_among(repo, [new, head.sha])
         store.first_id(repo)
-        return store.advisories_to_plan(repo, pairs)
+        return store.advisories.to_plan(repo, pairs)
 
     return reads
 
@@ -78,9 +78,9 @@ def now_reads(store: Store, repo: RepoId) -> Callable[[], list[AdvisoryRecord]]:
 def before_reads(store: Store, repo: RepoId) -> Callable[[], object]:
     def reads() -> object:
         store.head(repo)
-        store.known_shas(repo)
+        store.revisions.known_shas(repo)
         store.first_id(repo)
-        return store.advisories(repo)
+        return store.advisories.records(repo)
 
     return reads
 
@@ -92,7 +92,7 @@ def main() -> int:
         try:
             fill(store)
             figures = {repo: (p50_ms(now_reads(store, repo), RUNS), p50_ms(before_reads(store, repo), RUNS),
-                              len(now_reads(store, repo)()), len(store.advisories(repo))) for repo in DEPTHS}
+                              len(now_reads(store, repo)()), len(store.advisories.records(repo))) for repo in DEPTHS}
         finally:
             store.close()
     shallow = next(iter(DEPTHS))

@@ -122,8 +122,8 @@ def run(url: str, label: str) -> list[tuple[str, str, str, str]]:
         saves, raw_bytes, pins = replay(store)
         repos = sorted({r for r, _ in pins})
         history = [_ms(lambda r=r: store.history(r)) for r in repos]  # type: ignore[misc]
-        affecting = [_ms(lambda p=p: store.advisories_affecting(*p)) for p in pins]  # type: ignore[misc]
-        recent = [_ms(lambda: store.recent_changes(50)) for _ in range(20)]
+        affecting = [_ms(lambda p=p: store.advisories.affecting(*p)) for p in pins]  # type: ignore[misc]
+        recent = [_ms(lambda: store.repos.recent_changes(50)) for _ in range(20)]
         with store.engine.connect() as conn:
             stored = conn.execute(sa.text("SELECT coalesce(sum(length(data)), 0) FROM blobs")).scalar_one()
         whole = _database_bytes(store)

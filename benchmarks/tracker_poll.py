@@ -119,7 +119,7 @@ def main() -> int:
             cycle()
             _fill(live, FILLER, datetime.now(timezone.utc))
             start = time.perf_counter()
-            everything = live.watched()
+            everything = live.repos.watched()
             load_ms = (time.perf_counter() - start) * 1000
             rows.append(("reference: whole watch list load (each cycle did this before)",
                          f"{len(everything)} watched repos", f"{load_ms:.0f} ms"))

@@ -69,7 +69,7 @@ def _fill(store: Store) -> None:
             sha, when = sha_at(repo, i), START + timedelta(hours=i)
             if REWRITTEN and i == _fork(depth) + 1:  # upstream force-pushed onto an older commit
                 assert parent is not None
-                store.record_rewrite(repo, parent, sha, [sha_at(repo, k) for k in _dropped(depth)], when)
+                store.revisions.record_rewrite(repo, parent, sha, [sha_at(repo, k) for k in _dropped(depth)], when)
                 parent = sha_at(repo, _fork(depth) - 3)
             changes = [ChangeRecord(Kind.SPECIAL_TOKENS, Severity.HIGH, "generation_config.json:eos_token_id",
                                     f"eos_token_id {i} → {i + 1}", {"file": "generation_config.json",

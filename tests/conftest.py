@@ -232,7 +232,7 @@ def fill_advised_store(url: str) -> None:
             store.watch(repo)
             for day, (sha, parent, changes) in enumerate(revisions, start=1):
                 revision = RevisionRecord(sha, parent, datetime(2024, 6, day, tzinfo=timezone.utc), f"commit {day}")
-                advisories = plan_advisories(repo, revision, changes, store.advisories(repo), settings)
+                advisories = plan_advisories(repo, revision, changes, store.advisories.records(repo), settings)
                 assert store.save_revision(repo, revision, [], {}, changes, None, advisories)
     finally:
         store.close()

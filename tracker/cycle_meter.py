@@ -57,7 +57,7 @@ class CycleMeter:
         lags: list[float] = []
         for outcome in outcomes:
             if isinstance(outcome, NewRevisions) and outcome.shas:
-                for date in store.revision_dates(outcome.repo, outcome.shas).values():  # one query a repo
+                for date in store.revisions.revision_dates(outcome.repo, outcome.shas).values():  # one query a repo
                     lags.append(max(0.0, (finished - date).total_seconds()))
         failures = [o for o in outcomes if isinstance(o, Failed) and not o.deferred]  # a deferral is no failure
         deferred = sum(1 for o in outcomes if isinstance(o, Failed) and o.deferred)

@@ -126,7 +126,7 @@ class _Snapshots:
 
     def inheritable(self, base: RepoId) -> list[AdvisoryRecord]:
         if base not in self.records:
-            self.records[base] = [r for r in self.store.advisories(base) if inheritable(r)]
+            self.records[base] = [r for r in self.store.advisories.records(base) if inheritable(r)]
         return self.records[base]
 
 
@@ -166,12 +166,12 @@ def _check_member(
 
     @cache
     def line() -> list[str]:  # the derivative's main line up to its head: read only if a record is raised
-        shas = store.revision_shas(member.repo) or [head.sha]
+        shas = store.revisions.revision_shas(member.repo) or [head.sha]
         return shas if shas[-1] == head.sha else [*shas, head.sha]
 
     prior = {
         str(r.osv["database_specific"]["inherited"]["upstream"]): r
-        for r in store.advisories_with_id_suffix(member.repo, INHERITED_ID_SUFFIX, withdrawn=True)
+        for r in store.advisories.with_id_suffix(member.repo, INHERITED_ID_SUFFIX, withdrawn=True)
         if is_inherited(r.osv)
     }
     renamed: dict[str, AdvisoryRecord] = {}  # after a rename upstream: the records under the current id
@@ -205,7 +205,7 @@ def _check_member(
     planned = {r.id for r in records}
     records += [r for r in renamed.values() if r.id not in planned]
     if records:
-        store.replace_derived(member.repo, {}, records)
+        store.revisions.replace_derived(member.repo, {}, records)
     fam.set_notes(member.repo, notes)
     return checks
 

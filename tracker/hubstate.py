@@ -82,7 +82,7 @@ class StoreWindow:
             stale = self._read_at is None or time.monotonic() - self._read_at >= self._refresh_s
         if stale:
             try:
-                until = self._store.hub_deferred_until()
+                until = self._store.leases.hub_deferred_until()
             except StorageError as exc:
                 log.warning("could not read the hub's shared rate-limit window: %s", exc)
                 until = None
@@ -98,6 +98,6 @@ class StoreWindow:
             if self._until is None or until > self._until:
                 self._until = until
         try:
-            self._store.defer_hub(until)
+            self._store.leases.defer_hub(until)
         except StorageError as exc:
             log.warning("could not record the hub's rate-limit window for the other workers: %s", exc)

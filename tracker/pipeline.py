@@ -77,7 +77,7 @@ def load_baseline(store: Store, repo: RepoId, sha: str | None) -> Baseline:
     entry = store.revision(repo, sha)
     if entry is None:
         return Baseline(empty_snapshot(sha), None)
-    files, contents = store.snapshot_files(repo, sha)
+    files, contents = store.revisions.snapshot_files(repo, sha)
     tracked: dict[str, bytes] = {}
     headers: dict[str, Mapping[str, Any]] = {}
     for path, raw in contents.items():
@@ -147,7 +147,7 @@ def process_revision(
     the next revision while this one is processed); else it is fetched here. `prior`: given the
     (file, key) pairs of the revision's changes (`advise_match.change_keys`), at least the repo's
     records the revision may close or undo (the poller keeps those it read over a poll's
-    revisions); else they are read from the store (`Store.advisories_to_plan`). `id_repo`: the
+    revisions); else they are read from the store (`store.advisories.to_plan`). `id_repo`: the
     repo's first id when the caller holds it; else it is read from the store.
     """
     from hubwatch.advisories.advise import plan_advisories
@@ -176,12 +176,12 @@ def process_revision(
                                      id_repo=store.first_id(repo) if id_repo is None else id_repo)
     else:
         pairs = frozenset().union(*(change_keys(c) for c in changes))
-        known = store.advisories_to_plan(repo, pairs) if prior is None else prior(pairs)
+        known = store.advisories.to_plan(repo, pairs) if prior is None else prior(pairs)
         # Diffed against something other than its parent (a squashed history's commit, or a rewritten
         # one whose parent was never stored, is compared with the old head): only the hazards it adds
         # are advised, and those open at the old head that it does not clear still hold at it.
         carried = None if baseline.snapshot.sha == revision.parent else [
-            r for r in store.advisories_affecting(repo, baseline.snapshot.sha)
+            r for r in store.advisories.affecting(repo, baseline.snapshot.sha)
             if r.withdrawn is None and direction_of(r.osv) is Direction.HAZARD]
         advisories = plan_advisories(repo, revision, changes, known, settings,
                                      id_repo=store.first_id(repo) if id_repo is None else id_repo, carried=carried)

@@ -123,13 +123,13 @@ def poll_repo(
         clear_token_problem(store)  # the hub took this token: a rejection recorded before is over
         if str(answered) != str(repo):
             # Renamed upstream (or spelled otherwise): one repo, carried on under the hub's id.
-            renamed_from = repo if store.rename_repo(repo, answered, now()) else None
+            renamed_from = repo if store.repos.rename_repo(repo, answered, now()) else None
             repo = answered
             if renamed_from is not None:
                 _republish_renamed(store, repo, settings, now)
             stored_head = store.head(repo)  # the rename may have merged two stored rows: the survivor's
         if stored_head is not None and stored_head.sha == head:
-            store.record_poll(repo, PollState.OK, None, now(), started=started)
+            store.repos.record_poll(repo, PollState.OK, None, now(), started=started)
             return Unchanged(repo, head, renamed_from=renamed_from)
         first_time = stored_head is None
         stored = _StoredShas(store, repo, stored_head)
@@ -151,17 +151,17 @@ def poll_repo(
         dropped: list[str] = []
         if stored_head is not None and stored_head.sha not in upstream:
             # Force-push: what was stored is no longer the main branch's history.
-            dropped = [sha for sha in store.ordered_shas(repo) if sha not in upstream]
+            dropped = [sha for sha in store.revisions.ordered_shas(repo) if sha not in upstream]
             extra = [history_rewrite_change(dropped)] if dropped else []
             if dropped and stored_head is not None:
                 # Updates raised at the dropped commits are withdrawn in the same transaction.
                 at = now()
-                store.record_rewrite(repo, stored_head.sha, head, dropped, at, after_rewrite(store, repo, dropped, at))
+                store.revisions.record_rewrite(repo, stored_head.sha, head, dropped, at, after_rewrite(store, repo, dropped, at))
         new = [c for c in commits if c.sha not in known]
         if not new and not dropped and head in known:
             # Upstream is back on commits stored before (a push restored them): their updates return.
             at = now()
-            store.move_head(repo, head, at, after_head_move(store, repo, head, at))
+            store.revisions.move_head(repo, head, at, after_head_move(store, repo, head, at))
         baseline_sha = new[0].parent if new and new[0].parent in known else None
         if baseline_sha is None and extra and stored_head is not None:
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
@@ -187,7 +187,7 @@ def poll_repo(
                 baseline = result.baseline
         if saved and stored_head is not None and new and new[0].parent != stored_head.sha and new[0].parent in known:
             settle_off_main_line(store, repo, now())  # new commits on a dropped one: it is back on the line
-        store.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
+        store.repos.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         if saved:
             return NewRevisions(repo, tuple(saved), renamed_from)
@@ -204,7 +204,7 @@ def poll_repo(
     except HubError as exc:
         state = _state_of(exc)
         reason = str(exc) if str(exc).startswith(str(repo)) else f"{repo}: {exc}"
-        store.record_poll(repo, state, reason, now(), started=started, new_revisions=len(saved))
+        store.repos.record_poll(repo, state, reason, now(), started=started, new_revisions=len(saved))
         return Failed(repo, reason, state, exc.fix, tuple(saved))
     finally:
         end_poll_deadline(deadline)
@@ -227,7 +227,7 @@ def _upstream_below(
     oldest = commits[0].sha
     if oldest not in stored:
         return set()
-    line = store.revision_shas(repo, oldest)
+    line = store.revisions.revision_shas(repo, oldest)
     return set(line) if line else None
 
 
@@ -257,9 +257,9 @@ class _StoredShas:
         if sha in self._absent:
             return False
         if len(self._absent) >= self._LOOKUPS:
-            self._all = self._store.known_shas(self._repo)
+            self._all = self._store.revisions.known_shas(self._repo)
             return sha in self._all
-        held = bool(self._store.stored_among(self._repo, [sha]))
+        held = bool(self._store.revisions.stored_among(self._repo, [sha]))
         (self._held if held else self._absent).add(sha)
         return held
 
@@ -269,7 +269,7 @@ class _StoredShas:
         if self._all is not None:
             return wanted & self._all
         unknown = wanted - self._held - self._absent
-        found = self._store.stored_among(self._repo, unknown) if unknown else set()
+        found = self._store.revisions.stored_among(self._repo, unknown) if unknown else set()
         self._held |= found
         self._absent |= unknown - found
         return wanted & self._held
@@ -278,7 +278,7 @@ class _StoredShas:
 class _KnownAdvisories:
     """The repo's stored advisories a poll's revisions are planned against, and its first id.
 
-    Read through the store's index a part at a time (`Store.advisories_to_plan`): the open records
+    Read through the store's index a part at a time (`store.advisories.to_plan`): the open records
     once, then the records of each (file, key) pair the first time a revision's changes name it;
     then kept as the store keeps them (each revision's upsert applied: a record is replaced unless
     the stored one is newer). Each record is read and decoded at most once a poll, and only those a
@@ -302,7 +302,7 @@ class _KnownAdvisories:
             return list(self._records.values())
         unread = pairs - self._pairs
         if unread or not self._open_read:
-            for record in self._store.advisories_to_plan(self._repo, unread, open_ones=not self._open_read):
+            for record in self._store.advisories.to_plan(self._repo, unread, open_ones=not self._open_read):
                 self._records.setdefault(record.id, record)  # one kept this poll is the stored one
             self._pairs |= unread
             self._open_read = True
@@ -397,7 +397,7 @@ def poll_repos(
         except Exception as exc:  # the loop must survive a bug on one repo's content; record it
             log.exception("polling %s failed", repo)
             reason = f"{repo}: internal error while processing: {exc!r}"
-            store.record_poll(repo, PollState.ERROR, reason, clock())
+            store.repos.record_poll(repo, PollState.ERROR, reason, clock())
             outcome = Failed(repo, reason, PollState.ERROR, "report this with `hubwatch --debug poll " + str(repo) + "`")
         outcomes.append(outcome)
         if on_outcome is not None:

@@ -59,7 +59,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
 
     derived: dict[str, AdvisoryRecord] = {}
     # Each force-push's old head, by the revisions it dropped (what its rewrite change names).
-    old_heads = {tuple(r.dropped): r.old_head for r in store.rewrites(repo)}
+    old_heads = {tuple(r.dropped): r.old_head for r in store.revisions.rewrites(repo)}
     origin = store.first_id(repo)
     replaced: dict[str, list[ChangeRecord]] = {}
     cache: Baseline | None = None
@@ -80,7 +80,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
             # As the poll did: a rewritten commit without a stored parent (a squash) is compared with
             # the old head, and carries the hazards open there that it does not clear.
             base, initial = old, False
-            line = store.revision_shas(repo, tip=old_head) or [old_head]
+            line = store.revisions.revision_shas(repo, tip=old_head) or [old_head]
             carried = list(standing(line, list(derived.values()), old_head).carries)
         changes = [history_rewrite_change(list(c.detail.get("old") or [])) for c in rewrite]
         changes += diff_snapshots(None if initial else base.snapshot, current.snapshot)
@@ -94,13 +94,13 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         if not _same(changes, entry.changes):
             replaced[revision.sha] = changes
         cache = current
-    published = store.advisories(repo)
+    published = store.advisories.records(repo)
     now = clock()
     records = reconcile(published, list(derived.values()), now)
     # After a rename the withdrawn records (reconcile leaves them alone) still name the old id.
     records += renamed_withdrawn(published, store.canonical_id(repo) or repo, now)
     if replaced or records:
-        store.replace_derived(repo, replaced, records)
+        store.revisions.replace_derived(repo, replaced, records)
     # Updates raised at commits a force-push dropped are withdrawn (and those back on the line published).
     records += settle_off_main_line(store, repo, now)
     return RederiveResult(len(replaced), records)
@@ -112,7 +112,7 @@ def rederive_if_needed(store: Store, settings: Settings, clock: Clock = system_c
     if store.meta(MODEL_KEY) == str(ADVISORY_MODEL):
         return 0
     touched = 0
-    for state in store.watched():
+    for state in store.repos.watched():
         result = rederive_repo(store, state.repo, settings, clock)
         if result.revisions or result.records:
             touched += 1

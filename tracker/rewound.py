@@ -25,28 +25,28 @@ __all__ = ["after_head_move", "after_rewrite", "settle_off_main_line"]
 def after_rewrite(store: Store, repo: RepoId, dropped: Iterable[str], now: datetime) -> list[AdvisoryRecord]:
     """The records to write with a force-push that leaves `dropped` (every stored commit upstream's
     history no longer holds) off the main line."""
-    return off_main_line_updates(store.advisories(repo), dropped, now)
+    return off_main_line_updates(store.advisories.records(repo), dropped, now)
 
 
 def after_head_move(store: Store, repo: RepoId, head: str, now: datetime) -> list[AdvisoryRecord]:
     """The records to write with moving the head to the stored commit `head` (upstream pushed dropped
     commits back): those it puts back on the main line are published again. Nothing is read past the
     off-line set when no force-push is recorded."""
-    off = store.off_main_branch(repo)
+    off = store.revisions.off_main_branch(repo)
     if not off:
         return []
-    line = set(store.revision_shas(repo, head) or ())
-    return off_main_line_updates(store.advisories(repo), off - line, now)
+    line = set(store.revisions.revision_shas(repo, head) or ())
+    return off_main_line_updates(store.advisories.records(repo), off - line, now)
 
 
 def settle_off_main_line(store: Store, repo: RepoId, now: datetime) -> list[AdvisoryRecord]:
     """Bring the records in line with the stored main line as it is now (after revisions that descend
     from a dropped commit were saved, or a re-derivation); the records written."""
-    off = store.off_main_branch(repo)
-    records = store.advisories(repo)
+    off = store.revisions.off_main_branch(repo)
+    records = store.advisories.records(repo)
     if not off and not any(r.withdrawn is not None for r in records):
         return []
     out = off_main_line_updates(records, off, now)
     if out:
-        store.replace_derived(repo, {}, out)
+        store.revisions.replace_derived(repo, {}, out)
     return out

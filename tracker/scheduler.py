@@ -184,7 +184,7 @@ class PollCycle:
                         fresh, again = self._claim(free, polled, returned)
                         returned.update(again)
                         exhausted = not fresh and not again
-                        failures = {s.repo: s.failures for s in self._store.watched_among(fresh)} if fresh else {}
+                        failures = {s.repo: s.failures for s in self._store.repos.watched_among(fresh)} if fresh else {}
                         for repo in fresh:
                             order.append(repo)
                             polled.add(repo)
@@ -308,10 +308,10 @@ class PollCycle:
     def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> datetime | None:
         """Make the watched repos the listing shows at another commit than the stored head due now;
         returns the earliest time a watched repo moved since this worker's previous listing (None: none did)."""
-        watched = self._store.watched_among(recent)
+        watched = self._store.repos.watched_among(recent)
         moved = [s.repo for s in watched if recent[s.repo].sha != s.head_sha]
         if moved:
-            self._store.mark_due(moved, now)
+            self._store.repos.mark_due(moved, now)
         times = [t for t in (recent[s.repo].last_modified for s in watched) if t is not None]
         fresh = [t for t in times if self._listed_at is None or t >= self._listed_at]
         return min(fresh) if fresh and self._listed_at is not None else None

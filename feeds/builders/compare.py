@@ -70,7 +70,7 @@ def parse_range(spec: str) -> CompareRange:
 
 
 def stored_snapshot(sha: str, files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> Snapshot:
-    """A revision's Snapshot from `Store.snapshot_files` (a safetensors header is stored as the JSON
+    """A revision's Snapshot from `store.revisions.snapshot_files` (a safetensors header is stored as the JSON
     content of its `*.safetensors` path, as the tracker's pipeline writes it)."""
     tracked: dict[str, bytes] = {}
     headers: dict[str, Mapping[str, Any]] = {}

@@ -44,7 +44,7 @@ def _json_object(raw: bytes | None) -> dict[str, Any] | None:
 
 def stored_inputs(store: Store, repo: RepoId, sha: str) -> EstimatorInputs | None:
     """The estimator's inputs from the files stored for `repo` at `sha` (None: no readable config.json)."""
-    files, contents = store.snapshot_files(repo, sha)
+    files, contents = store.revisions.snapshot_files(repo, sha)
     headers: dict[str, Mapping[str, Any]] = {}
     readable = True
     for f in files:
@@ -68,7 +68,7 @@ def resolve_revision(store: Store, repo_text: str, revision: str | None) -> tupl
         raise PlanInputError("repo", f"{exc} (give org/name, e.g. meta-llama/Llama-2-7b-hf)") from exc
     wanted = (revision or "").strip().lower()
     if wanted in ("", "latest", "main", "head"):
-        newest, _ = store.history_page(repo, limit=1)
+        newest, _ = store.revisions.history_page(repo, limit=1)
         if not newest:
             known = store.repo_state(repo) is not None
             raise PlanInputError("repo", f"{repo} has no stored revision yet (the next poll backfills it)" if known

@@ -35,11 +35,11 @@ def whole_line_standing(
 ) -> Standing | None:
     """`load_standing` from the repo's whole main line and every advisory, read again (any history
     shape; nothing kept): the reference the store's answer is tested against."""
-    line = store.revision_shas(repo)
+    line = store.revisions.revision_shas(repo)
     if line is None:
         return None
-    records = store.advisories(repo)
-    own = store.revision_shas(repo, tip=commit) if stored and commit not in line else None
+    records = store.advisories.records(repo)
+    own = store.revisions.revision_shas(repo, tip=commit) if stored and commit not in line else None
     if not own:
         return standing(line, records, commit, ignored)
     # Off the main line: read along its own, told the main line's revision to move to.

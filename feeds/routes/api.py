@@ -41,9 +41,9 @@ def models(
         raise bad_request(f"page must be ≥ 0, got {page}")
     cursor = parse_after(after)
     if cursor is not None:
-        states = ctx.store.watched(after=cursor, limit=MODELS_PAGE + 1)
+        states = ctx.store.repos.watched(after=cursor, limit=MODELS_PAGE + 1)
     else:
-        states = ctx.store.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
+        states = ctx.store.repos.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
     out: dict[str, Any] = {"models": [_model_row(ctx, state) for state in states[:MODELS_PAGE]]}
     if len(states) > MODELS_PAGE:
         out["next"] = f"{ctx.base_url}/api/v1/models?{urlencode({'after': str(states[MODELS_PAGE - 1].repo)})}"
@@ -79,7 +79,7 @@ def history(org: str, name: str, response: Response, ctx: Ctx, before: str | Non
     (the CLI's shape); while older ones remain, a `Link: <URL>; rel="next"` header names the next page."""
     repo = repo_from_path(org, name)
     cursor = parse_cursor(before)
-    page, older = ctx.store.history_page(repo, before=cursor, limit=HISTORY_PAGE)
+    page, older = ctx.store.revisions.history_page(repo, before=cursor, limit=HISTORY_PAGE)
     if not page and cursor is None:
         require_known(ctx.store, repo)
     if older is not None:
@@ -94,7 +94,7 @@ def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
     entry = ctx.store.revision(repo, sha.lower())
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
-    return revision_json(str(repo), entry, entry.revision.sha not in ctx.store.off_main_branch(repo))
+    return revision_json(str(repo), entry, entry.revision.sha not in ctx.store.revisions.off_main_branch(repo))
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}/standing")

@@ -37,13 +37,13 @@ def revision_badge(
 def repo_badge(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
     repo = repo_from_path(org, name)
     require_known(ctx.store, repo)
-    items = ctx.store.recent_changes(1, repo=repo)
-    off = ctx.store.off_main_branch(repo) if items else frozenset()
+    items = ctx.store.repos.recent_changes(1, repo=repo)
+    off = ctx.store.revisions.off_main_branch(repo) if items else frozenset()
     if items and items[0].revision.sha in off:
         # a force-push dropped the newest change: the badge tells the main line's (at most len(off)
         # changed revisions are off it, so one more than that reaches the line's newest, if any)
-        items = [i for i in ctx.store.recent_changes(len(off) + 1, repo=repo) if i.revision.sha not in off][:1]
+        items = [i for i in ctx.store.repos.recent_changes(len(off) + 1, repo=repo) if i.revision.sha not in off][:1]
     latest = list(items[0].changes) if items else None
     if latest is None and ctx.store.head(repo) is not None:
         latest = []  # revisions stored, none with a tracked change
-    return model_badge(latest, ctx.store.live_advisory_count(repo))  # counted in the database
+    return model_badge(latest, ctx.store.advisories.live_count(repo))  # counted in the database

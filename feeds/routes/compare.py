@@ -60,7 +60,7 @@ def _entry(ctx: AppContext, repo: RepoId, ref: str) -> "HistoryEntry":
 
 
 def _snapshot(ctx: AppContext, repo: RepoId, sha: str) -> "Snapshot":
-    files, contents = ctx.store.snapshot_files(repo, sha)
+    files, contents = ctx.store.revisions.snapshot_files(repo, sha)
     return stored_snapshot(sha, files, contents)
 
 
@@ -119,7 +119,7 @@ def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry
     main line's index (kept per history version) counts."""
     if not (at_base.on_main_line and at_head.on_main_line):
         return None
-    if not ctx.store.rewrites(repo):
+    if not ctx.store.revisions.rewrites(repo):
         return head.position - base.position
     return steps_along(ctx.store, repo, base.revision.sha, head.revision.sha)
 

@@ -49,7 +49,7 @@ def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], ba
         if estimate is not None and estimate.params is not None:
             derived, checkpoint = estimate.params.derived, estimate.params.checkpoint
     # The live inherited records, found by their ids' ending: the member's other advisories are not decoded.
-    inherited = tuple(r for r in ctx.store.advisories_with_id_suffix(repo, INHERITED_ID_SUFFIX) if is_inherited(r.osv))
+    inherited = tuple(r for r in ctx.store.advisories.with_id_suffix(repo, INHERITED_ID_SUFFIX) if is_inherited(r.osv))
     texts = tuple(str(n.get("note")) for k, n in sorted(notes.items())
                   if not k.startswith("_") and isinstance(n, dict) and n.get("status") == "own")  # fmt: skip
     return FamilyRow(

@@ -52,7 +52,7 @@ def _render(
         raise not_found(f"no feed format {fmt!r}: use .atom, .rss or .json")
     kinds = parse_kinds(query.pop("kind"))
     severity = parse_severity(query.pop("min_severity"))
-    items = ctx.store.recent_changes(ctx.settings.feed_limit, kinds=kinds, min_severity=severity, **query)
+    items = ctx.store.repos.recent_changes(ctx.settings.feed_limit, kinds=kinds, min_severity=severity, **query)
     base = ctx.base_url
     filters = "&".join(
         [f"kind={k.value}" for k in kinds or []] + ([f"min_severity={severity.value}"] if severity else [])
@@ -69,9 +69,9 @@ def _render(
     # Force-pushes, restores and renames are `files`/medium changes with no revision of their own: merged in by time.
     if (kinds is None or Kind.FILES in kinds) and (severity is None or severity.rank <= Severity.MEDIUM.rank):
         limit = ctx.settings.feed_limit
-        rewrites = rewrite_entries(ctx.store.recent_rewrites(limit, **query), base)
-        restores = restore_entries(ctx.store.recent_restores(limit, **query), base)
-        renames = rename_entries(ctx.store.recent_renames(limit, **query), base)
+        rewrites = rewrite_entries(ctx.store.revisions.recent_rewrites(limit, **query), base)
+        restores = restore_entries(ctx.store.revisions.recent_restores(limit, **query), base)
+        renames = rename_entries(ctx.store.repos.recent_renames(limit, **query), base)
         entries = merge_newest_first(entries, rewrites, restores, renames)[:limit]
     if fmt == "atom":
         body = atom_bytes(meta, entries)

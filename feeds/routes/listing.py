@@ -82,14 +82,14 @@ def listing(
     the (org, name) index at any depth; `page` (an offset, from links of earlier versions) still
     answers, and its "Next page" link is a keyset one."""
     if after is not None:
-        states = ctx.store.watched_matching(f, after=after, limit=PAGE_SIZE + 1)
+        states = ctx.store.repos.watched_matching(f, after=after, limit=PAGE_SIZE + 1)
     else:
-        states = ctx.store.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
+        states = ctx.store.repos.watched_matching(f, offset=page * PAGE_SIZE, limit=PAGE_SIZE + 1)
     shown = states[:PAGE_SIZE]
-    latest = ctx.store.latest_matching([s.repo for s in shown], f)
+    latest = ctx.store.repos.latest_matching([s.repo for s in shown], f)
     # with a change filter on, the column is the newest *matching* change: say so, and name a newer
     # change that the filter hides (one more query, only then) so the row never reads as the latest
-    newest = ctx.store.latest_changes([s.repo for s in shown]) if f.on_changes else latest
+    newest = ctx.store.repos.latest_changes([s.repo for s in shown]) if f.on_changes else latest
     rows = [
         {"state": state, "latest": latest.get(state.repo), "newer": _newer(latest.get(state.repo), newest.get(state.repo))}
         for state in shown

@@ -65,7 +65,7 @@ class HealthProbe:
 
     def _probe(self) -> _Answer:
         try:
-            self._store.advisory("x_HEALTHZ-probe")  # one indexed read: proves the database answers
+            self._store.advisories.get("x_HEALTHZ-probe")  # one indexed read: proves the database answers
             # A rejected hub token keeps the app up (pages, feeds and the OSV API serve the store)
             # but polling stopped: 200 with the problem under "hub", so monitors see it without a
             # restart loop.
@@ -145,7 +145,7 @@ def _notification_counts(ctx: Ctx) -> dict[str, int]:
 
 @router.get("/metrics")
 def metrics(request: Request, ctx: Ctx) -> PlainTextResponse:
-    stats = ctx.store.stats()  # aggregate queries: cheap however many repos and advisories
+    stats = ctx.store.repos.stats()  # aggregate queries: cheap however many repos and advisories
     last = stats.last_polled_at
     cycles = ctx.store.telemetry.cycle_totals()  # SQL sums over poll_cycles, and the newest row
     latest = cycles.latest

@@ -45,29 +45,29 @@ def _matching(store: "Store", query: OsvQuery) -> tuple[list[str], bool | None]:
     in the stored history (None: the query names no commit)."""
     if query.repo is None:
         assert query.commit is not None
-        if not store.repos_holding(query.commit):
+        if not store.revisions.repos_holding(query.commit):
             return [], False
-        return [advisory_id for _repo, advisory_id in store.advisory_ids_for_commit(query.commit)], True
+        return [advisory_id for _repo, advisory_id in store.advisories.ids_for_commit(query.commit)], True
     sha = query.commit or query.version
     if sha is None:
-        return store.live_advisory_ids(query.repo), None
+        return store.advisories.live_ids(query.repo), None
     entry = store.revision(query.repo, sha)
     if entry is None:
         return [], False  # a commit this repo's stored history does not hold: nothing is known about it
-    return store.advisory_ids_affecting(query.repo, entry.revision.sha), True
+    return store.advisories.ids_affecting(query.repo, entry.revision.sha), True
 
 
 def _page(store: "Store", query: OsvQuery, size: int) -> tuple[list[AdvisoryRecord], str | None, bool | None]:
     """One page of the query's answer, by id: only the page's records are read and decoded."""
     ids, known = _matching(store, query)
     chunk, token = page_ids(ids, query.page_token, size)
-    records = sorted(store.advisories_by_id(chunk), key=lambda a: a.id)
+    records = sorted(store.advisories.by_id(chunk), key=lambda a: a.id)
     return records, token, known
 
 
 @router.get("/vulns/{vuln_id}")
 def get_vuln(vuln_id: str, ctx: Ctx) -> dict[str, Any]:
-    advisory = ctx.store.advisory(vuln_id)
+    advisory = ctx.store.advisories.get(vuln_id)
     if advisory is None:
         raise not_found(f"no advisory with id {vuln_id!r}")
     return published_osv(advisory)

@@ -82,7 +82,7 @@ def revision_charts(labels: Sequence[str], estimates: Sequence[EstimateView | No
 
 
 def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
-    """The model page's charts over the whole history (`Store.estimate_series`, oldest first, at
+    """The model page's charts over the whole history (`store.revisions.estimate_series`, oldest first, at
     most CHART_POINTS revisions spread over it), whichever page of revisions is shown; only the
     charted figures of each estimate are decoded."""
     return revision_charts([short_sha(p.sha) for p in points], [chart_view(p.estimate) for p in points])
@@ -101,7 +101,7 @@ def org_page(
 ) -> Response:
     """The watched models of one organisation (user) on the hub, with its feed (and the same filters)."""
     org = org_from_path(org)
-    first = ctx.store.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
+    first = ctx.store.repos.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
     cursor = parse_after(after)
     if page == 0 and cursor is None and not first:
         raise not_found(f"no watched model of {org!r} in this hubwatch")
@@ -114,19 +114,19 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
     """The Markdown twin of the model page: the newest 100 revisions (keyset: `?before=` for older)."""
     repo = repo_from_path(org, name)
     cursor = parse_cursor(before)
-    page, older = ctx.store.history_page(repo, before=cursor, limit=PAGE_SIZE)
+    page, older = ctx.store.revisions.history_page(repo, before=cursor, limit=PAGE_SIZE)
     if not page and cursor is None:
         require_known(ctx.store, repo)
     entries = page[::-1]  # oldest first, as `history` gives them: ties keep their storage order
     newest: HistoryEntryLike | None = max(entries, key=lambda e: e.position, default=None)
     if cursor is not None:
-        first = ctx.store.history_page(repo, limit=1)[0]
+        first = ctx.store.revisions.history_page(repo, limit=1)[0]
         newest = max(first, key=lambda e: e.position, default=None)
     newest = _at_head(ctx, repo, newest, ctx.store.head(repo))
     head = _head_standing(ctx, repo, newest.revision.sha if newest is not None else None)
     verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
     older_url = f"{ctx.base_url}/models/{repo}.md?before={older[0]}.{older[1]}" if older is not None else None
-    total = ctx.store.revision_count(repo)
+    total = ctx.store.revisions.revision_count(repo)
     body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_web_url, verdict, total, older_url).encode()
     last = max((e.revision.date for e in entries), default=None)
     return cached_response(request, body, "text/markdown; charset=utf-8", last)
@@ -138,24 +138,24 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
     revision (keyset: `?before=` for older; rel=prev/next links). Bounded work at any depth."""
     repo = repo_from_path(org, name)
     cursor = parse_cursor(before)
-    entries, older = ctx.store.history_page(repo, before=cursor, limit=MODEL_PAGE_SIZE)
+    entries, older = ctx.store.revisions.history_page(repo, before=cursor, limit=MODEL_PAGE_SIZE)
     state = repo_state(ctx.store, repo)
     if not entries and state is None and cursor is None:
         raise not_found(f"{repo} is not watched by this hubwatch")
     newest: HistoryEntryLike | None = entries[0] if entries and cursor is None else None
     newer: str | None = None  # the rel=prev link's query ("" for the newest page)
     if cursor is not None:
-        first, _ = ctx.store.history_page(repo, limit=1)
+        first, _ = ctx.store.revisions.history_page(repo, limit=1)
         newest = first[0] if first else None
-        exists, newer_cursor = ctx.store.newer_page(repo, cursor, MODEL_PAGE_SIZE)
+        exists, newer_cursor = ctx.store.revisions.newer_page(repo, cursor, MODEL_PAGE_SIZE)
         if exists:
             newer = f"?before={newer_cursor[0]}.{newer_cursor[1]}" if newer_cursor is not None else ""
-    rewrites = ctx.store.rewrites(repo)
+    rewrites = ctx.store.revisions.rewrites(repo)
     if rewrites:  # upstream rewound: the newest stored revision need not be its head
         newest = _at_head(ctx, repo, newest, ctx.store.head(repo))
     summary = ctx.store.summary(repo)  # the count, and the version whole-history results are kept by
     charts = per_version(
-        ctx.store, summary, "charts", lambda: history_charts(ctx.store.estimate_series(repo, CHART_POINTS))
+        ctx.store, summary, "charts", lambda: history_charts(ctx.store.revisions.estimate_series(repo, CHART_POINTS))
     )
     context: dict[str, Any] = {
         "newest": newest,
@@ -165,9 +165,9 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "newer": newer,
         "paged": cursor is not None,
         "rewrites": rewrites,
-        "head_moves": _head_moves(rewrites, ctx.store.restores(repo) if rewrites else []),
-        "renames": ctx.store.renames(repo),
-        "dropped": ctx.store.off_main_branch(repo) if rewrites else frozenset(),
+        "head_moves": _head_moves(rewrites, ctx.store.revisions.restores(repo) if rewrites else []),
+        "renames": ctx.store.repos.renames(repo),
+        "dropped": ctx.store.revisions.off_main_branch(repo) if rewrites else frozenset(),
         "repo": repo,
         "state": state,
         "revisions": [revision_line(e) for e in entries],
@@ -214,7 +214,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
     shown = entry.revision.sha
-    raised = [a for a in (ctx.store.advisory(i) for i in entry.advisory_ids) if a is not None]
+    raised = [a for a in (ctx.store.advisories.get(i) for i in entry.advisory_ids) if a is not None]
     result = load_standing(ctx.store, repo, shown)
     assert result is not None  # the repo holds this revision
     hits = [a.id for a in result.lacks + result.carries]
@@ -228,7 +228,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "carries": relations(result.carries, shown, hits, result.ignored),
         "on_the_way": result.on_the_way,
         "raised": relations(raised, shown, hits),
-        "resolved": relations(ctx.store.advisories_fixed_at(repo, shown), shown, hits),  # by the events index
+        "resolved": relations(ctx.store.advisories.fixed_at(repo, shown), shown, hits),  # by the events index
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "rows": revision_rows(ctx, repo, entry),
         "latest": result.newest,
@@ -238,7 +238,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
 
 @router.get("/advisories/{advisory_id}")
 def advisory_page(request: Request, advisory_id: str, ctx: Ctx) -> Response:
-    advisory = ctx.store.advisory(advisory_id)
+    advisory = ctx.store.advisories.get(advisory_id)
     if advisory is None:
         raise not_found(f"no advisory with id {advisory_id!r}")
     context: dict[str, Any] = {"advisory": advisory, "severity": advisory_severity(advisory)}

@@ -21,7 +21,7 @@ from hubwatch.advisories.standing import (
 from hubwatch.domain.pinpoints import PinPoints
 from hubwatch.domain.records import AdvisoryRecord, Direction, RepoId
 
-__all__ = ["StandingReads", "StandingStore", "main_line_steps", "pin_standing", "standing_at", "steps_along"]
+__all__ = ["StandingReads", "StandingSource", "StandingStore", "main_line_steps", "pin_standing", "standing_at", "steps_along"]
 
 T = TypeVar("T")
 
@@ -64,23 +64,30 @@ class StandingReads(Protocol):
         ...
 
 
-class StandingStore(Protocol):
-    """A store that opens `StandingReads` (`hubwatch.storage.Store`)."""
+class StandingSource(Protocol):
+    """What opens `StandingReads` (the store's advisories, `store.advisories`)."""
 
     def standing_reads(self) -> AbstractContextManager[StandingReads]: ...
+
+
+class StandingStore(Protocol):
+    """A store whose advisories open `StandingReads` (`hubwatch.storage.Store`)."""
+
+    @property
+    def advisories(self) -> StandingSource: ...
 
 
 def standing_at(
     store: StandingStore, repo: RepoId, sha: str, ignored: Iterable[str] = (), *, main_line_only: bool = False
 ) -> Standing | None:
     """`pin_standing` in one read of `store`."""
-    with store.standing_reads() as reads:
+    with store.advisories.standing_reads() as reads:
         return pin_standing(reads, repo, sha, frozenset(ignored), main_line_only)
 
 
 def steps_along(store: StandingStore, repo: RepoId, base: str, head: str) -> int | None:
     """`main_line_steps` in one read of `store`."""
-    with store.standing_reads() as reads:
+    with store.advisories.standing_reads() as reads:
         return main_line_steps(reads, repo, base, head)
 
 

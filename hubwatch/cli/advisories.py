@@ -49,7 +49,7 @@ def advisories(repo: RepoId | None, as_json: bool, limit: int | None) -> None:
 
     store = open_store(load_settings())
     try:
-        records = store.advisories(repo, newest=limit)
+        records = store.advisories.records(repo, newest=limit)
     finally:
         store.close()
     if as_json:
@@ -87,7 +87,7 @@ def export_osv(path: Path) -> None:
 
     store = open_store(load_settings())
     try:
-        records = store.advisories()
+        records = store.advisories.records()
     finally:
         store.close()
     files = export_files(records)

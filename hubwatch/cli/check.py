@@ -38,7 +38,7 @@ def _reports(scan: ScanReport, server: str | None, settings: Settings, ignored: 
             return check_pins(scan.pins, source, ignored)
     store = open_store(settings)
     try:
-        if warn and not store.watched():
+        if warn and not store.repos.watched():
             err_console().print(
                 "[yellow]warning:[/yellow] the local store watches no repos, so every pin is unknown: "
                 "`hubwatch watch add ORG/NAME` then `hubwatch poll`, or use --server URL"

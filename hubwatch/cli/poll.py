@@ -84,7 +84,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
     out, err = out_console(), err_console()
     with open_runtime(clock=command_clock()) as rt:
-        watched = [s.repo for s in rt.store.watched()]
+        watched = [s.repo for s in rt.store.repos.watched()]
         targets = list(repos) or watched
         unknown = [str(r) for r in targets if r not in set(watched)]
         if unknown:
@@ -145,12 +145,12 @@ def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
         if limit is None:
             entries = rt.store.history(repo)
         else:
-            entries = rt.store.history_page(repo, limit=limit)[0][::-1]  # newest first: turned oldest first
-        total = len(entries) if limit is None else rt.store.revision_count(repo)
+            entries = rt.store.revisions.history_page(repo, limit=limit)[0][::-1]  # newest first: turned oldest first
+        total = len(entries) if limit is None else rt.store.revisions.revision_count(repo)
         state = rt.store.repo_state(repo)
-        rewrites = rt.store.rewrites(repo)
-        restores = rt.store.restores(repo) if rewrites else []
-        gone = rt.store.off_main_branch(repo)
+        rewrites = rt.store.revisions.rewrites(repo)
+        restores = rt.store.revisions.restores(repo) if rewrites else []
+        gone = rt.store.revisions.off_main_branch(repo)
     if not entries:
         if state is not None and state.watched and state.last_error:
             raise click.UsageError(f"no revisions stored; the last poll failed: {state.last_error}")

@@ -251,7 +251,7 @@ def demo(port: int | None, every: float) -> None:
     repo = RepoId.parse(DEMO_REPO)
     store = open_store(base, command_clock())
     try:  # a second demo in the same folder carries on where the first one stopped
-        at = max(1, store.revision_count(repo))
+        at = max(1, store.revisions.revision_count(repo))
     finally:
         store.close()
     sim = HubSim(demo_root(), at=at).start()

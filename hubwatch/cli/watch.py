@@ -90,7 +90,7 @@ def list_(as_json: bool) -> None:
     from hubwatch.tracker.family import families
 
     with open_runtime(clock=command_clock()) as rt:
-        states = rt.store.watched()
+        states = rt.store.repos.watched()
         bases = {m.repo: m for m in families(rt.store, rt.clock).members()}
     if as_json:
         rows = [

@@ -10,6 +10,7 @@ from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.domain.records import RepoId
 from hubwatch.storage.repos.repos import repo_match, repos_match
+from hubwatch.storage.revisions import rederived
 from hubwatch.storage.core.tables import REPOS
 from hubwatch.storage.core.transactions import Transactions
 from hubwatch.storage.core.validate import is_storable
@@ -181,7 +182,8 @@ def due_count(conn: Connection, now: datetime) -> int:
 
 
 class Leases(Transactions):
-    """Which worker polls which repo when (`store.leases`): each call is one transaction."""
+    """Which worker polls which repo when, and until when none calls the hub (`store.leases`): each
+    call is one transaction."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -218,3 +220,13 @@ class Leases(Transactions):
     def due_count(self, now: datetime) -> int:
         with self._read() as c:
             return due_count(c, now)
+
+    def defer_hub(self, until: datetime) -> None:
+        """No worker calls the hub before `until` (its rate-limit window is spent); one upsert that
+        never shortens a later deferral already recorded."""
+        self._write(lambda c: rederived.defer_hub(c, until))
+
+    def hub_deferred_until(self) -> datetime | None:
+        """Until when every worker defers calling the hub (may be past); None when never recorded."""
+        with self._read() as c:
+            return rederived.hub_deferred_until(c)

@@ -24,7 +24,7 @@ def poll_into_fresh_store(url: str, sim: Any) -> list[AdvisoryRecord]:
         for repo in REPOS:
             store.watch(repo)
         poll_repos(REPOS, hub=HubClient.from_settings(settings), store=store, settings=settings)
-        return store.advisories()
+        return store.advisories.records()
     finally:
         store.close()
 

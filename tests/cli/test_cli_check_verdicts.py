@@ -140,7 +140,7 @@ def store_with_states(advised_store_url: str) -> str:
     """The advised store with acme/llama-small polled, acme/empty watched and never polled."""
     store = Store.open(advised_store_url)
     try:
-        store.record_poll(RepoId("acme", "llama-small"), "ok", None, datetime(2024, 6, 4, 12, tzinfo=timezone.utc))
+        store.repos.record_poll(RepoId("acme", "llama-small"), "ok", None, datetime(2024, 6, 4, 12, tzinfo=timezone.utc))
         store.watch(RepoId("acme", "empty"))
     finally:
         store.close()

@@ -30,7 +30,7 @@ def _rewritten(tmp_path: Path) -> str:
     with Store.open(url) as store:
         for sha, parent in ((A, None), (B, A), (C, B)):
             store.save_revision(REPO, RevisionRecord(sha, parent, when, f"commit {sha[0]}"), [], {}, [], None, [])
-        store.record_rewrite(REPO, C, A, [B, C], datetime(2024, 6, 1, 12, 30, tzinfo=UTC))
+        store.revisions.record_rewrite(REPO, C, A, [B, C], datetime(2024, 6, 1, 12, 30, tzinfo=UTC))
     return url
 
 
@@ -47,9 +47,9 @@ def test_history_marks_dropped_revisions_and_lists_the_rewrite(tmp_path: Path) -
 def test_history_lists_the_restore_after_the_rewrite(tmp_path: Path) -> None:
     url = _rewritten(tmp_path)
     with Store.open(url) as store:
-        assert store.move_head(REPO, B, datetime(2024, 6, 2, 8, 0, tzinfo=UTC))  # upstream pushed b back
-        assert not store.move_head(REPO, B, datetime(2024, 6, 3, tzinfo=UTC))  # already there: nothing again
-        (restore,) = store.restores(REPO)
+        assert store.revisions.move_head(REPO, B, datetime(2024, 6, 2, 8, 0, tzinfo=UTC))  # upstream pushed b back
+        assert not store.revisions.move_head(REPO, B, datetime(2024, 6, 3, tzinfo=UTC))  # already there: nothing again
+        (restore,) = store.revisions.restores(REPO)
         assert (restore.old_head, restore.new_head, restore.restored) == (A, B, (B,))
     _register()
     result = CliRunner().invoke(cli, ["history", str(REPO)], env={"HUBWATCH_DATABASE_URL": url, "COLUMNS": "120"})

@@ -47,7 +47,7 @@ def test_sigterm_stops_a_backfill_cleanly(hubsim_factory: Any, tmp_path: Path) -
                 proc.kill()
         assert rc == 0, proc.stderr.read().decode() if proc.stderr else rc
         assert took < 15
-        states = store.watched()
+        states = store.repos.watched()
         assert [s.repo for s in states if s.state == "error" or s.failures] == []
         assert [s.repo for s in states if s.lease_owner is not None] == []
         with store.engine.connect() as conn:

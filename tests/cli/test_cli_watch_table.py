@@ -19,7 +19,7 @@ def test_watch_list_keeps_repo_ids_whole_and_errors_readable(tmp_path: Path) -> 
     with Store.open(url) as store:
         store.watch(LONG)
         store.watch(RepoId("nope", "nothing"))
-        store.record_poll(RepoId("nope", "nothing"), "not_found", "nope/nothing: repo not found (or private)",
+        store.repos.record_poll(RepoId("nope", "nothing"), "not_found", "nope/nothing: repo not found (or private)",
                           datetime(2026, 1, 2, 3, 4, tzinfo=UTC))
     _register()
     result = CliRunner().invoke(cli, ["watch", "list"], env={"HUBWATCH_DATABASE_URL": url, "COLUMNS": "80"})

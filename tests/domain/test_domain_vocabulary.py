@@ -66,14 +66,14 @@ def test_poll_states_round_trip_through_the_store_as_enums(store: Store) -> None
     assert store.watch(REPO)
     state = store.repo_state(REPO)
     assert state is not None and state.state is PollState.NEW
-    store.record_poll(REPO, PollState.GATED, None, T0)
+    store.repos.record_poll(REPO, PollState.GATED, None, T0)
     state = store.repo_state(REPO)
     assert state is not None and state.state is PollState.GATED and state.failures == 1  # backs off too
-    store.record_poll(REPO, "error", "boom", T0)  # text is accepted at the edge
+    store.repos.record_poll(REPO, "error", "boom", T0)  # text is accepted at the edge
     state = store.repo_state(REPO)
     assert state is not None and state.state is PollState.ERROR and state.failures == 2
-    store.record_poll(REPO, PollState.OK, None, T0)
+    store.repos.record_poll(REPO, PollState.OK, None, T0)
     state = store.repo_state(REPO)
     assert state is not None and state.failures == 0  # only a good poll resets the count
     with pytest.raises(InvalidRecord, match="poll state 'fine' is not one of"):
-        store.record_poll(REPO, "fine", None, T0)
+        store.repos.record_poll(REPO, "fine", None, T0)

@@ -30,7 +30,7 @@ class Family:
     url: str
 
     def poll(self) -> None:
-        poll_repos([s.repo for s in self.store.watched()], hub=self.hub, store=self.store, settings=self.settings)
+        poll_repos([s.repo for s in self.store.repos.watched()], hub=self.hub, store=self.store, settings=self.settings)
 
     def advance(self, repo: RepoId) -> str:
         sha: str = self.sim.advance(str(repo))

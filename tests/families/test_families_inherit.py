@@ -32,7 +32,7 @@ def _setup(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubCli
 
 
 def _poll_all(store: Any, hub: HubClient, settings: Settings) -> None:
-    poll_repos([s.repo for s in store.watched()], hub=hub, store=store, settings=settings)
+    poll_repos([s.repo for s in store.repos.watched()], hub=hub, store=store, settings=settings)
 
 
 def _base_fixed_and_checked(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubClient, Settings]:
@@ -47,14 +47,14 @@ def _base_fixed_and_checked(hubsim_factory: Any, store: Any, data_dir: Path) -> 
 
 
 def _inherited(store: Any, repo: RepoId) -> list[Any]:
-    return [r for r in store.advisories(repo) if is_inherited(r.osv)]
+    return [r for r in store.advisories.records(repo) if is_inherited(r.osv)]
 
 
 def test_discovered_through_the_listing_with_relations(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
     _, hub, _ = _setup(hubsim_factory, store, data_dir)
     found = dict(watch_family(store, hub, BASE))
     assert found == {STALE: "finetune", FIXED: "finetune", OWN: "adapter"}  # chat-fixed's relation inferred
-    assert {s.repo for s in store.watched()} == {BASE, STALE, FIXED, OWN}
+    assert {s.repo for s in store.repos.watched()} == {BASE, STALE, FIXED, OWN}
     members = {m.repo: (m.base, m.relation) for m in families(store).members()}
     assert members == {STALE: (BASE, "finetune"), FIXED: (BASE, "finetune"), OWN: (BASE, "adapter")}
     # Only the relation asked for.
@@ -71,7 +71,7 @@ def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, s
 
     fix_sha = sim.advance(str(BASE))
     _poll_all(store, hub, settings)
-    (base_fix,) = [a for a in store.advisories(BASE) if "chat_template" in a.osv["database_specific"]["kinds"]]
+    (base_fix,) = [a for a in store.advisories.records(BASE) if "chat_template" in a.osv["database_specific"]["kinds"]]
     assert base_fix.revision_sha == fix_sha
     checks = {c.repo: c.result for c in check_inheritance(store, settings)}
     assert checks[STALE].status == "stale" and checks[FIXED].status == "matches" and checks[OWN].status == "own"
@@ -86,9 +86,9 @@ def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, s
     assert rendered and any("</s>" in r["diff"] for r in rendered.values())  # the base's eos, rendered in the sandbox
     stale_head = store.head(STALE).sha
     assert osv["affected"][0]["ranges"][0]["events"] == [{"introduced": stale_head}]
-    assert [a.id for a in store.advisories_affecting(STALE, stale_head)] == [inherited.id]
+    assert [a.id for a in store.advisories.affecting(STALE, stale_head)] == [inherited.id]
 
-    assert _inherited(store, FIXED) == [] and store.advisories(FIXED) == []
+    assert _inherited(store, FIXED) == [] and store.advisories.records(FIXED) == []
     assert _inherited(store, OWN) == []
     own_note = families(store).member(OWN).notes[base_fix.id]  # type: ignore[union-attr]
     assert own_note["status"] == "own" and "of its own" in own_note["note"]
@@ -112,8 +112,8 @@ def test_the_inherited_advisory_closes_when_the_derivative_updates(hubsim_factor
     assert events == [{"introduced": old_head}, {"fixed": new_head}]
     jsonschema.validate(closed.osv, schema())
     # The old head is affected by the inherited record and by chat-stale's own update advisory.
-    assert closed.id in {a.id for a in store.advisories_affecting(STALE, old_head)}
-    assert store.advisories_affecting(STALE, new_head) == []
+    assert closed.id in {a.id for a in store.advisories.affecting(STALE, old_head)}
+    assert store.advisories.affecting(STALE, new_head) == []
 
 
 def test_withdrawing_the_base_record_withdraws_the_inherited_one(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
@@ -123,14 +123,14 @@ def test_withdrawing_the_base_record_withdraws_the_inherited_one(hubsim_factory:
     from hubwatch.domain.times import rfc3339
 
     sim, hub, settings = _base_fixed_and_checked(hubsim_factory, store, data_dir)
-    (base_fix,) = store.advisories(BASE)
+    (base_fix,) = store.advisories.records(BASE)
     later = base_fix.modified + timedelta(days=1)
     withdrawn = AdvisoryRecord(base_fix.id, base_fix.repo, base_fix.revision_sha,
                                {**base_fix.osv, "modified": rfc3339(later)}, later, withdrawn=later)
-    store.replace_derived(BASE, {}, [withdrawn])  # as an operator's withdrawal is stored
+    store.revisions.replace_derived(BASE, {}, [withdrawn])  # as an operator's withdrawal is stored
     check_inheritance(store, settings)
     (inherited,) = _inherited(store, STALE)
-    assert inherited.withdrawn is not None and store.advisories_affecting(STALE, store.head(STALE).sha) == []
+    assert inherited.withdrawn is not None and store.advisories.affecting(STALE, store.head(STALE).sha) == []
 
 
 def test_a_raised_record_is_checked_again_without_walking_back_the_history(
@@ -159,7 +159,7 @@ def test_a_raised_record_is_checked_again_without_walking_back_the_history(
     figures = []
     for more in (5, 40):
         head = store.head(STALE)
-        files, contents = store.snapshot_files(STALE, head.sha)
+        files, contents = store.revisions.snapshot_files(STALE, head.sha)
         parent = head.sha
         for i in range(more):
             sha = hashlib.sha1(f"checkpoint {more}-{i}".encode()).hexdigest()

@@ -27,7 +27,7 @@ def test_an_inherited_advisory_is_announced_once(family: Family) -> None:
         sub = notes.add(SubscriptionSpec(url=hook.url, secret=secret, repos=(str(STALE).lower(),)))
         other = notes.add(SubscriptionSpec(url="json://127.0.0.1:9/", repos=(str(FIXED).lower(),)))
         family.advance(BASE)  # the base's fix, then the family pass raises the stale one's advisory
-        (inherited,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]
+        (inherited,) = [r for r in family.store.advisories.records(STALE) if is_inherited(r.osv)]
         queued = [(m["subscription_id"], m["key"]) for m in notes.messages()]
         assert queued == [(sub.id, f"{sub.id}:advisory:{inherited.id}")]
         assert other.id not in {m["subscription_id"] for m in notes.messages()}  # the filters hold

@@ -25,7 +25,7 @@ def test_family_page_lists_derivatives_with_their_inherited_advisories(family: F
     page = client.get(f"/models/{BASE}/family")
     assert page.status_code == 200
     html = page.text
-    (inherited,) = [a.id for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    (inherited,) = [a.id for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     stale = _row(html, str(STALE))
     assert "finetune" in stale and inherited in stale and ">open<" in stale
     assert stale.count("+41.09 K") == 2  # three layers against the base's two: more parameters, derived and counted
@@ -101,5 +101,5 @@ def test_the_family_page_decodes_only_the_inherited_records(family: Family, deco
     decoded.clear()
     after = client.get(f"/models/{BASE}/family").text
     assert len(decoded) == few, decoded  # the new revision's own records were not decoded
-    inherited = [a.id for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    inherited = [a.id for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     assert inherited and all(i in _row(before, str(STALE)) and i in _row(after, str(STALE)) for i in inherited)

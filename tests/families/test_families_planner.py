@@ -88,7 +88,7 @@ def test_a_hazard_of_the_base_is_inherited_by_whoever_copied_it() -> None:
 
 def test_rederiving_the_derivative_keeps_its_inherited_advisory(family: Family) -> None:
     family.advance(BASE)
-    (before,) = [a for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    (before,) = [a for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     rederive_repo(family.store, STALE, family.settings)
-    (after,) = [a for a in family.store.advisories(STALE) if a.id.endswith("-inherited")]
+    (after,) = [a for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     assert after.withdrawn is None and after.osv == before.osv

@@ -42,13 +42,13 @@ def test_a_derivative_published_later_is_watched_at_the_next_refresh(
     job = FamilyJob(lambda: polled.append("cycle") or "outcome", store, hub, settings, clock)
     assert job() == "outcome" and polled == ["cycle"]
     assert {m.repo: m.relation for m in families(store).members()}[LATE] == "finetune"
-    assert LATE in {s.repo for s in store.watched()}
+    assert LATE in {s.repo for s in store.repos.watched()}
     assert families(store).roots()[0].refreshed_at == now[0]
     # A derivative unwatched by hand stays unwatched at the next refresh; an unwatched base is not followed.
     store.unwatch(LATE)
     now[0] = start + timedelta(hours=4)
     refresh_families(store, hub, settings, clock)
-    assert LATE not in {s.repo for s in store.watched()}
+    assert LATE not in {s.repo for s in store.repos.watched()}
     store.unwatch(BASE)
     now[0] = start + timedelta(hours=6)
     refresh_families(store, hub, settings, clock)

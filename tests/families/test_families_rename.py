@@ -18,11 +18,11 @@ MOVED = RepoId.parse("famlab/chat-moved")
 
 def test_a_renamed_derivative_carries_its_current_name(family: Family) -> None:
     family.advance(BASE)
-    (before,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]
+    (before,) = [r for r in family.store.advisories.records(STALE) if is_inherited(r.osv)]
     assert httpx.post(f"{family.sim.url}/_sim/{STALE}/rename", json={"to": str(MOVED)}).status_code == 200
     family.poll()
     check_inheritance(family.store, family.settings)
-    (after,) = [r for r in family.store.advisories(MOVED) if is_inherited(r.osv)]
+    (after,) = [r for r in family.store.advisories.records(MOVED) if is_inherited(r.osv)]
     osv = after.osv
     assert after.id == before.id and after.modified > before.modified and not is_fixed(osv)
     url = MOVED.url(family.settings.hub_web_url)
@@ -36,5 +36,5 @@ def test_a_renamed_derivative_carries_its_current_name(family: Family) -> None:
     assert vuln["id"] == after.id and vuln["affected"][0]["package"]["name"] == url
 
     family.advance(MOVED)  # the derivative takes the fix under its new name: closed
-    (closed,) = [r for r in family.store.advisories(MOVED) if is_inherited(r.osv)]
+    (closed,) = [r for r in family.store.advisories.records(MOVED) if is_inherited(r.osv)]
     assert is_fixed(closed.osv) and str(STALE) not in str(closed.osv)

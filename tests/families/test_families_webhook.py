@@ -18,13 +18,13 @@ def test_a_webhook_poll_checks_the_family(family: Family) -> None:
         family.sim.advance(str(BASE))
         outcome = poll_now_with_family(cycle.poll_now, family.store, family.settings, BASE)
         assert isinstance(outcome, NewRevisions) and outcome.repo == BASE
-        (inherited,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]  # no cycle ran
+        (inherited,) = [r for r in family.store.advisories.records(STALE) if is_inherited(r.osv)]  # no cycle ran
         assert not is_fixed(inherited.osv)
-        assert not [r for r in family.store.advisories(FIXED) if is_inherited(r.osv)]
+        assert not [r for r in family.store.advisories.records(FIXED) if is_inherited(r.osv)]
 
         family.sim.advance(str(STALE))  # the derivative takes the fix; its webhook closes the record
         poll_now_with_family(cycle.poll_now, family.store, family.settings, STALE)
-        (closed,) = [r for r in family.store.advisories(STALE) if is_inherited(r.osv)]
+        (closed,) = [r for r in family.store.advisories.records(STALE) if is_inherited(r.osv)]
         assert closed.id == inherited.id and is_fixed(closed.osv)
     finally:
         cycle.close()

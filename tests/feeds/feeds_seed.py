@@ -161,7 +161,7 @@ def seed(store: Store) -> Seeded:
                HOSTILE_TEXT, "</s>", HOSTILE_TEXT),
     ], {"error": "unknown architecture <b>x</b>"},
         [(Kind.SPECIAL_TOKENS, Severity.CRITICAL, HOSTILE_TEXT, "hazard")], cfg)
-    store.record_poll(LLAMA2, "ok", None, when(25))
+    store.repos.record_poll(LLAMA2, "ok", None, when(25))
     return s
 
 

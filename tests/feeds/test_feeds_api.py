@@ -49,7 +49,7 @@ def test_admin_watch_needs_the_bearer_token(client: TestClient, feeds_store: Sto
     auth = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     added = client.post("/admin/watch", json=body, headers=auth)
     assert added.status_code == 201 and added.json() == {"repo": "google/gemma-2b", "added": True}
-    assert RepoId("google", "gemma-2b") in {s.repo for s in feeds_store.watched()}
+    assert RepoId("google", "gemma-2b") in {s.repo for s in feeds_store.repos.watched()}
     assert client.post("/admin/watch", json=body, headers=auth).status_code == 200
     bad = client.post("/admin/watch", json={"repo": "no-slash"}, headers=auth)
     assert bad.status_code == 400 and "repo" in bad.json()["error"]["message"]

@@ -20,7 +20,7 @@ def test_metrics_age_is_measured_on_the_apps_clock(tmp_path: Path) -> None:
     with Store.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
         repo = RepoId.parse("acme/tiny")
         store.watch(repo)
-        store.record_poll(repo, "ok", None, POLLED)
+        store.repos.record_poll(repo, "ok", None, POLLED)
         app = create_app(Settings(database_url="sqlite://"), store, clock=fixed_clock(POLLED + timedelta(seconds=90)))
         with TestClient(app) as client:
             text = client.get("/metrics").text

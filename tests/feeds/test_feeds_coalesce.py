@@ -18,7 +18,9 @@ from starlette.types import Message, Receive, Scope, Send
 from hubwatch.feeds.app import create_app
 from hubwatch.feeds.coalesce import CoalesceReads
 from hubwatch.settings import Settings
+from hubwatch.domain.clock import system_clock
 from hubwatch.storage import Store
+from hubwatch.storage.revisions.store import Revisions
 from tests.feeds.feeds_seed import LLAMA2, seed
 
 __all__: list[str] = []
@@ -181,14 +183,15 @@ def test_model_page_rendered_once_for_eight_requests(tmp_path: Path) -> None:
     inside = threading.Event()
     release = threading.Event()
 
-    class CountingStore(Store):
+    class CountingRevisions(Revisions):
         def rewrites(self, repo: Any) -> Any:
             reads.append(str(repo))
             inside.set()
             release.wait(5)
             return super().rewrites(repo)
 
-    with CountingStore.open(f"sqlite:///{tmp_path / 'c.db'}") as store:
+    with Store.open(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        store.revisions = CountingRevisions(store.engine, system_clock, None)  # as Store.open's own
         seed(store)
         app = create_app(Settings(database_url="sqlite://", web_threads=12), store)
 

@@ -107,12 +107,12 @@ def test_store_history_page_keyset(store: Store) -> None:
     shas = _grow(store, repo, 7)
     got, cursor = [], None
     while True:
-        entries, cursor = store.history_page(repo, before=cursor, limit=3)
+        entries, cursor = store.revisions.history_page(repo, before=cursor, limit=3)
         got.extend(e.revision.sha for e in entries)
         if cursor is None:
             break
-    assert got == list(reversed(shas)) and store.revision_count(repo) == 7
-    assert store.history_page(RepoId("depth", "none")) == ([], None)
+    assert got == list(reversed(shas)) and store.revisions.revision_count(repo) == 7
+    assert store.revisions.history_page(RepoId("depth", "none")) == ([], None)
 
 
 def test_bad_cursor_is_a_400(store: Store) -> None:
@@ -139,5 +139,5 @@ def test_the_cached_head_verdict_follows_new_advisories(store: Store) -> None:
            "affected": [{"package": {"ecosystem": "GIT", "name": url},
                          "ranges": [{"type": "GIT", "repo": url, "events": [{"introduced": shas[1]}]}]}],
            "database_specific": {"max_severity": "high"}}  # fmt: skip
-    store.replace_derived(repo, {}, [AdvisoryRecord("x_DEPTH-1", repo, shas[1], osv, START)])
+    store.revisions.replace_derived(repo, {}, [AdvisoryRecord("x_DEPTH-1", repo, shas[1], osv, START)])
     assert "carries 1 hazard (worst: high)" in client.get(f"/models/{repo}").text

@@ -23,7 +23,9 @@ from hubwatch.feeds.context import json_body
 from hubwatch.feeds.routes.plan import form_body  # reads the body only (context.read_form)
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
+from hubwatch.domain.clock import system_clock
 from hubwatch.storage import Store
+from hubwatch.storage.revisions.store import Revisions
 
 __all__: list[str] = []
 
@@ -52,12 +54,13 @@ def test_healthz_answers_while_slow_queries_run(tmp_path: Path, threads: int) ->
     not even for a router's dependency."""
     release = threading.Event()
 
-    class SlowStore(Store):
+    class SlowRevisions(Revisions):
         def repos_holding(self, sha: str) -> list[RepoId]:
             release.wait(5)
             return []
 
-    with SlowStore.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
+    with Store.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
+        store.revisions = SlowRevisions(store.engine, system_clock, None)  # as Store.open's own
         app = create_app(Settings(database_url="sqlite://", web_threads=threads), store)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""The model page's charts span the whole history (Store.estimate_series, at most CHART_POINTS
+"""The model page's charts span the whole history (store.revisions.estimate_series, at most CHART_POINTS
 revisions spread evenly over it), whichever keyset page is shown, and draw the same series as
 building them from those revisions' full history entries."""
 
@@ -55,7 +55,7 @@ def _grow(store: Store, repo: RepoId, depth: int) -> list[str]:
                             [FileRecord("config.json", 2)], {"config.json": b"{}"}, [change],
                             ("t", data) if data is not None else None, [])
         if i % 5 == 3:  # a newer estimate (another estimator version) is the one shown
-            store.save_estimate(repo, sha, "u", {"params": {"derived": 7000 + i}, "memory_gb": {"qlora": 3.0}})
+            store.revisions.save_estimate(repo, sha, "u", {"params": {"derived": 7000 + i}, "memory_gb": {"qlora": 3.0}})
         shas.append(sha)
         parent = sha
     return shas
@@ -76,7 +76,7 @@ def _charts_html(html: str) -> str:
 def test_series_matches_full_history(store: Store) -> None:
     repo = RepoId("charts", "small")
     shas = _grow(store, repo, 40)
-    points = store.estimate_series(repo)
+    points = store.revisions.estimate_series(repo)
     entries = store.history(repo)
     assert [p.sha for p in points] == shas == [e.revision.sha for e in entries]
     assert [p.position for p in points] == [e.position for e in entries]
@@ -98,7 +98,7 @@ def test_deep_history_charts_are_bounded_and_span_the_whole_history_on_every_pag
     repo = RepoId("charts", "deep")
     depth = CHART_POINTS + 9
     shas = _grow(store, repo, depth)
-    points = store.estimate_series(repo, CHART_POINTS)
+    points = store.revisions.estimate_series(repo, CHART_POINTS)
     wanted = sample_positions(depth - 1, CHART_POINTS)
     assert len(points) <= CHART_POINTS and [p.position for p in points] == wanted
     assert points[0].sha == shas[0] and points[-1].sha == shas[-1]  # the first and the newest revision
@@ -118,7 +118,7 @@ def test_deep_history_charts_are_bounded_and_span_the_whole_history_on_every_pag
         pages += 1
     assert pages == -(-depth // MODEL_PAGE_SIZE)
     # a history no longer than the bound is charted whole
-    assert store.estimate_series(repo, depth) == store.estimate_series(repo)
+    assert store.revisions.estimate_series(repo, depth) == store.revisions.estimate_series(repo)
 
 
 def test_sample_positions_spread_evenly() -> None:
@@ -130,9 +130,9 @@ def test_sample_positions_spread_evenly() -> None:
 
 
 def test_unknown_and_empty_repo(store: Store) -> None:
-    assert store.estimate_series(RepoId("charts", "none")) == []
+    assert store.revisions.estimate_series(RepoId("charts", "none")) == []
     store.watch(RepoId("charts", "empty"))
-    assert store.estimate_series(RepoId("charts", "empty")) == []
+    assert store.revisions.estimate_series(RepoId("charts", "empty")) == []
     assert history_charts([]) == []
 
 
@@ -142,6 +142,6 @@ def test_cached_charts_follow_a_re_estimate(store: Store) -> None:
     client = TestClient(create_app(make_settings(), store))
     before = _charts_html(client.get(f"/models/{repo}").text)
     assert before == _charts_html(client.get(f"/models/{repo}").text)  # kept for the history version
-    assert store.save_estimate(repo, shas[2], "later", {"params": {"derived": 123_456_789_000}})
+    assert store.revisions.save_estimate(repo, shas[2], "later", {"params": {"derived": 123_456_789_000}})
     after = _charts_html(client.get(f"/models/{repo}").text)
     assert after != before and "123" in after

@@ -114,7 +114,7 @@ def test_invalid_queries_are_400_naming_the_problem(client: TestClient, seeded: 
 
 def test_the_api_serves_the_record_the_export_writes(client: TestClient, feeds_store: Store, seeded: Seeded) -> None:
     """One "as published" function (advisories.osv_export.published_osv) behind the API and the export."""
-    stored = feeds_store.advisories()
+    stored = feeds_store.advisories.records()
     assert stored
     files = export_files(stored)
     for advisory in stored:

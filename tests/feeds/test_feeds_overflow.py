@@ -44,6 +44,6 @@ def test_the_last_page_in_range_answers(store: Any) -> None:
 
 def test_the_store_refuses_offsets_past_64_bits(store: Any) -> None:
     with pytest.raises(InvalidRecord):
-        store.watched(offset=2**63)
+        store.repos.watched(offset=2**63)
     with pytest.raises(InvalidRecord):
-        store.watched(limit=2**64)
+        store.repos.watched(limit=2**64)

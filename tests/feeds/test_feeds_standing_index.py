@@ -1,6 +1,6 @@
 """A pin's standing from the events index is the standing read off the whole line, at bounded cost.
 
-`standing_at` answers a linear history longer than `WHOLE_LINE_UP_TO` from `Store.pin_points`
+`standing_at` answers a linear history longer than `WHOLE_LINE_UP_TO` from `store.advisories.pin_points`
 (the advisories holding the pin, the newest revision no open hazard holds); `whole_line_standing`
 reads every revision and every advisory. Here the index answers histories of any length
 (`WHOLE_LINE_UP_TO` set to 0). Hypothesis histories of any shape (linear or not, a head moved back, advisories of both
@@ -103,7 +103,7 @@ def test_the_index_gives_the_whole_lines_standing_on_any_history(
                                    raised_here)
     if back is not None and len(labels) > 1:  # a force-push back to an older stored revision
         to = back % (len(labels) - 1)
-        store.record_rewrite(repo, sha(labels[-1]), sha(labels[to]), [sha(x) for x in labels[to + 1:]], T0)
+        store.revisions.record_rewrite(repo, sha(labels[-1]), sha(labels[to]), [sha(x) for x in labels[to + 1:]], T0)
     pins = [sha(label) for label in labels] + [sha("never stored")]
     assert_same_standing(store, repo, pins, frozenset())
     assert_same_standing(store, repo, pins, frozenset(ignored))
@@ -127,10 +127,10 @@ def test_a_run_of_held_revisions_is_crossed_to_the_newest_clean_one(store: Store
     found = standing_at(store, repo, shas[9])
     assert found == whole_line(store, repo, shas[9], True)
     assert found is not None and found.suggested == shas[5] and found.resolves == ("x_K-1", "x_K-2")
-    assert store.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
+    assert store.advisories.pin_points(repo, shas[9], lambda a: True) is not None  # answered by the index
     # Two looks (the head, then 5): allowed one, the index gives up and the whole line answers the same.
     monkeypatch.setattr(pinpoints, "MAX_CLEAN_STEPS", 1)
-    assert store.pin_points(repo, shas[9], lambda a: True) is None
+    assert store.advisories.pin_points(repo, shas[9], lambda a: True) is None
     assert standing_at(store, repo, shas[9]) == found
 
 

@@ -46,23 +46,23 @@ def test_rederived_advisories_announced_once(database_url: str) -> None:
             assert Sender(store, settings, clock=lambda: NOW).flush().sent == 2  # the revisions, b with its advisory
 
             # the model changes and re-derives: the stored advisory again (modified later), nothing new
-            store.replace_derived(REPO, {}, [replace(raised, modified=NOW + timedelta(days=1))])
+            store.revisions.replace_derived(REPO, {}, [replace(raised, modified=NOW + timedelta(days=1))])
             assert len(notes.messages()) == 2
 
             # the newer model raises an advisory for the licence change: announced once
             (found,) = [a for a in plan_advisories(REPO, third, [licence], [raised], settings) if a.id != raised.id]
             for _ in range(3):  # a re-derivation that is run again (another worker, a restart) adds nothing
-                store.replace_derived(REPO, {}, [raised, found])
+                store.revisions.replace_derived(REPO, {}, [raised, found])
             queued = [r for r in notes.messages() if r["state"] == "pending"]
             assert [(r["subscription_id"], r["key"]) for r in queued] == [(sub.id, f"{sub.id}:advisory:{found.id}")]
             assert strict.id not in {r["subscription_id"] for r in notes.messages()}  # the filters hold
             assert Sender(store, settings, clock=lambda: NOW).flush().sent == 1
-            store.replace_derived(REPO, {}, [raised, found])
+            store.revisions.replace_derived(REPO, {}, [raised, found])
             assert Sender(store, settings, clock=lambda: NOW).flush().total == 0
 
             # a record withdrawn as it first appears is no news
             gone = replace(found, id=found.id + "-x", withdrawn=NOW)
-            store.replace_derived(REPO, {}, [gone])
+            store.revisions.replace_derived(REPO, {}, [gone])
             assert len(notes.messages()) == 3
     finally:
         hook.stop()

@@ -52,7 +52,7 @@ def _backfilled_and_subscribed(
     The stored shas, oldest first."""
     store.watch(REPO)
     assert isinstance(poll(sim, store), NewRevisions)
-    line = store.revision_shas(REPO)
+    line = store.revisions.revision_shas(REPO)
     assert line is not None and len(line) == 12
     notes = notify_store(store)
 
@@ -79,7 +79,7 @@ def test_a_rewind_is_announced_once_and_to_the_pins_it_dropped(
 
             sim.rewind(str(REPO), "v10")  # v11 and v12 leave the main line
             poll(sim, store)
-            (rewrite,) = store.rewrites(REPO)
+            (rewrite,) = store.revisions.rewrites(REPO)
             assert rewrite.dropped == tuple(line[10:]) and rewrite.new_head == line[9]
             poll(sim, store)  # nothing new upstream: nothing queued again
             report = Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush()
@@ -115,7 +115,7 @@ def test_a_squash_is_told_by_its_new_root_once(hubsim_factory: Any, database_url
         with Store.open(database_url, notify=NotifyPolicy()) as store:
             store.watch(REPO)
             poll(sim, store)
-            line = store.revision_shas(REPO)
+            line = store.revisions.revision_shas(REPO)
             assert line is not None
             notify_store(store).add(SubscriptionSpec(url=receiver.url, secret=receiver.secret))
             squashed = sim.squash(str(REPO))
@@ -159,7 +159,7 @@ def test_a_push_with_new_commits_is_told_by_its_first_new_revision(
             pushed = hubsim_factory(root=_history(tmp_path / "b", ["4.0", "4.1", "4.9"]), at=None)
             settings = Settings(database_url="sqlite://", hub_endpoint=pushed.url)
             (outcome,) = poll_repos([forked], hub=HubClient.from_settings(settings), store=store, settings=settings)
-            assert isinstance(outcome, NewRevisions) and len(store.rewrites(forked)) == 1
+            assert isinstance(outcome, NewRevisions) and len(store.revisions.rewrites(forked)) == 1
             assert Sender(store, Settings(database_url="sqlite://", public_url=PUBLIC, notify_timeout_s=5)).flush().sent == 1
             (body,) = receiver.received
             (message,) = body["data"]["revisions"]
@@ -190,7 +190,7 @@ def test_commits_pushed_back_after_a_rewind_are_announced_once_and_to_their_pins
             assert isinstance(poll(sim, store), Unchanged)
             poll(sim, store)  # nothing moved: nothing queued again
             head = store.head(REPO)
-            assert head is not None and head.sha == line[10] and store.off_main_branch(REPO) == {line[11]}
+            assert head is not None and head.sha == line[10] and store.revisions.off_main_branch(REPO) == {line[11]}
             report = sender.flush()
             assert report.sent == 2, report  # the restore: "all" and "restored pin"
             assert receivers["high"].received == [] and receivers["kept pins"].received == []

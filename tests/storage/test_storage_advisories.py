@@ -32,7 +32,7 @@ def add(store: Store, label: str, parent: str, *advisories: object) -> None:
 
 
 def affected_ids(store: Store, label: str, repo: RepoId = REPO) -> list[str]:
-    return sorted(a.id for a in store.advisories_affecting(repo, sha(label)))
+    return sorted(a.id for a in store.advisories.affecting(repo, sha(label)))
 
 
 def test_risk_advisory_affects_the_revision_onward(store: Store) -> None:
@@ -63,18 +63,18 @@ def test_a_revert_adds_fixed_to_the_earlier_record(store: Store) -> None:
     later = T0 + timedelta(days=30)
     reverted = advisory(REPO, "x_HW-3", "r2", [{"introduced": sha("r2")}, {"fixed": sha("r4")}], modified=later)
     add(store, "r4", "r3", reverted)
-    stored = store.advisory("x_HW-3")
+    stored = store.advisories.get("x_HW-3")
     assert stored is not None
     assert stored.modified == later and stored.revision_sha == sha("r2")  # raised-for revision kept
     assert stored.osv["affected"][0]["ranges"][0]["events"][1] == {"fixed": sha("r4")}
-    assert [a.id for a in store.advisories(REPO)] == ["x_HW-3"]
+    assert [a.id for a in store.advisories.records(REPO)] == ["x_HW-3"]
     assert [affected_ids(store, x) for x in ["r1", "r2", "r3", "r4"]] == [[], ["x_HW-3"], ["x_HW-3"], []]
     with store.engine.connect() as conn:
         assert conn.execute(sa.text("SELECT count(*) FROM advisories")).scalar_one() == 1
         assert conn.execute(sa.text("SELECT count(*) FROM advisory_events")).scalar_one() == 2
     # An older copy arriving late (a slow second worker) does not roll the record back.
     assert store.save_revision(REPO, rev("r5", "r4", day=12), [], {}, [], None, [risky])
-    assert store.advisory("x_HW-3").modified == later  # type: ignore[union-attr]
+    assert store.advisories.get("x_HW-3").modified == later  # type: ignore[union-attr]
     assert affected_ids(store, "r4") == []
 
 
@@ -88,9 +88,9 @@ def test_withdrawn_advisories_are_excluded(store: Store) -> None:
         advisory(REPO, "x_HW-5", "r2", [{"introduced": "0"}], withdrawn=T0 + timedelta(days=2)),
     )
     assert affected_ids(store, "r1") == ["x_HW-4"]
-    assert {a.id: a.withdrawn for a in store.advisories()} == {"x_HW-4": None, "x_HW-5": T0 + timedelta(days=2)}
-    assert store.live_advisory_count(REPO) == 1 and store.live_advisory_ids(REPO) == ["x_HW-4"]
-    assert store.live_advisory_count(RepoId("org", "unknown")) == 0
+    assert {a.id: a.withdrawn for a in store.advisories.records()} == {"x_HW-4": None, "x_HW-5": T0 + timedelta(days=2)}
+    assert store.advisories.live_count(REPO) == 1 and store.advisories.live_ids(REPO) == ["x_HW-4"]
+    assert store.advisories.live_count(RepoId("org", "unknown")) == 0
 
 
 def test_last_affected_and_limit(store: Store) -> None:
@@ -108,9 +108,9 @@ def test_last_affected_and_limit(store: Store) -> None:
 def test_unknown_pins_and_prefixes(store: Store) -> None:
     build_history(store, labels=CHAIN[:2])
     add(store, "r2", "r1", advisory(REPO, "x_HW-8", "r2", [{"introduced": "0"}]))
-    assert [a.id for a in store.advisories_affecting(REPO, sha("r0")[:8])] == ["x_HW-8"]
-    assert store.advisories_affecting(REPO, sha("never")) == []
-    assert store.advisories_affecting(RepoId("no", "such"), sha("r0")) == []
+    assert [a.id for a in store.advisories.affecting(REPO, sha("r0")[:8])] == ["x_HW-8"]
+    assert store.advisories.affecting(REPO, sha("never")) == []
+    assert store.advisories.affecting(RepoId("no", "such"), sha("r0")) == []
 
 
 def test_advisories_for_commit_across_repos(store: Store) -> None:
@@ -118,7 +118,7 @@ def test_advisories_for_commit_across_repos(store: Store) -> None:
     build_history(store, labels=CHAIN[:2])
     build_history(store, mirror, CHAIN[:2])  # same commits in a second repo
     add(store, "r2", "r1", advisory(REPO, "x_HW-9", "r2", [{"introduced": "0"}, {"fixed": sha("r2")}]))
-    found = store.advisories_for_commit(sha("r1"))
+    found = store.advisories.for_commit(sha("r1"))
     assert [(repo, a.id) for repo, a in found] == [(REPO, "x_HW-9")]
-    assert store.advisories_for_commit(sha("r2")) == []
-    assert store.advisories_for_commit(sha("elsewhere")) == []
+    assert store.advisories.for_commit(sha("r2")) == []
+    assert store.advisories.for_commit(sha("elsewhere")) == []

@@ -71,29 +71,29 @@ def test_the_plan_reads_the_open_records_and_those_of_the_pairs_of_its_repo(data
     with Store.open(database_url) as store:
         _fill(store)
         ids = lambda found: [a.id for a in found]  # noqa: E731
-        assert ids(store.advisories_to_plan(REPO, [])) == ["x_HW-open"]
-        assert ids(store.advisories_to_plan(REPO, [("config.json", "torch_dtype")])) == ["x_HW-open", "x_HW-update"]
-        assert ids(store.advisories_to_plan(REPO, [("util.py", None)], open_ones=False)) == ["x_HW-update"]
-        assert ids(store.advisories_to_plan(REPO, [("tokenizer_config.json", "chat_template")])) == [
+        assert ids(store.advisories.to_plan(REPO, [])) == ["x_HW-open"]
+        assert ids(store.advisories.to_plan(REPO, [("config.json", "torch_dtype")])) == ["x_HW-open", "x_HW-update"]
+        assert ids(store.advisories.to_plan(REPO, [("util.py", None)], open_ones=False)) == ["x_HW-update"]
+        assert ids(store.advisories.to_plan(REPO, [("tokenizer_config.json", "chat_template")])) == [
             "x_HW-closed", "x_HW-open"]
-        assert store.advisories_to_plan(REPO, [], open_ones=False) == []
-        assert ids(store.advisories_to_plan(RepoId("ORG", "M"), [])) == ["x_HW-open"]  # any spelling
-        assert store.advisories_to_plan(RepoId("org", "unknown"), [("config.json", "torch_dtype")]) == []
-        assert ids(store.advisories_to_plan(OTHER, [])) == ["x_HW-theirs"]
+        assert store.advisories.to_plan(REPO, [], open_ones=False) == []
+        assert ids(store.advisories.to_plan(RepoId("ORG", "M"), [])) == ["x_HW-open"]  # any spelling
+        assert store.advisories.to_plan(RepoId("org", "unknown"), [("config.json", "torch_dtype")]) == []
+        assert ids(store.advisories.to_plan(OTHER, [])) == ["x_HW-theirs"]
         # what is read is the stored record, decoded as every read decodes it
-        assert store.advisories_to_plan(REPO, [("config.json", "torch_dtype")]) == [
-            store.advisory("x_HW-open"), store.advisory("x_HW-update")]
+        assert store.advisories.to_plan(REPO, [("config.json", "torch_dtype")]) == [
+            store.advisories.get("x_HW-open"), store.advisories.get("x_HW-update")]
 
 
 def test_a_record_updated_in_place_is_indexed_anew(database_url: str) -> None:
     with Store.open(database_url) as store:
         _fill(store)
-        [opened] = store.advisories_to_plan(REPO, [])
+        [opened] = store.advisories.to_plan(REPO, [])
         closed = AdvisoryRecord(opened.id, opened.repo, opened.revision_sha,
                                 {**opened.osv, "affected": [{"ranges": [{"type": "GIT", "events": [
                                     {"introduced": sha("r2")}, {"fixed": sha("r2")}]}]}]},
                                 opened.modified.replace(year=opened.modified.year + 1))
-        store.replace_derived(REPO, {}, [closed])
-        assert store.advisories_to_plan(REPO, []) == []
-        assert [a.id for a in store.advisories_to_plan(REPO, [("config.json", "torch_dtype")])] == [
+        store.revisions.replace_derived(REPO, {}, [closed])
+        assert store.advisories.to_plan(REPO, []) == []
+        assert [a.id for a in store.advisories.to_plan(REPO, [("config.json", "torch_dtype")])] == [
             "x_HW-open", "x_HW-update"]

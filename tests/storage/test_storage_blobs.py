@@ -41,10 +41,10 @@ def test_same_content_in_two_repos_is_one_blob(store: Store) -> None:
     assert store.blob(digest) == tokenizer
     assert store.blob(digest.upper()) == tokenizer
     assert store.blob("0" * 64) is None
-    listing, got = store.snapshot_files(B, sha("b1"))
+    listing, got = store.revisions.snapshot_files(B, sha("b1"))
     assert got == contents
     assert {f.path: f.content_sha256 for f in listing}["tokenizer.json"] == digest
-    _, got2 = store.snapshot_files(A, sha("a2"))
+    _, got2 = store.revisions.snapshot_files(A, sha("a2"))
     assert got2["config.json"] == b"{}"
 
 
@@ -52,7 +52,7 @@ def test_same_content_in_two_repos_is_one_blob(store: Store) -> None:
 def test_any_bytes_round_trip(store: Store, payload: bytes) -> None:
     files = [FileRecord("f.bin", len(payload))]
     assert store.save_revision(A, rev("x"), files, {"f.bin": payload}, [], None, [])
-    assert store.snapshot_files(A, sha("x"))[1] == {"f.bin": payload}
+    assert store.revisions.snapshot_files(A, sha("x"))[1] == {"f.bin": payload}
     assert store.blob(hashlib.sha256(payload).hexdigest()) == payload
 
 
@@ -61,14 +61,14 @@ def test_a_file_may_point_at_an_existing_blob_but_not_a_missing_one(store: Store
     digest = hashlib.sha256(body).hexdigest()
     store.save_revision(A, rev("x"), [FileRecord("c.json", 6)], {"c.json": body}, [], None, [])
     assert store.save_revision(A, rev("y", "x"), [FileRecord("c.json", 6, content_sha256=digest)], {}, [], None, [])
-    assert store.snapshot_files(A, sha("y"))[1] == {"c.json": body}
+    assert store.revisions.snapshot_files(A, sha("y"))[1] == {"c.json": body}
     with pytest.raises(InvalidRecord, match="not stored"):
         store.save_revision(A, rev("z", "y"), [FileRecord("c.json", 6, content_sha256="f" * 64)], {}, [], None, [])
     with pytest.raises(InvalidRecord, match="does not match"):
         store.save_revision(
             A, rev("z", "y"), [FileRecord("c.json", 1, content_sha256="f" * 64)], {"c.json": b"x"}, [], None, []
         )
-    assert store.known_shas(A) == {sha("x"), sha("y")}
+    assert store.revisions.known_shas(A) == {sha("x"), sha("y")}
 
 
 def test_a_corrupt_blob_is_reported_not_returned(store: Store) -> None:

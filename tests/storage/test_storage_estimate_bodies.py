@@ -43,7 +43,7 @@ def test_equal_estimates_are_stored_once_and_read_back_naming_their_revision(dat
         assert [e.estimate for e in history] == written
         # the key order of what was written is kept (the web app and the JSON API print it)
         assert [list(e.estimate) for e in history if e.estimate] == [list(w) for w in written if w]
-        series = store.estimate_series(REPO)
+        series = store.revisions.estimate_series(REPO)
         assert [p.estimate for p in series] == written
 
 
@@ -67,10 +67,10 @@ def test_replacing_an_estimate_drops_a_body_no_other_revision_uses(database_url:
         _save_chain(store, [_estimate("r0"), _estimate("r1")])
         assert _count(store, "estimate_bodies") == 1
         # r1 re-estimated to something new: the shared body stays (r0 uses it), the new one is added
-        assert store.save_estimate(REPO, sha("r1"), "v1", _estimate("r1", params=9))
+        assert store.revisions.save_estimate(REPO, sha("r1"), "v1", _estimate("r1", params=9))
         assert _count(store, "estimate_bodies") == 2
         # r1 re-estimated again: its previous body, used by nobody else now, goes
-        assert store.save_estimate(REPO, sha("r1"), "v1", _estimate("r1", params=10))
+        assert store.revisions.save_estimate(REPO, sha("r1"), "v1", _estimate("r1", params=10))
         assert _count(store, "estimate_bodies") == 2
         assert [e.estimate for e in store.history(REPO)] == [_estimate("r0"), _estimate("r1", params=10)]
 

@@ -38,31 +38,31 @@ def shas(items: list) -> list[str]:  # type: ignore[type-arg]
 
 
 def test_newest_first_without_filters(filled: Store) -> None:
-    items = filled.recent_changes(10)
+    items = filled.repos.recent_changes(10)
     assert shas(items) == [sha("q2"), sha("l2"), sha("q1"), sha("m1")]
     assert items[1].repo == LLAMA and items[1].advisory_ids == ["x_HW-L2"]
     assert [c.kind for c in items[1].changes] == [Kind.METADATA, Kind.SPECIAL_TOKENS]
-    assert shas(filled.recent_changes(2)) == [sha("q2"), sha("l2")]
-    assert filled.recent_changes(0) == []
+    assert shas(filled.repos.recent_changes(2)) == [sha("q2"), sha("l2")]
+    assert filled.repos.recent_changes(0) == []
 
 
 def test_filters(filled: Store) -> None:
-    assert shas(filled.recent_changes(10, repo=QWEN)) == [sha("q2"), sha("q1")]
-    assert shas(filled.recent_changes(10, org="meta-llama")) == [sha("l2"), sha("m1")]
-    high = filled.recent_changes(10, min_severity=Severity.HIGH)
+    assert shas(filled.repos.recent_changes(10, repo=QWEN)) == [sha("q2"), sha("q1")]
+    assert shas(filled.repos.recent_changes(10, org="meta-llama")) == [sha("l2"), sha("m1")]
+    high = filled.repos.recent_changes(10, min_severity=Severity.HIGH)
     assert shas(high) == [sha("l2"), sha("q1")]
     assert [c.kind for c in high[0].changes] == [Kind.SPECIAL_TOKENS]  # only the matching changes
-    assert shas(filled.recent_changes(10, min_severity="medium")) == [sha("l2"), sha("q1"), sha("m1")]
-    meta = filled.recent_changes(10, kinds=["metadata"])
+    assert shas(filled.repos.recent_changes(10, min_severity="medium")) == [sha("l2"), sha("q1"), sha("m1")]
+    meta = filled.repos.recent_changes(10, kinds=["metadata"])
     assert shas(meta) == [sha("q2"), sha("l2")]
     assert all(c.kind is Kind.METADATA for item in meta for c in item.changes)
-    both = filled.recent_changes(10, org="meta-llama", kinds=[Kind.LICENSE, Kind.METADATA], min_severity="info")
+    both = filled.repos.recent_changes(10, org="meta-llama", kinds=[Kind.LICENSE, Kind.METADATA], min_severity="info")
     assert shas(both) == [sha("l2"), sha("m1")]
-    assert filled.recent_changes(10, repo=QWEN, kinds=[Kind.LICENSE]) == []
+    assert filled.repos.recent_changes(10, repo=QWEN, kinds=[Kind.LICENSE]) == []
 
 
 def test_bad_filters_are_named(filled: Store) -> None:
     with pytest.raises(InvalidRecord, match="unknown change kind 'weight'"):
-        filled.recent_changes(5, kinds=["weight"])
+        filled.repos.recent_changes(5, kinds=["weight"])
     with pytest.raises(InvalidRecord, match="unknown severity 'urgent'"):
-        filled.recent_changes(5, min_severity="urgent")
+        filled.repos.recent_changes(5, min_severity="urgent")

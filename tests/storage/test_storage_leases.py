@@ -17,35 +17,35 @@ REPOS = [RepoId("org", f"m{i:02d}") for i in range(10)]
 def test_watch_unwatch_and_the_watch_list(store: Store) -> None:
     assert store.watch(REPOS[1]) and store.watch(REPOS[0])
     assert not store.watch(REPOS[0])  # re-watching is a no-op
-    states = store.watched()
+    states = store.repos.watched()
     assert [s.repo for s in states] == [REPOS[0], REPOS[1]]
     assert all(s.state == "new" and s.revision_count == 0 and s.head_sha is None for s in states)
     assert store.unwatch(REPOS[0]) and not store.unwatch(REPOS[0]) and not store.unwatch(REPOS[5])
-    assert [s.repo for s in store.watched()] == [REPOS[1]]
+    assert [s.repo for s in store.repos.watched()] == [REPOS[1]]
     assert store.repo_state(REPOS[0]) is not None and store.repo_state(REPOS[0]).watched is False  # type: ignore[union-attr]
     assert store.watch(REPOS[0])  # watching again brings it back
-    assert len(store.watched()) == 2
+    assert len(store.repos.watched()) == 2
 
 
 def test_record_poll_sets_state_and_counts_failures(store: Store) -> None:
     store.watch(REPOS[0])
-    store.record_poll(REPOS[0], "error", "hub answered 503", T0)
-    store.record_poll(REPOS[0], "error", "hub answered 503", T0 + timedelta(minutes=1))
-    [s] = store.watched()
+    store.repos.record_poll(REPOS[0], "error", "hub answered 503", T0)
+    store.repos.record_poll(REPOS[0], "error", "hub answered 503", T0 + timedelta(minutes=1))
+    [s] = store.repos.watched()
     assert (s.state, s.last_error, s.failures, s.last_polled_at) == (
         "error",
         "hub answered 503",
         2,
         T0 + timedelta(minutes=1),
     )
-    store.record_poll(REPOS[0], "gated", None, T0 + timedelta(minutes=2), new_revisions=0)
-    [s] = store.watched()
+    store.repos.record_poll(REPOS[0], "gated", None, T0 + timedelta(minutes=2), new_revisions=0)
+    [s] = store.repos.watched()
     assert (s.state, s.last_error, s.failures) == ("gated", None, 3)  # gated backs off like an error
     with store.engine.connect() as conn:
         runs = conn.execute(sa.text("SELECT outcome, error FROM poll_runs ORDER BY id")).all()
     assert [tuple(r) for r in runs] == [("error", "hub answered 503")] * 2 + [("gated", None)]
     with pytest.raises(InvalidRecord, match="poll state"):
-        store.record_poll(REPOS[0], "fine", None, T0)
+        store.repos.record_poll(REPOS[0], "fine", None, T0)
 
 
 def test_two_workers_never_share_a_repo(store: Store) -> None:
@@ -70,7 +70,7 @@ def test_two_workers_never_share_a_repo(store: Store) -> None:
     assert store.leases.renew(b[0], "worker-d", later + timedelta(seconds=30), 60)  # heartbeat: now until T0+151
     at_300 = store.leases.claim_due("worker-e", T0 + timedelta(seconds=300), 10, 60)
     assert set(at_300) == set(REPOS)  # a's repos are due again, d's leases expired
-    states = {s.repo: s for s in store.watched()}
+    states = {s.repo: s for s in store.repos.watched()}
     assert states[a[0]].lease_owner == "worker-e"
     assert states[a[0]].lease_expires_at == T0 + timedelta(seconds=360)
 

@@ -31,11 +31,11 @@ def _check_repo(store: Store, repo: RepoId) -> list[bool]:
     with store.engine.connect() as conn:
         repo_id = find_repo(conn, repo)
         assert repo_id is not None
-        shas = [s for s in store.revision_shas(repo) or []]
+        shas = [s for s in store.revisions.revision_shas(repo) or []]
         shas += [e.revision.sha for e in store.history(repo) if e.revision.sha not in shas]
         for full in shas:
             assert affecting_ids(conn, repo_id, full) == ids_by_lineage(conn, repo_id, full), full
-            assert store.advisory_ids_affecting(repo, full) == ids_by_lineage(conn, repo_id, full)
+            assert store.advisories.ids_affecting(repo, full) == ids_by_lineage(conn, repo_id, full)
         return [is_linear(conn, repo_id)]
 
 
@@ -43,7 +43,7 @@ def test_seeded_store_answers_as_the_lineage_walk(advised_store_url: str) -> Non
     with Store.open(advised_store_url) as store:
         for repo in (RepoId("acme", "llama-small"), RepoId("acme", "tiny")):
             assert _check_repo(store, repo) == [True]
-        for _repo, advisory_id in store.advisory_ids_for_commit(sha("never")):
+        for _repo, advisory_id in store.advisories.ids_for_commit(sha("never")):
             raise AssertionError(advisory_id)
 
 

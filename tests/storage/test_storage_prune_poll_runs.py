@@ -24,7 +24,7 @@ def _count(store: Any) -> int:
 def test_prune_deletes_only_older_rows_in_bounded_batches(store: Any) -> None:
     store.watch(REPO)
     for day in range(10):
-        store.record_poll(REPO, "ok", None, T0 + timedelta(days=day))
+        store.repos.record_poll(REPO, "ok", None, T0 + timedelta(days=day))
     assert _count(store) == 10
     cut = T0 + timedelta(days=6)  # days 0..5 are older
     assert store.telemetry.prune_poll_runs(cut, limit=4) == 4  # bounded
@@ -33,4 +33,4 @@ def test_prune_deletes_only_older_rows_in_bounded_batches(store: Any) -> None:
     with store.engine.connect() as conn:
         kept = sorted(conn.execute(sa.select(POLL_RUNS.c.started_at)).scalars())
     assert len(kept) == 4 and all(t >= cut for t in kept)
-    assert store.watched()[0].last_polled_at == T0 + timedelta(days=9)  # the repo's own state is untouched
+    assert store.repos.watched()[0].last_polled_at == T0 + timedelta(days=9)  # the repo's own state is untouched

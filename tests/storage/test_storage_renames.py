@@ -25,59 +25,59 @@ def _stored(store: Store, repo: RepoId) -> None:
 def test_any_case_is_the_same_repo(store: Store) -> None:
     assert store.watch(OLD)
     assert not store.watch(RepoId("org", "MODEL"))
-    [state] = store.watched()
+    [state] = store.repos.watched()
     assert str(state.repo) == "Org/Model"
     assert store.canonical_id(RepoId("ORG", "model")) == OLD and str(store.canonical_id(RepoId("ORG", "model"))) == "Org/Model"
-    assert store.rename_repo(OLD, RepoId("org", "model"), T0) is False  # a case-only respelling: no alias
-    assert str(store.watched()[0].repo) == "org/model" and store.renames(OLD) == []
+    assert store.repos.rename_repo(OLD, RepoId("org", "model"), T0) is False  # a case-only respelling: no alias
+    assert str(store.repos.watched()[0].repo) == "org/model" and store.repos.renames(OLD) == []
 
 
 def test_rename_keeps_history_leases_and_advisories_and_is_idempotent(store: Store) -> None:
     _stored(store, OLD)
     assert store.leases.claim_due("w1", T0, 10, 60) == [OLD]
-    assert store.rename_repo(OLD, NEW, T0 + timedelta(hours=1))
-    assert not store.rename_repo(OLD, NEW, T0 + timedelta(hours=2))  # repeated: nothing new
-    assert [str(s.repo) for s in store.watched()] == [str(NEW)]
+    assert store.repos.rename_repo(OLD, NEW, T0 + timedelta(hours=1))
+    assert not store.repos.rename_repo(OLD, NEW, T0 + timedelta(hours=2))  # repeated: nothing new
+    assert [str(s.repo) for s in store.repos.watched()] == [str(NEW)]
     for repo in (OLD, NEW, RepoId("org", "model"), RepoId("NEW-ORG", "model-V2")):
         assert [e.revision.sha for e in store.history(repo)] == [rev("r1").sha, rev("r2").sha], repo
-        assert [a.id for a in store.advisories(repo)] == ["x_HW-1"]
+        assert [a.id for a in store.advisories.records(repo)] == ["x_HW-1"]
         assert store.canonical_id(repo) is not None and str(store.canonical_id(repo)) == str(NEW)
-    assert str(store.advisories(NEW)[0].repo) == str(NEW)
+    assert str(store.advisories.records(NEW)[0].repo) == str(NEW)
     # The lease taken under the old id is the same row's: renewed and released by either id.
     assert store.leases.renew(OLD, "w1", T0, 60)
     assert store.leases.release(OLD, "w1", T0 + timedelta(minutes=5))
-    [rename] = store.renames(NEW)
+    [rename] = store.repos.renames(NEW)
     assert (str(rename.old), str(rename.new), rename.renamed_at) == (str(OLD), str(NEW), T0 + timedelta(hours=1))
-    assert [str(r.new) for r in store.recent_renames(10)] == [str(NEW)]
-    assert [str(r.repo) for r in store.recent_renames(10, org="new-org")] == [str(NEW)]
+    assert [str(r.new) for r in store.repos.recent_renames(10)] == [str(NEW)]
+    assert [str(r.repo) for r in store.repos.recent_renames(10, org="new-org")] == [str(NEW)]
     # Feed items keep the repo's first id (stable entry ids).
-    [item] = store.recent_changes(10)
+    [item] = store.repos.recent_changes(10)
     assert str(item.repo) == str(NEW) and item.origin is not None and str(item.origin) == str(OLD)
     assert store.watch(OLD) is False  # watching the old id again is the same repo
-    assert len(store.watched()) == 1
+    assert len(store.repos.watched()) == 1
 
 
 def test_a_chain_and_a_rename_back(store: Store) -> None:
     _stored(store, OLD)
     third = RepoId("c", "d")
-    assert store.rename_repo(OLD, NEW, T0)
-    assert store.rename_repo(NEW, third, T0 + timedelta(hours=1))
-    assert sorted(str(r.old) for r in store.renames(third)) == [str(OLD), str(NEW)]
+    assert store.repos.rename_repo(OLD, NEW, T0)
+    assert store.repos.rename_repo(NEW, third, T0 + timedelta(hours=1))
+    assert sorted(str(r.old) for r in store.repos.renames(third)) == [str(OLD), str(NEW)]
     assert str(store.canonical_id(OLD)) == "c/d"
-    assert store.rename_repo(third, OLD, T0 + timedelta(hours=2))  # back to the first id
-    assert str(store.watched()[0].repo) == str(OLD)
+    assert store.repos.rename_repo(third, OLD, T0 + timedelta(hours=2))  # back to the first id
+    assert str(store.repos.watched()[0].repo) == str(OLD)
     assert str(store.canonical_id(third)) == str(OLD) and str(store.canonical_id(NEW)) == str(OLD)
-    assert str(OLD) not in {str(r.old) for r in store.renames(OLD)}  # the row's own id is no alias
+    assert str(OLD) not in {str(r.old) for r in store.repos.renames(OLD)}  # the row's own id is no alias
 
 
 def test_two_rows_for_the_old_and_the_new_id_are_merged(store: Store) -> None:
     _stored(store, OLD)
     assert store.unwatch(OLD)
     store.watch(NEW)  # watched separately before the rename was seen: no history
-    assert store.rename_repo(OLD, NEW, T0)
-    [state] = store.watched()
+    assert store.repos.rename_repo(OLD, NEW, T0)
+    [state] = store.repos.watched()
     assert str(state.repo) == str(NEW) and state.revision_count == 2
-    assert [a.id for a in store.advisories(OLD)] == ["x_HW-1"]
+    assert [a.id for a in store.advisories.records(OLD)] == ["x_HW-1"]
 
 
 def test_migration_merges_duplicate_spellings(database_url: str) -> None:

@@ -57,14 +57,14 @@ def test_save_then_read_back_everything(store: Store) -> None:
     assert [c.detail for c in entry.changes] == [c.detail for c in changes]
     assert [c.direction for c in entry.changes] == ["hazard", "hazard", "update"]
     assert entry.estimate == {"p": 1} and entry.estimator_version == "v1"
-    listing, contents = store.snapshot_files(REPO, sha("a"))
+    listing, contents = store.revisions.snapshot_files(REPO, sha("a"))
     assert [f.path for f in listing] == ["config.json", "model.safetensors"]
     assert listing[1].lfs_sha256 == "e" * 64 and listing[1].size == 13_000_000_000
     assert listing[1].content_sha256 is None and listing[0].content_sha256 is not None
     assert contents == {"config.json": body}
     assert store.head(REPO) == rev("a")
-    assert store.known_shas(REPO) == {sha("a")}
-    [state] = store.watched()
+    assert store.revisions.known_shas(REPO) == {sha("a")}
+    [state] = store.repos.watched()
     assert state.head_sha == sha("a") and state.revision_count == 1
 
 
@@ -78,7 +78,7 @@ def test_history_is_oldest_first_with_positions(store: Store) -> None:
     assert [h.position for h in history] == [0, 1, 2, 3]
     assert history[0].changes == [] and history[2].changes[0].detail["summary_of"] == "c"
     assert store.head(REPO) == rev("d", "c", day=3)
-    assert store.watched()[0].revision_count == 4
+    assert store.repos.watched()[0].revision_count == 4
     # A revision whose parent is not stored (e.g. a limited backfill) is appended.
     assert save(store, "e", "unknown-parent", day=4)
     assert store.history(REPO)[-1].position == 4
@@ -131,8 +131,8 @@ def test_a_failure_leaves_nothing_of_the_revision(store: Store, bad: dict[str, o
     with pytest.raises(InvalidRecord):
         save(store, "b", "a", **({"contents": {"config.json": b"new content, new blob"}} | bad))
     assert counts(store) == before
-    assert store.known_shas(REPO) == {sha("a")}
-    assert store.watched() == [] or store.watched()[0].head_sha == sha("a")
+    assert store.revisions.known_shas(REPO) == {sha("a")}
+    assert store.repos.watched() == [] or store.repos.watched()[0].head_sha == sha("a")
     assert save(store, "b", "a")  # and the same revision saves fine once the input is right
 
 
@@ -155,9 +155,9 @@ def test_bad_shas_are_refused(store: Store) -> None:
     # Lookups of text that cannot be a commit prefix find nothing (web routes pass user input).
     for text in ["abc", "main", "g" * 40, sha("a")[:6], sha("a") + "0"]:
         assert store.revision(REPO, text) is None
-        assert store.snapshot_files(REPO, text) == ([], {})
-        assert store.advisories_affecting(REPO, text) == []
-        assert store.advisories_for_commit(text) == []
+        assert store.revisions.snapshot_files(REPO, text) == ([], {})
+        assert store.advisories.affecting(REPO, text) == []
+        assert store.advisories.for_commit(text) == []
     assert store.revision(REPO, sha("a")[:7]) is not None
 
 
@@ -217,10 +217,10 @@ def test_concurrent_saves_of_one_revision_store_it_once(store: Store) -> None:
 
 def test_save_estimate_adds_a_version(store: Store) -> None:
     save(store, "a")
-    assert store.save_estimate(REPO, sha("a"), "est-2", {"params": 8e9})
+    assert store.revisions.save_estimate(REPO, sha("a"), "est-2", {"params": 8e9})
     entry = store.revision(REPO, sha("a"))
     assert entry is not None and entry.estimator_version == "est-2" and entry.estimate == {"params": 8e9}
-    assert not store.save_estimate(REPO, sha("zz"), "est-2", {})
+    assert not store.revisions.save_estimate(REPO, sha("zz"), "est-2", {})
 
 
 def test_a_writer_racing_an_open_transaction_gets_false(store: Store) -> None:
@@ -253,14 +253,14 @@ def test_hostile_text_is_stored_not_refused(store: Store) -> None:
     )
     hostile = replace(rev("a"), title=evil, message=evil, authors=(evil,))
     assert store.save_revision(REPO, hostile, [FileRecord(evil, 1)], {evil: b"\x00"}, [c], None, [])
-    store.record_poll(REPO, "error", evil, T0)
+    store.repos.record_poll(REPO, "error", evil, T0)
     entry = store.revision(REPO, sha("a"))
     assert entry is not None
     assert entry.revision.title == "eos\ufffdtoken\ufffd" and entry.revision.authors == ("eos\ufffdtoken\ufffd",)
     assert entry.changes[0].path == "config.json:eos\ufffdtoken\ufffd"
     assert entry.changes[0].detail == c.detail  # JSON keeps the exact text
-    assert store.snapshot_files(REPO, sha("a"))[1] == {"eos\ufffdtoken\ufffd": b"\x00"}
-    assert store.watched() == [] and store.repo_state(REPO).last_error == "eos\ufffdtoken\ufffd"  # type: ignore[union-attr]
+    assert store.revisions.snapshot_files(REPO, sha("a"))[1] == {"eos\ufffdtoken\ufffd": b"\x00"}
+    assert store.repos.watched() == [] and store.repo_state(REPO).last_error == "eos\ufffdtoken\ufffd"  # type: ignore[union-attr]
 
 
 def test_a_prefix_finds_exactly_the_revisions_that_start_with_it(store: Store) -> None:
@@ -286,4 +286,4 @@ def test_a_prefix_finds_exactly_the_revisions_that_start_with_it(store: Store) -
         else:
             found = store.revision(repo, prefix)
             assert (found.revision.sha if found else None) == (matching[0] if matching else None), prefix
-        assert store.repos_holding(prefix) == ([repo] if matching else []), prefix
+        assert store.revisions.repos_holding(prefix) == ([repo] if matching else []), prefix

@@ -17,9 +17,9 @@ def test_rewrite_recorded_once_and_head_follows(store: Store) -> None:
     for label, parent in (("a", None), ("b", "a"), ("c", "b")):
         assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
     assert store.head(REPO).sha == sha("c")
-    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
-    assert not store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=1))
-    (rewrite,) = store.rewrites(REPO)
+    assert store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert not store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=1))
+    (rewrite,) = store.revisions.rewrites(REPO)
     assert (rewrite.old_head, rewrite.new_head, rewrite.dropped, rewrite.detected_at) == (
         sha("c"), sha("a"), (sha("b"), sha("c")), T0)
     assert store.head(REPO).sha == sha("a") == store.repo_state(REPO).head_sha
@@ -27,52 +27,52 @@ def test_rewrite_recorded_once_and_head_follows(store: Store) -> None:
     assert store.save_revision(REPO, rev("d", "a"), [], {}, [], None, [])
     assert store.head(REPO).sha == sha("d")
     # A rewrite to a head not stored yet (its commits come next) leaves the head alone.
-    assert store.record_rewrite(REPO, sha("d"), sha("e"), [sha("d")], T0)
-    assert store.head(REPO).sha == sha("d") and len(store.rewrites(REPO)) == 2
-    assert store.rewrites(RepoId("acme", "unknown")) == []
+    assert store.revisions.record_rewrite(REPO, sha("d"), sha("e"), [sha("d")], T0)
+    assert store.head(REPO).sha == sha("d") and len(store.revisions.rewrites(REPO)) == 2
+    assert store.revisions.rewrites(RepoId("acme", "unknown")) == []
 
 
 def test_rewrite_input_is_checked(store: Store) -> None:
     with pytest.raises(InvalidRecord, match="new head"):
-        store.record_rewrite(REPO, sha("a"), "main", [sha("a")], T0)
+        store.revisions.record_rewrite(REPO, sha("a"), "main", [sha("a")], T0)
     with pytest.raises(InvalidRecord, match="at least one"):
-        store.record_rewrite(REPO, sha("a"), sha("b"), [], T0)
+        store.revisions.record_rewrite(REPO, sha("a"), sha("b"), [], T0)
     with pytest.raises(InvalidRecord, match="dropped revision"):
-        store.record_rewrite(REPO, sha("a"), sha("b"), ["\x00"], T0)
+        store.revisions.record_rewrite(REPO, sha("a"), sha("b"), ["\x00"], T0)
 
 
 def test_recent_rewrites_newest_first_by_repo_and_org(store: Store) -> None:
     other = RepoId("other", "model")
     for repo in (REPO, other):
         assert store.save_revision(repo, rev(f"{repo}-a"), [], {}, [], None, [])
-    store.record_rewrite(REPO, sha("x"), sha(f"{REPO}-a"), [sha("x")], T0)
-    store.record_rewrite(other, sha("y"), sha(f"{other}-a"), [sha("y")], T0 + timedelta(hours=2))
-    store.record_rewrite(REPO, sha("z"), sha(f"{REPO}-a"), [sha("z")], T0 + timedelta(hours=1))
-    assert [r.old_head for r in store.recent_rewrites(10)] == [sha("y"), sha("z"), sha("x")]
-    assert [r.old_head for r in store.recent_rewrites(1)] == [sha("y")]
-    assert [r.old_head for r in store.recent_rewrites(10, repo=REPO)] == [sha("z"), sha("x")]
-    assert [r.repo for r in store.recent_rewrites(10, org="other")] == [other]
-    assert store.recent_rewrites(0) == []
+    store.revisions.record_rewrite(REPO, sha("x"), sha(f"{REPO}-a"), [sha("x")], T0)
+    store.revisions.record_rewrite(other, sha("y"), sha(f"{other}-a"), [sha("y")], T0 + timedelta(hours=2))
+    store.revisions.record_rewrite(REPO, sha("z"), sha(f"{REPO}-a"), [sha("z")], T0 + timedelta(hours=1))
+    assert [r.old_head for r in store.revisions.recent_rewrites(10)] == [sha("y"), sha("z"), sha("x")]
+    assert [r.old_head for r in store.revisions.recent_rewrites(1)] == [sha("y")]
+    assert [r.old_head for r in store.revisions.recent_rewrites(10, repo=REPO)] == [sha("z"), sha("x")]
+    assert [r.repo for r in store.revisions.recent_rewrites(10, org="other")] == [other]
+    assert store.revisions.recent_rewrites(0) == []
 
 
 def test_move_head_and_what_is_off_the_main_branch(store: Store) -> None:
     for label, parent in (("a", None), ("b", "a"), ("c", "b")):
         assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
-    assert store.off_main_branch(REPO) == set()
-    store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
-    assert store.off_main_branch(REPO) == {sha("b"), sha("c")}
-    assert not store.move_head(REPO, sha("nope")) and not store.move_head(REPO, sha("a"))  # unknown; already
-    assert store.move_head(REPO, sha("c"))  # upstream pushed b and c back
-    assert store.head(REPO).sha == sha("c") and store.off_main_branch(REPO) == set()
+    assert store.revisions.off_main_branch(REPO) == set()
+    store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.revisions.off_main_branch(REPO) == {sha("b"), sha("c")}
+    assert not store.revisions.move_head(REPO, sha("nope")) and not store.revisions.move_head(REPO, sha("a"))  # unknown; already
+    assert store.revisions.move_head(REPO, sha("c"))  # upstream pushed b and c back
+    assert store.head(REPO).sha == sha("c") and store.revisions.off_main_branch(REPO) == set()
     # Kept per history version: each write that moves the line answers anew.
     assert store.save_revision(REPO, rev("d", "c"), [], {}, [], None, [])
-    assert store.off_main_branch(REPO) == set()
-    assert store.record_rewrite(REPO, sha("d"), sha("b"), [sha("c"), sha("d")], T0)
-    assert store.off_main_branch(REPO) == {sha("c"), sha("d")}
+    assert store.revisions.off_main_branch(REPO) == set()
+    assert store.revisions.record_rewrite(REPO, sha("d"), sha("b"), [sha("c"), sha("d")], T0)
+    assert store.revisions.off_main_branch(REPO) == {sha("c"), sha("d")}
     assert store.save_revision(REPO, rev("e", "b"), [], {}, [], None, [])  # on top of the new line
-    assert store.head(REPO).sha == sha("e") and store.off_main_branch(REPO) == {sha("c"), sha("d")}
-    assert store.move_head(REPO, sha("d"))  # upstream back on d: c and d are on the line again
-    assert store.off_main_branch(REPO) == set()  # (e left it by no recorded rewrite: moving a head records none)
+    assert store.head(REPO).sha == sha("e") and store.revisions.off_main_branch(REPO) == {sha("c"), sha("d")}
+    assert store.revisions.move_head(REPO, sha("d"))  # upstream back on d: c and d are on the line again
+    assert store.revisions.off_main_branch(REPO) == set()  # (e left it by no recorded rewrite: moving a head records none)
 
 
 def test_the_same_rewrite_after_a_restore_moves_the_head_back_again(store: Store) -> None:
@@ -80,13 +80,13 @@ def test_the_same_rewrite_after_a_restore_moves_the_head_back_again(store: Store
     (the repeated-poll guard must not swallow the second rewind)."""
     for label, parent in (("a", None), ("b", "a"), ("c", "b")):
         assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
-    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
-    assert store.move_head(REPO, sha("c"), T0 + timedelta(hours=1))
-    assert store.head(REPO).sha == sha("c") and store.off_main_branch(REPO) == set()
-    assert store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=2))
-    assert store.head(REPO).sha == sha("a") and store.off_main_branch(REPO) == {sha("b"), sha("c")}
-    assert not store.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=3))
-    assert len(store.rewrites(REPO)) == 1  # listed once, the first time
+    assert store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0)
+    assert store.revisions.move_head(REPO, sha("c"), T0 + timedelta(hours=1))
+    assert store.head(REPO).sha == sha("c") and store.revisions.off_main_branch(REPO) == set()
+    assert store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=2))
+    assert store.head(REPO).sha == sha("a") and store.revisions.off_main_branch(REPO) == {sha("b"), sha("c")}
+    assert not store.revisions.record_rewrite(REPO, sha("c"), sha("a"), [sha("b"), sha("c")], T0 + timedelta(hours=3))
+    assert len(store.revisions.rewrites(REPO)) == 1  # listed once, the first time
 
 
 def test_a_dropped_commits_standing_follows_later_writes(store: Store) -> None:
@@ -96,9 +96,9 @@ def test_a_dropped_commits_standing_follows_later_writes(store: Store) -> None:
         assert store.save_revision(REPO, rev(label, parent), [], {}, [], None, [])
     first = advisory(REPO, "HW-first", "c", [{"introduced": sha("c")}])
     assert store.save_revision(REPO, rev("c", "b"), [], {}, [], None, [first])
-    assert store.record_rewrite(REPO, sha("c"), sha("d"), [sha("c")], T0)  # before d is stored, as the tracker does
+    assert store.revisions.record_rewrite(REPO, sha("c"), sha("d"), [sha("c")], T0)  # before d is stored, as the tracker does
     assert store.save_revision(REPO, rev("d", "b"), [], {}, [], None, [])
-    assert store.off_main_branch(REPO) == {sha("c")}
+    assert store.revisions.off_main_branch(REPO) == {sha("c")}
 
     def ids(commit: str) -> list[str]:
         found = standing_at(store, REPO, commit)

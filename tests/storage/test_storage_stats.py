@@ -25,51 +25,51 @@ def fill(store: Store, n: int) -> list[RepoId]:
             advisories = [advisory(repo, f"x_HW-{i}-{j}", label, [{"introduced": sha(label)}])] if changes else []
             assert store.save_revision(repo, rev(label, parent, day=j), [], {}, changes, None, advisories)
             parent = label
-        store.record_poll(repo, "error" if i == 3 else "ok", "boom" if i == 3 else None, T0 + timedelta(hours=i))
+        store.repos.record_poll(repo, "error" if i == 3 else "ok", "boom" if i == 3 else None, T0 + timedelta(hours=i))
     return repos
 
 
 def test_stats_are_aggregates(store: Store, count_selects) -> None:  # type: ignore[no-untyped-def]
-    assert store.stats().watched == 0 and store.stats().last_polled_at is None
+    assert store.repos.stats().watched == 0 and store.repos.stats().last_polled_at is None
     repos = fill(store, 7)
     store.unwatch(repos[6])  # unwatched: not counted among watched repos; its rows still count
-    stats = store.stats()
+    stats = store.repos.stats()
     assert stats.repos_by_state == {"ok": 5, "error": 1}
-    assert stats.watched == 6 == store.watched_count() == len(store.watched())
-    assert stats.revisions == sum(i % 3 + 1 for i in range(7)) == sum(s.revision_count for s in store.watched()) + 1
-    assert stats.advisories == len(store.advisories()) == 6
+    assert stats.watched == 6 == store.repos.watched_count() == len(store.repos.watched())
+    assert stats.revisions == sum(i % 3 + 1 for i in range(7)) == sum(s.revision_count for s in store.repos.watched()) + 1
+    assert stats.advisories == len(store.advisories.records()) == 6
     assert stats.last_polled_at == T0 + timedelta(hours=5)
     with count_selects(store) as seen:
-        store.stats()
+        store.repos.stats()
     assert len(seen) <= 4 and not any("advisory_events" in s or "changes" in s for s in seen)
 
 
 def test_watched_pages_and_orgs(store: Store) -> None:
     repos = fill(store, 9)
-    everything = store.watched()
+    everything = store.repos.watched()
     assert [s.repo for s in everything] == sorted(repos, key=lambda r: (r.org, r.name))
-    pages = [store.watched(offset=o, limit=4) for o in (0, 4, 8)]
+    pages = [store.repos.watched(offset=o, limit=4) for o in (0, 4, 8)]
     assert [len(p) for p in pages] == [4, 4, 1]
     assert [s for p in pages for s in p] == everything
-    org_b = store.watched(org="org-b")
+    org_b = store.repos.watched(org="org-b")
     assert [s.repo.name for s in org_b] == ["model-001", "model-003", "model-005", "model-007"]
     assert [s.revision_count for s in org_b] == [2, 1, 3, 2]
-    assert store.watched(org="nobody") == []
+    assert store.repos.watched(org="nobody") == []
     with pytest.raises(InvalidRecord, match="offset"):
-        store.watched(offset=-1)
+        store.repos.watched(offset=-1)
 
 
 def test_latest_changes_match_recent_changes_in_constant_queries(store: Store, count_selects) -> None:  # type: ignore[no-untyped-def]
     repos = fill(store, 9)
-    latest = store.latest_changes(repos)
+    latest = store.repos.latest_changes(repos)
     for repo in repos:
-        one = store.recent_changes(1, repo=repo)
+        one = store.repos.recent_changes(1, repo=repo)
         assert latest.get(repo) == (one[0] if one else None), repo
     assert repos[0] not in latest  # its only revision changed nothing
-    assert store.latest_changes([]) == {}
-    assert store.latest_changes([RepoId("nobody", "x")]) == {}
+    assert store.repos.latest_changes([]) == {}
+    assert store.repos.latest_changes([RepoId("nobody", "x")]) == {}
     with count_selects(store) as few:
-        store.latest_changes(repos[:2])
+        store.repos.latest_changes(repos[:2])
     with count_selects(store) as many:
-        store.latest_changes(repos)
+        store.repos.latest_changes(repos)
     assert len(few) == len(many) <= 4

@@ -22,9 +22,9 @@ def _version(store: Store) -> int:
 
 
 def test_count_and_version_follow_every_write(store: Store) -> None:
-    assert store.summary(REPO) is None and store.revision_count(REPO) == 0
+    assert store.summary(REPO) is None and store.revisions.revision_count(REPO) == 0
     store.watch(REPO)
-    assert store.summary(REPO) is not None and store.revision_count(REPO) == 0
+    assert store.summary(REPO) is not None and store.revisions.revision_count(REPO) == 0
     seen = [_version(store)]
 
     def moved() -> bool:
@@ -32,25 +32,25 @@ def test_count_and_version_follow_every_write(store: Store) -> None:
         return seen[-1] > seen[-2]
 
     assert store.save_revision(REPO, rev("a"), [], {}, [], None, [])
-    assert moved() and store.revision_count(REPO) == 1
+    assert moved() and store.revisions.revision_count(REPO) == 1
     hazard = advisory(REPO, "x_SUM-1", "b", [{"introduced": sha("b")}])
     assert store.save_revision(REPO, rev("b", "a", day=1), [], {}, [], None, [hazard])
-    assert moved() and store.revision_count(REPO) == 2
+    assert moved() and store.revisions.revision_count(REPO) == 2
     assert not store.save_revision(REPO, rev("b", "a", day=1), [], {}, [], None, [])  # already stored
-    assert not moved() and store.revision_count(REPO) == 2
+    assert not moved() and store.revisions.revision_count(REPO) == 2
     # an advisory re-derived later (a newer `modified`), and one withdrawn
     newer = advisory(REPO, "x_SUM-1", "b", [{"introduced": sha("b")}, {"fixed": sha("b")}], T0 + timedelta(1))
-    store.replace_derived(REPO, {}, [newer])
+    store.revisions.replace_derived(REPO, {}, [newer])
     assert moved()
-    store.replace_derived(REPO, {}, [advisory(REPO, "x_SUM-1", "b", [], T0, withdrawn=T0)])  # older: kept
-    assert not moved() and store.advisory("x_SUM-1") == newer
-    assert store.save_estimate(REPO, sha("b"), "v2", {"params": {"derived": 5}})  # a re-estimate
+    store.revisions.replace_derived(REPO, {}, [advisory(REPO, "x_SUM-1", "b", [], T0, withdrawn=T0)])  # older: kept
+    assert not moved() and store.advisories.get("x_SUM-1") == newer
+    assert store.revisions.save_estimate(REPO, sha("b"), "v2", {"params": {"derived": 5}})  # a re-estimate
     assert moved()
-    assert store.record_rewrite(REPO, sha("b"), sha("a"), [sha("b")], T0)
+    assert store.revisions.record_rewrite(REPO, sha("b"), sha("a"), [sha("b")], T0)
     assert moved()
-    assert store.move_head(REPO, sha("b"))
+    assert store.revisions.move_head(REPO, sha("b"))
     assert moved()
-    assert store.rename_repo(REPO, RepoId("sum", "renamed"), T0)
+    assert store.repos.rename_repo(REPO, RepoId("sum", "renamed"), T0)
     summary = store.summary(RepoId("sum", "renamed"))
     assert summary is not None and summary.version > seen[-1] and summary.revisions == 2
     assert store.summary(REPO) == summary  # the old id is an alias of the same row
@@ -62,6 +62,6 @@ def test_batched_upsert_keeps_each_records_events(store: Store) -> None:
     records = [advisory(REPO, f"x_SUM-{i}", "b", [{"introduced": sha("b")}, {"fixed": sha(f"c{i}")}])
                for i in range(5)]  # fmt: skip
     assert store.save_revision(REPO, rev("b", "a", day=1), [], {}, [], None, records)
-    assert store.advisories_by_id([r.id for r in records]) == records
-    assert store.advisory_ids_affecting(REPO, sha("b")) == sorted(r.id for r in records)
-    assert store.advisory_ids_affecting(REPO, sha("a")) == []
+    assert store.advisories.by_id([r.id for r in records]) == records
+    assert store.advisories.ids_affecting(REPO, sha("b")) == sorted(r.id for r in records)
+    assert store.advisories.ids_affecting(REPO, sha("a")) == []

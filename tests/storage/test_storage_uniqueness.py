@@ -23,7 +23,7 @@ def test_concurrent_polls_record_one_rewrite(store: Any) -> None:
 
     def record() -> None:
         barrier.wait()
-        results.append(store.record_rewrite(REPO, OLD, NEW, [DROPPED], at))
+        results.append(store.revisions.record_rewrite(REPO, OLD, NEW, [DROPPED], at))
 
     threads = [threading.Thread(target=record) for _ in range(8)]
     for t in threads:
@@ -31,7 +31,7 @@ def test_concurrent_polls_record_one_rewrite(store: Any) -> None:
     for t in threads:
         t.join(timeout=30)
     assert sorted(results) == [False] * 7 + [True]
-    assert len(store.rewrites(REPO)) == 1
+    assert len(store.revisions.rewrites(REPO)) == 1
 
 
 def test_the_constraint_holds_without_the_check(store: Any) -> None:
@@ -39,11 +39,11 @@ def test_the_constraint_holds_without_the_check(store: Any) -> None:
     from hubwatch.storage.core.tables import HISTORY_REWRITES
 
     at = datetime.now(timezone.utc)
-    store.record_rewrite(REPO, OLD, NEW, [DROPPED], at)
+    store.revisions.record_rewrite(REPO, OLD, NEW, [DROPPED], at)
     with store.engine.begin() as conn:
         repo_id = conn.execute(sa.text("SELECT id FROM repos")).scalar_one()
         values = dict(repo_id=repo_id, detected_at=at, old_head=OLD, new_head=NEW, dropped=[DROPPED])
         stmt = insert_ignoring(conn, HISTORY_REWRITES, ["repo_id", "old_head", "new_head"]).values(**values)
         inserted = conn.execute(stmt.returning(HISTORY_REWRITES.c.id)).first()
     assert inserted is None
-    assert len(store.rewrites(REPO)) == 1
+    assert len(store.revisions.rewrites(REPO)) == 1

@@ -41,14 +41,14 @@ def _hazard(repo: RepoId, label: str, fix: str | None, withdrawn: bool = False) 
 
 
 def _agrees(store: Store, repo: RepoId, pins: list[str]) -> None:
-    line = store.revision_shas(repo) or []
-    records = store.advisories(repo)
+    line = store.revisions.revision_shas(repo) or []
+    records = store.advisories.records(repo)
     with store.engine.connect() as conn:
         repo_id = find_repo(conn, repo)
         assert repo_id is not None
         for pin in pins:
             assert standing_at(store, repo, pin, main_line_only=True) == standing(line, records, pin), pin
-            assert store.advisory_ids_affecting(repo, pin) == ids_by_lineage(conn, repo_id, pin), pin
+            assert store.advisories.ids_affecting(repo, pin) == ids_by_lineage(conn, repo_id, pin), pin
 
 
 @pytest.mark.parametrize("rewritten", [False, True], ids=["linear", "force-pushed"])
@@ -72,11 +72,11 @@ def test_every_write_is_seen_by_the_next_read(store: Store, monkeypatch: pytest.
     pins.append(sha(new))
     _agrees(store, repo, pins)
 
-    store.replace_derived(repo, {}, [_hazard(repo, labels[17], labels[19], withdrawn=True)])  # withdrawn
+    store.revisions.replace_derived(repo, {}, [_hazard(repo, labels[17], labels[19], withdrawn=True)])  # withdrawn
     _agrees(store, repo, pins)
 
-    assert store.record_rewrite(repo, sha(new), sha(labels[20]), [sha(new), sha(labels[-1])], T0)  # pushed back
+    assert store.revisions.record_rewrite(repo, sha(new), sha(labels[20]), [sha(new), sha(labels[-1])], T0)  # pushed back
     _agrees(store, repo, pins)
 
-    assert store.move_head(repo, sha(new))  # and forward again
+    assert store.revisions.move_head(repo, sha(new))  # and forward again
     _agrees(store, repo, pins)

@@ -1,4 +1,4 @@
-"""Store.watched_among / mark_due: the states of a given set of repos (batched IN-lists) and
+"""store.repos.watched_among / mark_due: the states of a given set of repos (batched IN-lists) and
 making the watched ones among them due, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ def test_watched_among_returns_only_watched_repos_asked_about(store: Any) -> Non
     for repo in (a, b, c):
         store.watch(repo)
     store.unwatch(b)
-    store.record_poll(a, "ok", None, T0)
-    found = store.watched_among([a, b, d, a])  # b unwatched, d unknown, a twice
+    store.repos.record_poll(a, "ok", None, T0)
+    found = store.repos.watched_among([a, b, d, a])  # b unwatched, d unknown, a twice
     assert [s.repo for s in found] == [a]
     assert found[0].state == "ok" and found[0].last_polled_at.replace(tzinfo=timezone.utc) == T0
-    assert store.watched_among([]) == []
-    assert [s.repo for s in store.watched_among(iter([c, a]))] == [a, c]  # org/name order
+    assert store.repos.watched_among([]) == []
+    assert [s.repo for s in store.repos.watched_among(iter([c, a]))] == [a, c]  # org/name order
 
 
 def test_watched_among_spans_several_batches(store: Any, monkeypatch: Any) -> None:
@@ -30,7 +30,7 @@ def test_watched_among_spans_several_batches(store: Any, monkeypatch: Any) -> No
     names = [RepoId("org", f"m{i:02d}") for i in range(10)]
     for repo in names[::2]:
         store.watch(repo)
-    assert [s.repo for s in store.watched_among(names)] == names[::2]
+    assert [s.repo for s in store.repos.watched_among(names)] == names[::2]
 
 
 def test_mark_due_makes_watched_repos_claimable(store: Any) -> None:
@@ -43,7 +43,7 @@ def test_mark_due_makes_watched_repos_claimable(store: Any) -> None:
     now = T0 + timedelta(minutes=5)
     assert store.leases.claim_due("w", now, 10, 60) == []
     store.unwatch(c)
-    assert store.mark_due([a, c, RepoId.parse("org/unknown")], now) == 1
-    assert store.mark_due([a], now) == 0  # already due
+    assert store.repos.mark_due([a, c, RepoId.parse("org/unknown")], now) == 1
+    assert store.repos.mark_due([a], now) == 0  # already due
     assert store.leases.claim_due("w", now, 10, 60) == [a]
     assert store.repo_state(b).next_poll_at.replace(tzinfo=timezone.utc) == T0 + timedelta(hours=6)

@@ -39,7 +39,7 @@ class SlowHub(FakeHub):
         self._lock = threading.Lock()
 
     def head_and_id(self, repo: RepoId, revision: str | None = None) -> tuple[str, RepoId]:
-        leased = sum(1 for s in self.store.watched() if s.lease_owner is not None)
+        leased = sum(1 for s in self.store.repos.watched() if s.lease_owner is not None)
         with self._lock:
             self.leased_at_heads.append(leased)
             self._asked_heads.add(repo)
@@ -73,7 +73,7 @@ def test_a_slow_repo_does_not_hold_back_claiming_the_others(store: Any, concurre
     assert {r: store.head(r) is not None for r in [SLOW, *FAST]} == dict.fromkeys([SLOW, *FAST], True)
     # Never more repos leased at once than it polls at once, and the slot the slow repo holds is one of them.
     assert max(hub.leased_at_heads) == min(concurrency, batch)
-    assert all(s.lease_owner is None for s in store.watched())  # no lease left behind
+    assert all(s.lease_owner is None for s in store.repos.watched())  # no lease left behind
 
 
 def test_a_repo_polled_and_due_again_cannot_fill_a_claim(store: Any) -> None:
@@ -85,7 +85,7 @@ def test_a_repo_polled_and_due_again_cannot_fill_a_claim(store: Any) -> None:
     for repo, due in ((x, now - timedelta(minutes=2)), (y, now - timedelta(minutes=1))):
         hub.push(repo, CONFIG, at=T0)
         store.watch(repo)
-        store.mark_due([repo], due)
+        store.repos.mark_due([repo], due)
     settings = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, claim_batch=1)
     cycle = PollCycle(hub=hub, store=store, settings=settings, worker_id="w", clock=lambda: now)
     try:
@@ -93,4 +93,4 @@ def test_a_repo_polled_and_due_again_cannot_fill_a_claim(store: Any) -> None:
         assert cycle._claim(1, {x}, {x}) == ([y], [])  # X cannot take the one slot from Y
     finally:
         cycle.close()
-    assert {s.repo: s.lease_owner for s in store.watched()} == {x: None, y: "w"}
+    assert {s.repo: s.lease_owner for s in store.repos.watched()} == {x: None, y: "w"}

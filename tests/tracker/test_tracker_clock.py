@@ -28,7 +28,7 @@ def test_poll_repos_records_the_injected_clock(hubsim: Any, tmp_path: Path) -> N
         ok, missing = poll_repos([QWEN, MISSING], hub=HubClient.from_settings(settings), store=store,
                                  settings=settings, clock=clock)
         assert isinstance(ok, NewRevisions) and isinstance(missing, Failed)
-        states = {s.repo: s for s in store.watched()}
+        states = {s.repo: s for s in store.repos.watched()}
     assert states[QWEN].last_polled_at == AT  # a poll that stored revisions
     assert states[MISSING].last_polled_at == AT  # and one that failed
 

@@ -62,7 +62,7 @@ def test_a_claimed_batch_is_polled_poll_concurrency_repos_at_a_time(
     seen = sim.requests()["max_in_flight"]
     assert seen == 1 if concurrency == 1 else seen >= 2
     # every repo got its next time and no lease is left behind
-    states = {s.repo: s for s in store.watched()}
+    states = {s.repo: s for s in store.repos.watched()}
     assert all(states[r].next_poll_at is not None for r in REPOS)
 
 

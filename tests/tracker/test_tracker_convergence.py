@@ -24,7 +24,7 @@ FAST = {"hub_retries": 2, "breaker_cooldown_s": 0.5, "hub_timeout_s": 10.0, "pol
 
 def _complete(store: Store, sim: Any, repos: list[RepoId]) -> list[RepoId]:
     """The repos whose stored head is upstream's and whose last poll went fine."""
-    states = {s.repo: s for s in store.watched()}
+    states = {s.repo: s for s in store.repos.watched()}
     return [r for r in repos if states[r].head_sha == sim.head(str(r)) and states[r].state == "ok"]
 
 

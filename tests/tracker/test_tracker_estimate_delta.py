@@ -45,7 +45,7 @@ def test_estimate_delta_is_a_change_and_part_of_the_advisory(hubsim_factory: Any
         assert method in moved.summary
     assert "no longer fits L4 24 GB" in moved.summary
     assert moved.severity is Severity.MEDIUM  # a card that no longer fits is more than a low note
-    (advisory,) = [a for a in store.advisories(repo) if a.revision_sha == second.revision.sha]
+    (advisory,) = [a for a in store.advisories.records(repo) if a.revision_sha == second.revision.sha]
     assert "no longer fits L4 24 GB" in advisory.osv["details"]
     estimate_rows = [c for c in advisory.osv["database_specific"]["changes"] if c["path"] == "estimate"]
     assert estimate_rows and "no longer fits" in estimate_rows[0]["summary"]

@@ -68,4 +68,4 @@ def test_a_derivative_listed_later_is_watched_at_the_next_refresh(store: Any) ->
     assert hub.requests["derivatives"] == 1
     now[0] = start + timedelta(hours=2)
     assert refresh_families(store, hub, settings, lambda: now[0]) == {base: [tune]}
-    assert tune in {s.repo for s in store.watched()}
+    assert tune in {s.repo for s in store.repos.watched()}

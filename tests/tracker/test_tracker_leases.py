@@ -62,7 +62,7 @@ def cycle_for(sim: Any, store: Any, clock: Any, worker: str = "w1", **extra: Any
 
 
 def leases(store: Any) -> dict[RepoId, str | None]:
-    return {s.repo: s.lease_owner for s in store.watched()}
+    return {s.repo: s.lease_owner for s in store.repos.watched()}
 
 
 def test_a_crashed_workers_leases_are_free_within_one_lease(store: Any) -> None:

@@ -156,7 +156,7 @@ def test_disabled_deleted_and_gated_repos_back_off_longer_each_time(
         assert listed is not None and GEMMA not in listed and listed
     now = [datetime(2030, 1, 1, tzinfo=timezone.utc)]
     cycle = PollCycle(hub=hub, store=store, settings=settings, clock=lambda: now[0])
-    store.mark_due([GEMMA], now[0])
+    store.repos.mark_due([GEMMA], now[0])
     delays = []
     for _ in range(3):
         (outcome,) = [o for o in cycle() if o.repo == GEMMA]

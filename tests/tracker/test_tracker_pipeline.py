@@ -96,6 +96,6 @@ def test_a_force_push_is_recorded_never_advised(hubsim_factory: Any, store: Any,
     (rewrite,) = [c for c in entry.changes if c.detail.get("history_rewrite")]
     assert rewrite.severity is Severity.INFO and rewrite.detail["old"] == [old[2]]
     assert entry.advisory_ids == []  # the same content as its parent: nothing to advise
-    assert len(store.rewrites(repo)) == 1
+    assert len(store.revisions.rewrites(repo)) == 1
     for sha in old:  # no record of the rewritten commit affects any earlier revision
-        assert not [a for a in store.advisories_affecting(repo, sha) if a.revision_sha == "ef" * 20]
+        assert not [a for a in store.advisories.affecting(repo, sha) if a.revision_sha == "ef" * 20]

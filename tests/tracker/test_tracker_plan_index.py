@@ -1,6 +1,6 @@
 """A revision's advisories are planned against the records the index finds, not every record of the repo.
 
-`Store.advisories_to_plan` reads the open records and those sharing a (file, key) pair with the
+`store.advisories.to_plan` reads the open records and those sharing a (file, key) pair with the
 revision's changes (`advise_match.change_keys` / `record_keys`, stored in `advisory_keys`). These
 tests hold it to the plan made against every record: the pairs never miss an entry a change undoes
 (a property over generated entries and changes), a commit-by-commit replay of every bundled history
@@ -17,10 +17,13 @@ from typing import Any
 from hypothesis import given, settings as hsettings, strategies as st
 
 from hubwatch.advisories.advise_match import change_keys, undoes
+from hubwatch.domain.clock import system_clock
 from hubwatch.domain.advisory_keys import entry_keys, record_keys
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
+from hubwatch.storage.advisories.store import Advisories
+from hubwatch.storage.revisions.store import Revisions
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import poll_repos
 
@@ -64,22 +67,28 @@ def test_records_of_another_shape_name_no_pairs() -> None:
         assert record_keys(osv) == frozenset()
 
 
-class EveryRecord(Store):
+class EveryRecord(Advisories):
     """The plan against every record of the repo: what the index must be equivalent to."""
 
-    def advisories_to_plan(self, repo: RepoId, pairs: Any, *, open_ones: bool = True) -> list[AdvisoryRecord]:
-        return self.advisories(repo)
+    def to_plan(self, repo: RepoId, pairs: Any, *, open_ones: bool = True) -> list[AdvisoryRecord]:
+        return self.records(repo)
+
+
+def every_record_store(url: str) -> Store:
+    store = Store.open(url)
+    store.advisories = EveryRecord(store.engine)
+    return store
 
 
 def _published(store: Store, repos: list[RepoId]) -> dict[str, tuple[Any, Any]]:
-    return {a.id: (a.osv, a.withdrawn) for repo in repos for a in store.advisories(repo)}
+    return {a.id: (a.osv, a.withdrawn) for repo in repos for a in store.advisories.records(repo)}
 
 
 def test_commit_by_commit_replay_publishes_what_every_record_plans(
     hubsim_factory: Any, store: Store, histories_root: Path, tmp_path: Path
 ) -> None:
     sim = hubsim_factory(at="v1")
-    oracle = EveryRecord.open(f"sqlite:///{tmp_path / 'every.db'}")
+    oracle = every_record_store(f"sqlite:///{tmp_path / 'every.db'}")
     try:
         settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
         hub = HubClient.from_settings(settings)
@@ -143,21 +152,21 @@ def test_the_plan_of_a_deep_repo_decodes_only_what_its_changes_touch(store: Stor
     repo = RepoId("org", "deep")
     _deep(store, repo, 300)
     decoded.clear()
-    found = store.advisories_to_plan(repo, change_keys(ChangeRecord(
+    found = store.advisories.to_plan(repo, change_keys(ChangeRecord(
         Kind.CONFIG, Severity.HIGH, "config.json:k7", "s", {"file": "config.json", "key": "k7", "old": 1, "new": 0},
         Direction.UPDATE.value)))
     assert [a.id for a in found] == ["HW-7", "HW-150"] and sorted(decoded) == ["HW-150", "HW-7"]
-    hazard = store.advisory("HW-150")
+    hazard = store.advisories.get("HW-150")
     decoded.clear()
-    assert store.advisories_to_plan(repo, change_keys(ChangeRecord(
+    assert store.advisories.to_plan(repo, change_keys(ChangeRecord(
         Kind.CONFIG, Severity.HIGH, "config.json:other", "s", {"file": "config.json", "key": "other"},
         Direction.UPDATE.value))) == [hazard]
     assert decoded == ["HW-150"]
-    assert len(store.advisories(repo)) == 299
+    assert len(store.advisories.records(repo)) == 299
 
 
-class Counting(Store):
-    """A store that notes the whole-repo reads a poll makes."""
+class CountingRevisions(Revisions):
+    """Revisions that note the whole-repo reads a poll makes."""
 
     whole_reads: list[str]
 
@@ -165,16 +174,32 @@ class Counting(Store):
         self.whole_reads.append("known_shas")
         return super().known_shas(repo)
 
-    def advisories(self, repo: RepoId | None = None, *, newest: int | None = None) -> list[AdvisoryRecord]:
+
+class CountingAdvisories(Advisories):
+    """Advisories that note the whole-repo reads a poll makes."""
+
+    whole_reads: list[str]
+
+    def records(self, repo: RepoId | None = None, *, newest: int | None = None) -> list[AdvisoryRecord]:
         self.whole_reads.append("advisories")
-        return super().advisories(repo, newest=newest)
+        return super().records(repo, newest=newest)
+
+
+def counting_store(url: str) -> tuple[Store, list[str]]:
+    """A store whose revisions and advisories note the whole-repo reads made through them."""
+    store = Store.open(url)
+    reads: list[str] = []
+    revisions = CountingRevisions(store.engine, system_clock, None)  # as Store.open's own
+    advisories = CountingAdvisories(store.engine)
+    revisions.whole_reads = advisories.whole_reads = reads
+    store.revisions, store.advisories = revisions, advisories
+    return store, reads
 
 
 def test_a_poll_that_finds_new_commits_reads_no_whole_repo(hubsim_factory: Any, tmp_path: Path) -> None:
     sim = hubsim_factory(at="v1")
     repo = RepoId.parse("deepseek-ai/DeepSeek-R1")
-    store = Counting.open(f"sqlite:///{tmp_path / 'counting.db'}")
-    store.whole_reads = []
+    store, whole_reads = counting_store(f"sqlite:///{tmp_path / 'counting.db'}")
     try:
         settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
         hub = HubClient.from_settings(settings)
@@ -186,8 +211,8 @@ def test_a_poll_that_finds_new_commits_reads_no_whole_repo(hubsim_factory: Any, 
             shas.append(sha)
             poll_repos([repo], hub=hub, store=store, settings=settings)
             assert store.head(repo) is not None and store.head(repo).sha == sha  # type: ignore[union-attr]
-        assert store.whole_reads == []
-        [hazard] = [a for a in store.advisories(repo) if a.osv["database_specific"]["direction"] == "hazard"
+        assert whole_reads == []
+        [hazard] = [a for a in store.advisories.records(repo) if a.osv["database_specific"]["direction"] == "hazard"
                     and not a.osv["database_specific"].get("baseline")]  # v1's custom code is the baseline
         assert {"fixed": shas[2]} in hazard.osv["affected"][0]["ranges"][0]["events"]  # closed by the revert
     finally:

@@ -62,7 +62,7 @@ def test_missing_and_gated_repos_are_recorded_states(hubsim_factory: Any, root: 
     assert str(MISSING) in missing.reason and "spelling" in missing.fix
     assert isinstance(gated, Failed) and gated.state == "gated"
     assert str(GATED) in gated.reason and "HF_TOKEN" in gated.fix
-    states = {s.repo: s for s in store.watched()}
+    states = {s.repo: s for s in store.repos.watched()}
     assert states[MISSING].state == "not_found" and str(MISSING) in (states[MISSING].last_error or "")
     assert states[GATED].state == "gated"
     assert states[LLAMA].state == "ok" and states[LLAMA].last_error is None
@@ -119,7 +119,7 @@ def test_rate_limit_backs_off_at_least_retry_after(hubsim_factory: Any, root: Pa
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert (next_poll_at(limited, 1, settings, now) - now).total_seconds() == 900
     # Deferrals are not the repos' failures: nothing recorded on them.
-    assert [(s.state, s.failures) for s in store.watched()] == [("new", 0), ("new", 0)]
+    assert [(s.state, s.failures) for s in store.repos.watched()] == [("new", 0), ("new", 0)]
     # A restarted worker honours the window recorded in the store, sending nothing inside it ...
     sent = requests_seen(sim.state)
     (inside,) = poll_repos([LLAMA], hub=HubClient.from_settings(settings), store=store, settings=settings)

@@ -37,10 +37,10 @@ def test_an_old_store_is_rederived_with_ids_kept_and_meanings_withdrawn(
     url = _old_store(data_dir, tmp_path)
     settings = Settings(database_url=url)
     with Store.open(url) as store:
-        before = {r.id: r for r in store.advisories()}
+        before = {r.id: r for r in store.advisories.records()}
         assert len(before) == 23 and store.meta(MODEL_KEY) is None
         assert rederive_if_needed(store, settings, clock=lambda: NOW) == len(REPOS)
-        after = {r.id: r for r in store.advisories()}
+        after = {r.id: r for r in store.advisories.records()}
         assert store.meta(MODEL_KEY) == str(ADVISORY_MODEL)
         # Every published id is still there: kept, updated, or withdrawn (never deleted).
         assert set(before) <= set(after)
@@ -57,7 +57,7 @@ def test_an_old_store_is_rederived_with_ids_kept_and_meanings_withdrawn(
         assert rederive_if_needed(store, settings, clock=lambda: NOW) == 0
         store.set_meta(MODEL_KEY, "1")
         assert rederive_if_needed(store, settings, clock=lambda: NOW) == 0  # re-run on a current store: no-op
-        assert {r.id: (r.osv, r.modified, r.withdrawn) for r in store.advisories()} == {
+        assert {r.id: (r.osv, r.modified, r.withdrawn) for r in store.advisories.records()} == {
             r.id: (r.osv, r.modified, r.withdrawn) for r in after.values()
         }
         live = {i: r for i, r in after.items() if r.withdrawn is None}
@@ -71,7 +71,7 @@ def test_an_old_store_is_rederived_with_ids_kept_and_meanings_withdrawn(
         for repo in REPOS:
             fresh.watch(repo)
         poll_repos(REPOS, hub=HubClient.from_settings(fresh_settings), store=fresh, settings=fresh_settings)
-        expected = {r.id: r for r in fresh.advisories()}
+        expected = {r.id: r for r in fresh.advisories.records()}
         fresh_changes = {e.revision.sha: e.changes for repo in REPOS for e in fresh.history(repo)}
     assert sorted(live) == sorted(expected)
     for advisory_id, record in live.items():

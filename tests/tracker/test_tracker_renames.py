@@ -50,7 +50,7 @@ def test_a_rename_keeps_one_repo_with_its_history_and_says_so(hubsim_factory: An
     sim.advance(str(QWEN))
     assert isinstance(_poll(sim, store, QWEN), NewRevisions)
     history = [e.revision.sha for e in store.history(QWEN)]
-    advisories = sorted(a.id for a in store.advisories(QWEN))
+    advisories = sorted(a.id for a in store.advisories.records(QWEN))
     assert advisories and len(history) == 3
     app = create_app(_settings(sim), store)
     with TestClient(app) as client:
@@ -62,17 +62,17 @@ def test_a_rename_keeps_one_repo_with_its_history_and_says_so(hubsim_factory: An
     _rename(sim, QWEN, MOVED)
     outcome = _poll(sim, store, QWEN)  # the watch still names the old id: the hub answers the new one
     assert isinstance(outcome, Unchanged) and outcome.repo == MOVED and outcome.renamed_from == QWEN
-    [state] = store.watched()
+    [state] = store.repos.watched()
     assert str(state.repo) == str(MOVED)
     assert [e.revision.sha for e in store.history(MOVED)] == history
     assert [e.revision.sha for e in store.history(QWEN)] == history  # the old id is an alias of the one repo
-    assert sorted(a.id for a in store.advisories(MOVED)) == advisories
-    [rename] = store.renames(MOVED)
+    assert sorted(a.id for a in store.advisories.records(MOVED)) == advisories
+    [rename] = store.repos.renames(MOVED)
     assert (str(rename.old), str(rename.new)) == (str(QWEN), str(MOVED))
     # A second poll (and a repeated rename) records nothing more.
     assert _poll(sim, store, MOVED).renamed_from is None
-    assert store.rename_repo(QWEN, MOVED, datetime.now(timezone.utc)) is False
-    assert len(store.renames(QWEN)) == 1
+    assert store.repos.rename_repo(QWEN, MOVED, datetime.now(timezone.utc)) is False
+    assert len(store.repos.renames(QWEN)) == 1
 
     with TestClient(app, follow_redirects=False) as client:
         after = _feed_ids(client, f"/models/{MOVED}/feed.atom")
@@ -122,7 +122,7 @@ def test_the_listing_of_the_new_id_moves_the_watch_after_a_rename(hubsim_factory
     store.watch(QWEN)
     cycle()
     _rename(sim, QWEN, MOVED)
-    store.mark_due([QWEN], now[0])  # the repo's own re-check: its head request meets the 307
+    store.repos.mark_due([QWEN], now[0])  # the repo's own re-check: its head request meets the 307
     now[0] += timedelta(seconds=61)
     [outcome] = cycle()
     assert isinstance(outcome, (NewRevisions, Unchanged)) and outcome.repo == MOVED and outcome.renamed_from == QWEN
@@ -131,19 +131,19 @@ def test_the_listing_of_the_new_id_moves_the_watch_after_a_rename(hubsim_factory
     now[0] += timedelta(seconds=61)
     outcomes = cycle()
     assert [type(o) for o in outcomes] == [NewRevisions] and outcomes[0].repo == MOVED
-    assert len(store.watched()) == 1
+    assert len(store.repos.watched()) == 1
 
 
 def test_ids_in_another_case_are_the_same_repo(hubsim_factory: Any, store: Any) -> None:
     sim = hubsim_factory(at="v1")
     assert store.watch(RepoId.parse("qwen/QWEN-7b"))
     assert not store.watch(QWEN)  # watched already: the same repo in another case
-    assert len(store.watched()) == 1
+    assert len(store.repos.watched()) == 1
     outcome = _poll(sim, store, RepoId.parse("qwen/QWEN-7b"))
     assert outcome.renamed_from is None  # only the spelling differs: not a rename
-    [state] = store.watched()
+    [state] = store.repos.watched()
     assert str(state.repo) == str(QWEN)  # the hub's spelling
-    assert store.renames(QWEN) == []
+    assert store.repos.renames(QWEN) == []
     app = create_app(_settings(sim), store)
     with TestClient(app, follow_redirects=False) as client:
         response = client.get("/models/qwen/QWEN-7b/feed.json")
@@ -182,11 +182,11 @@ def test_a_rename_rewrites_withdrawn_records_too(hubsim_factory: Any, store: Any
     sim.advance(str(QWEN))
     sim.advance(str(QWEN))
     assert isinstance(_poll(sim, store, QWEN), NewRevisions)
-    live, *_ = store.advisories(QWEN)
+    live, *_ = store.advisories.records(QWEN)
     at = (live.modified + timedelta(days=1)).replace(microsecond=0)
     withdrawn = AdvisoryRecord(live.id, live.repo, live.revision_sha, {**live.osv, "modified": rfc3339(at)}, at,
                                withdrawn=at)
-    store.replace_derived(QWEN, {}, [withdrawn])  # as an advisory-model change withdraws it
+    store.revisions.replace_derived(QWEN, {}, [withdrawn])  # as an advisory-model change withdraws it
     app = create_app(_settings(sim), store)
     with TestClient(app) as client:
         before = client.get(f"/v1/vulns/{live.id}").json()
@@ -225,12 +225,12 @@ def test_an_old_id_watched_apart_from_its_stored_new_id_merges_into_it_unchanged
     store.watch(MOVED)
     assert isinstance(_poll(sim, store, MOVED), NewRevisions)
     history = [e.revision.sha for e in store.history(MOVED)]
-    published = sorted((a.id, a.modified) for a in store.advisories(MOVED))
+    published = sorted((a.id, a.modified) for a in store.advisories.records(MOVED))
     store.watch(QWEN)
     seen = sim.requests()["seen"]
     outcome = _poll(sim, store, QWEN)
     assert isinstance(outcome, Unchanged) and outcome.repo == MOVED
     assert sim.requests()["seen"] - seen <= 2, "nothing stored is fetched again"  # the head (its 307 and answer)
     assert [e.revision.sha for e in store.history(MOVED)] == history == [e.revision.sha for e in store.history(QWEN)]
-    assert sorted((a.id, a.modified) for a in store.advisories(MOVED)) == published
-    assert len(store.watched()) == 1
+    assert sorted((a.id, a.modified) for a in store.advisories.records(MOVED)) == published
+    assert len(store.repos.watched()) == 1

@@ -84,7 +84,7 @@ def test_backfill_replays_every_revision_in_order(hubsim_factory: Any, store: An
         assert [e.position for e in history] == list(range(len(shas)))
         assert [e.revision.title for e in history] == [r["message"].split("\n")[0] for r in table]
         # The first revision is the starting state: only what it carries is advised (a baseline hazard).
-        for record in (store.advisory(i) for i in history[0].advisory_ids):
+        for record in (store.advisories.get(i) for i in history[0].advisory_ids):
             assert record is not None and record.osv["database_specific"]["baseline"] is True
             assert record.osv["database_specific"]["direction"] == "hazard"
         # …described at info, each record keeping the severity it would have had as a change
@@ -118,9 +118,9 @@ def test_a_revert_closes_the_advisory_it_undoes(hubsim_factory: Any, store: Any,
     store.watch(repo)
     poll_repos([repo], hub=hub, store=store, settings=settings)
     v1, v2, v3, v4 = (r["commit"] for r in rows(histories_root, str(repo)))
-    raised = {a.id for a in store.advisories_affecting(repo, v3)} - {a.id for a in store.advisories_affecting(repo, v2)}
+    raised = {a.id for a in store.advisories.affecting(repo, v3)} - {a.id for a in store.advisories.affecting(repo, v2)}
     assert raised, "the add_bos_token change of v3 should affect v3"
-    assert not raised & {a.id for a in store.advisories_affecting(repo, v4)}, "the v4 revert should fix it"
+    assert not raised & {a.id for a in store.advisories.affecting(repo, v4)}, "the v4 revert should fix it"
 
 
 def test_new_commits_after_advance_are_picked_up_in_order(
@@ -140,11 +140,11 @@ def test_new_commits_after_advance_are_picked_up_in_order(
     assert isinstance(second, NewRevisions) and list(second.shas) == shas[1:4]
     assert [e.revision.sha for e in store.history(repo)] == shas[:4]
     # Polling again adds nothing: one request, no new revision, advisories unchanged.
-    before = sorted(a.id for a in store.advisories(repo))
+    before = sorted(a.id for a in store.advisories.records(repo))
     (third,) = poll_repos([repo], hub=hub, store=store, settings=settings)
     assert third == Unchanged(repo, shas[3])
     assert [e.revision.sha for e in store.history(repo)] == shas[:4]
-    assert sorted(a.id for a in store.advisories(repo)) == before
+    assert sorted(a.id for a in store.advisories.records(repo)) == before
     sim.advance(str(repo))
     (fourth,) = poll_repos([repo], hub=hub, store=store, settings=settings)
     assert isinstance(fourth, NewRevisions) and fourth.shas == (shas[4],)
@@ -167,7 +167,7 @@ def test_backfill_limit_keeps_the_newest_commits(
     assert history[0].revision.parent == shas[-limit - 1]  # the real parent, though not stored
     # Compared with nothing: a starting state, whose custom code (auto_map, from the first commit on)
     # is a baseline hazard record introduced at the oldest revision kept.
-    (baseline,) = [store.advisory(i) for i in history[0].advisory_ids]
+    (baseline,) = [store.advisories.get(i) for i in history[0].advisory_ids]
     assert baseline.osv["database_specific"]["baseline"] is True
     assert baseline.osv["affected"][0]["ranges"][0]["events"] == [{"introduced": shas[-limit]}]
     assert baseline.osv["database_specific"]["kinds"] == ["custom_code"]

@@ -64,12 +64,12 @@ class History:
             changes.append(ChangeRecord(Kind.CONFIG, Severity.MEDIUM, f"config.json:{key}", f"{key} 0 → 1",
                                         {"file": "config.json", "key": key, "old": 0, "new": 1}, "update"))
         revision = RevisionRecord(sha, self.head, T0 + timedelta(days=self.n), f"commit {self.n}")
-        planned = plan_advisories(self.repo, revision, changes, self.store.advisories(self.repo), SETTINGS)
+        planned = plan_advisories(self.repo, revision, changes, self.store.advisories.records(self.repo), SETTINGS)
         assert self.store.save_revision(self.repo, revision, [], {}, changes, None, planned)
         for record in planned:
             if record.revision_sha == sha and record.osv["database_specific"].get("direction") == "update":
                 self.updates[sha] = record.id
-        back_on_line = self.head is not None and self.head in self.store.off_main_branch(self.repo)
+        back_on_line = self.head is not None and self.head in self.store.revisions.off_main_branch(self.repo)
         self.parent[sha] = self.head
         self.head = sha
         if back_on_line:
@@ -92,17 +92,17 @@ class History:
         dropped = sorted(set(self.parent) - set(self.line(to)))
         old = self.head
         assert old is not None
-        self.store.record_rewrite(self.repo, old, to, dropped, T0, after_rewrite(self.store, self.repo, dropped, T0))
+        self.store.revisions.record_rewrite(self.repo, old, to, dropped, T0, after_rewrite(self.store, self.repo, dropped, T0))
         self.head = to
 
     def restore(self, pick: int) -> None:
         """Upstream pushes back a dropped commit that descends from the head."""
-        off = self.store.off_main_branch(self.repo)
+        off = self.store.revisions.off_main_branch(self.repo)
         candidates = sorted(c for c in off if self.head in self.line(c))
         if not candidates:
             return
         to = candidates[pick % len(candidates)]
-        self.store.move_head(self.repo, to, T0, after_head_move(self.store, self.repo, to, T0))
+        self.store.revisions.move_head(self.repo, to, T0, after_head_move(self.store, self.repo, to, T0))
         self.head = to
 
     def lacks(self, pin: str) -> set[str]:
@@ -140,7 +140,7 @@ def test_every_reader_follows_the_main_line_after_rewinds_and_restores(
     assert head is not None and store.head(repo) is not None and store.head(repo).sha == head  # type: ignore[union-attr]
     main = history.line(head)
     off = sorted(set(history.parent) - set(main))
-    assert store.off_main_branch(repo) == frozenset(off)
+    assert store.revisions.off_main_branch(repo) == frozenset(off)
     source = StoreSource(store)
     with TestClient(create_app(Settings(database_url="sqlite://"), store)) as web:
         batch = web.post("/v1/querybatch", json={"queries": [{"commit": c} for c in main]}).json()["results"]
@@ -162,9 +162,9 @@ def test_every_reader_follows_the_main_line_after_rewinds_and_restores(
             assert standing is not None and not standing.on_main_line
             assert standing.suggested in main  # told to move back onto the main line
     # the withdrawn updates are exactly those raised off the main line
-    withdrawn = {a.id for a in store.advisories(repo) if a.withdrawn is not None}
+    withdrawn = {a.id for a in store.advisories.records(repo) if a.withdrawn is not None}
     assert withdrawn == {history.updates[c] for c in off if c in history.updates}
-    for record in store.advisories(repo):
+    for record in store.advisories.records(repo):
         if record.id in withdrawn:
             assert record.osv["database_specific"]["withdrawn_because"] == "commit_off_main_line"
         assert Direction.parse(record.osv["database_specific"]["direction"]) is Direction.UPDATE

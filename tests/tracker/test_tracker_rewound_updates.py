@@ -42,7 +42,7 @@ def _root(root: Path, source: Path, versions: list[str], extra: str | None = Non
 
 
 def _update(store: Any) -> AdvisoryRecord:
-    (record,) = [a for a in store.advisories(QWEN) if a.id.endswith("-fix")]
+    (record,) = [a for a in store.advisories.records(QWEN) if a.id.endswith("-fix")]
     return record
 
 
@@ -67,7 +67,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     # Upstream force-pushes back to v2: no revision on the main line brings the update any more.
     rewound = hubsim_factory(root=_root(tmp_path / "b", source, ["v1", "v2"]), at=None)
     poll_once(rewound, store, QWEN)
-    assert store.head(QWEN).sha == v2 and store.off_main_branch(QWEN) == {v3}
+    assert store.head(QWEN).sha == v2 and store.revisions.off_main_branch(QWEN) == {v3}
     gone = _update(store)
     assert gone.withdrawn is not None and gone.modified > update.modified
     assert gone.osv["database_specific"]["withdrawn_because"] == OFF_MAIN_LINE
@@ -91,7 +91,7 @@ def test_a_rewound_update_is_withdrawn_and_published_again_when_it_returns(
     # Upstream pushes v3 back: the update is published again, as it was.
     back = hubsim_factory(root=_root(tmp_path / "c", source, ["v1", "v2", "v3"]), at=None)
     poll_once(back, store, QWEN)
-    assert store.head(QWEN).sha == v3 and store.off_main_branch(QWEN) == set()
+    assert store.head(QWEN).sha == v3 and store.revisions.off_main_branch(QWEN) == set()
     again = _update(store)
     assert again.withdrawn is None and "withdrawn" not in again.osv
     assert "withdrawn_because" not in again.osv["database_specific"]
@@ -114,7 +114,7 @@ def test_a_new_commit_on_top_of_a_dropped_one_brings_its_update_back(
     # Upstream puts v3 back with a new commit on top of it: v3 is an ancestor of the head again.
     forward = hubsim_factory(root=_root(tmp_path / "c", source, ["v1", "v2", "v3"], extra="v3"), at=None)
     poll_once(forward, store, QWEN)
-    assert store.head(QWEN).sha == OTHER and v3 not in store.off_main_branch(QWEN)
+    assert store.head(QWEN).sha == OTHER and v3 not in store.revisions.off_main_branch(QWEN)
     assert _update(store).withdrawn is None
 
 

@@ -43,7 +43,7 @@ def test_a_push_that_only_removes_commits_is_recorded(
     sim2 = hubsim_factory(root=after.parent, at=None)
     outcome = poll(sim2, store)
     assert isinstance(outcome, Unchanged) and outcome.head == v1 and outcome.rewritten == (v2, v3)
-    (rewrite,) = store.rewrites(QWEN)
+    (rewrite,) = store.revisions.rewrites(QWEN)
     assert (rewrite.old_head, rewrite.new_head, rewrite.dropped) == (v3, v1, (v2, v3))
     assert store.head(QWEN).sha == v1
     assert store.repo_state(QWEN).head_sha == v1
@@ -52,7 +52,7 @@ def test_a_push_that_only_removes_commits_is_recorded(
     # Polling again: head unchanged, nothing recorded twice.
     again = poll(sim2, store)
     assert isinstance(again, Unchanged) and again.rewritten == ()
-    assert len(store.rewrites(QWEN)) == 1
+    assert len(store.revisions.rewrites(QWEN)) == 1
 
     # The model page says so and marks the dropped revisions.
     app = create_app(Settings(database_url="sqlite://", public_url="https://hw.example"), store)
@@ -70,18 +70,18 @@ def test_a_push_that_only_removes_commits_is_recorded(
         assert top.id == f"tag:hubwatch,{rewrite.detected_at:%Y-%m-%d}:{QWEN}/rewrite/{v3}..{v1}"
         assert sum("history rewritten" in e.title for e in feed.entries) == 1
     assert not any("history rewritten" in e.title for e in filtered.entries)
-    assert store.off_main_branch(QWEN) == {v2, v3}
+    assert store.revisions.off_main_branch(QWEN) == {v2, v3}
     sim2.stop()
 
     # Upstream pushes v2 and v3 back: the head follows, nothing is stored twice, none is "dropped".
     sim3 = hubsim_factory(root=before.parent, at=None)
     restored = poll(sim3, store)
     assert isinstance(restored, Unchanged) and restored.head == v3 and restored.rewritten == ()
-    assert store.head(QWEN).sha == v3 and store.off_main_branch(QWEN) == set()
-    assert len(store.history(QWEN)) == 3 and len(store.rewrites(QWEN)) == 1
+    assert store.head(QWEN).sha == v3 and store.revisions.off_main_branch(QWEN) == set()
+    assert len(store.history(QWEN)) == 3 and len(store.revisions.rewrites(QWEN)) == 1
     assert isinstance(poll(sim3, store), Unchanged)
     # ...and that is recorded once as a restore, which the page and the feeds show after the rewrite.
-    (restore,) = store.restores(QWEN)
+    (restore,) = store.revisions.restores(QWEN)
     assert (restore.old_head, restore.new_head, restore.restored) == (v1, v3, (v2, v3))
     with TestClient(app) as client:
         html = client.get(f"/models/{QWEN}").text
@@ -124,7 +124,7 @@ def test_a_new_commit_after_the_rewrite_is_diffed_against_its_parent(
     entry = store.revision(QWEN, "cd" * 20)
     assert entry.revision.parent == v1
     assert not any(c.detail.get("history_rewrite") for c in entry.changes)  # already recorded
-    assert store.head(QWEN).sha == "cd" * 20 and len(store.rewrites(QWEN)) == 1
+    assert store.head(QWEN).sha == "cd" * 20 and len(store.revisions.rewrites(QWEN)) == 1
 
 
 def _root_with(root: Path, source: Path, versions: list[str]) -> Path:

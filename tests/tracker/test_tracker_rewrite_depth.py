@@ -73,12 +73,12 @@ def _top_commit_replaced(hubsim_factory: Any, store: Store, root: Path, depth: i
     outcome, requests = polled(pushed, store, repo)
     new_head = pushed.head(str(repo))
     assert isinstance(outcome, NewRevisions) and outcome.shas == (new_head,)
-    (rewrite,) = store.rewrites(repo)
+    (rewrite,) = store.revisions.rewrites(repo)
     assert (rewrite.old_head, rewrite.new_head, rewrite.dropped) == (old[-1], new_head, (old[-1],))
     entry = store.revision(repo, new_head)
     assert entry is not None and entry.revision.parent == old[-2]
-    assert store.off_main_branch(repo) == {old[-1]}
-    assert store.revision_shas(repo) == [*old[:-1], new_head]
+    assert store.revisions.off_main_branch(repo) == {old[-1]}
+    assert store.revisions.revision_shas(repo) == [*old[:-1], new_head]
     pushed.stop()
     return requests
 
@@ -96,7 +96,7 @@ def test_a_push_back_and_a_push_forward_again_list_no_more_than_they_change(
     back = hubsim_factory(root=deep_root(tmp_path / "b", versions[:27]), at=None, page_size=PAGE)
     outcome, requests = polled(back, store)
     assert isinstance(outcome, Unchanged) and outcome.head == old[26] and outcome.rewritten == tuple(old[27:])
-    assert store.head(DEEP).sha == old[26] and store.off_main_branch(DEEP) == set(old[27:])
+    assert store.head(DEEP).sha == old[26] and store.revisions.off_main_branch(DEEP) == set(old[27:])
     assert requests == 2  # the head and the listing's first page
     back.stop()
 
@@ -104,8 +104,8 @@ def test_a_push_back_and_a_push_forward_again_list_no_more_than_they_change(
     again = hubsim_factory(root=deep_root(tmp_path / "c", versions), at=None, page_size=PAGE)
     outcome, requests = polled(again, store)
     assert isinstance(outcome, Unchanged) and outcome.head == old[-1] and outcome.rewritten == ()
-    assert store.head(DEEP).sha == old[-1] and store.off_main_branch(DEEP) == set()
-    assert shas(store) == old and len(store.rewrites(DEEP)) == 1
+    assert store.head(DEEP).sha == old[-1] and store.revisions.off_main_branch(DEEP) == set()
+    assert shas(store) == old and len(store.revisions.rewrites(DEEP)) == 1
     assert requests == 2
 
 
@@ -121,8 +121,8 @@ def test_a_push_that_shares_no_commit_is_listed_once(hubsim_factory: Any, store:
     pushed = hubsim_factory(root=deep_root(tmp_path / "b", rewritten), at=None, page_size=PAGE)
     outcome, requests = polled(pushed, store)
     assert isinstance(outcome, NewRevisions) and len(outcome.shas) == depth
-    (rewrite,) = store.rewrites(DEEP)
-    assert rewrite.dropped == tuple(old) and store.off_main_branch(DEEP) == set(old)
+    (rewrite,) = store.revisions.rewrites(DEEP)
+    assert rewrite.dropped == tuple(old) and store.revisions.off_main_branch(DEEP) == set(old)
 
     # A fresh store backfilling the same history asks the same requests: the listing once.
     fresh = Store.open(f"sqlite:///{tmp_path / 'fresh.db'}")
@@ -133,7 +133,7 @@ def test_a_push_that_shares_no_commit_is_listed_once(hubsim_factory: Any, store:
         assert [e.revision.parent for e in fresh.history(DEEP)] == [
             store.revision(DEEP, sha).revision.parent for sha in outcome.shas]
         # The main line is the new history alone: the old one is not its ancestry.
-        assert fresh.revision_shas(DEEP) == store.revision_shas(DEEP) == list(outcome.shas)
+        assert fresh.revisions.revision_shas(DEEP) == store.revisions.revision_shas(DEEP) == list(outcome.shas)
     finally:
         fresh.close()
 
@@ -153,11 +153,11 @@ def test_a_squashed_history_is_one_root_and_old_pins_are_off_the_main_line(
     outcome, requests = polled(squashed, store)
     (root,) = outcome.shas
     assert store.revision(DEEP, root).revision.parent is None
-    assert store.revision_shas(DEEP) == [root] and store.head(DEEP).sha == root
-    assert store.off_main_branch(DEEP) == set(old)
+    assert store.revisions.revision_shas(DEEP) == [root] and store.head(DEEP).sha == root
+    assert store.revisions.off_main_branch(DEEP) == set(old)
     for pin in (old[0], old[5], old[-1]):
         assert standing_at(store, DEEP, pin, main_line_only=True).known is False, pin
-        assert store.revision_shas(DEEP, pin) == old[:old.index(pin) + 1]  # its own line is still read
+        assert store.revisions.revision_shas(DEEP, pin) == old[:old.index(pin) + 1]  # its own line is still read
     now = standing_at(store, DEEP, root, main_line_only=True)
     assert now.known and now.lacks == () and now.suggested is None
 
@@ -177,21 +177,21 @@ def test_a_squash_keeps_the_hazards_its_content_still_carries(hubsim_factory: An
     first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True), ("4.2", True)]), at=None)
     poll_once(first, store, DEEP)
     old = shas(store)
-    (hazard,) = [a for a in store.advisories(DEEP) if a.revision_sha == old[1]]
-    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}
+    (hazard,) = [a for a in store.advisories.records(DEEP) if a.revision_sha == old[1]]
+    assert {a.id for a in store.advisories.affecting(DEEP, old[2])} == {hazard.id}
     first.stop()
 
     squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.2", True)]), at=None)
     outcome, _ = polled(squashed, store)
     (root,) = outcome.shas
-    assert {a.id for a in store.advisories_affecting(DEEP, root)} == {hazard.id}
+    assert {a.id for a in store.advisories.affecting(DEEP, root)} == {hazard.id}
     now = standing_at(store, DEEP, root, main_line_only=True)
     assert [a.id for a in now.carries] == [hazard.id]
-    events = store.advisory(hazard.id).osv["affected"][0]["ranges"][0]["events"]
+    events = store.advisories.get(hazard.id).osv["affected"][0]["ranges"][0]["events"]
     assert {"introduced": old[1]} in events and {"introduced": root} in events
     # The old pins keep their answer, along their own line.
-    assert {a.id for a in store.advisories_affecting(DEEP, old[0])} == set()
-    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}
+    assert {a.id for a in store.advisories.affecting(DEEP, old[0])} == set()
+    assert {a.id for a in store.advisories.affecting(DEEP, old[2])} == {hazard.id}
     squashed.stop()
 
     # A commit on top that removes the pickle fixes it on the new line.
@@ -199,9 +199,9 @@ def test_a_squash_keeps_the_hazards_its_content_still_carries(hubsim_factory: An
     # (v1 is the squashed root again: the same repo, version and files make the same sha)
     outcome, _ = polled(fixed, store)
     (clean,) = outcome.shas
-    assert store.advisories_affecting(DEEP, clean) == []
-    assert {a.id for a in store.advisories_affecting(DEEP, root)} == {hazard.id}
-    assert {a.id for a in store.advisories_affecting(DEEP, old[2])} == {hazard.id}  # the old line has no fix
+    assert store.advisories.affecting(DEEP, clean) == []
+    assert {a.id for a in store.advisories.affecting(DEEP, root)} == {hazard.id}
+    assert {a.id for a in store.advisories.affecting(DEEP, old[2])} == {hazard.id}  # the old line has no fix
 
 
 def test_a_squash_that_drops_a_hazard_is_clean_and_one_that_adds_one_is_advised(
@@ -210,21 +210,21 @@ def test_a_squash_that_drops_a_hazard_is_clean_and_one_that_adds_one_is_advised(
     first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True)]), at=None)
     poll_once(first, store, DEEP)
     old = shas(store)
-    (hazard,) = store.advisories(DEEP)
+    (hazard,) = store.advisories.records(DEEP)
     first.stop()
 
     squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.1", False)]), at=None)
     outcome, _ = polled(squashed, store)
     (root,) = outcome.shas
-    assert store.advisories_affecting(DEEP, root) == []
-    assert {a.id for a in store.advisories_affecting(DEEP, old[1])} == {hazard.id}
+    assert store.advisories.affecting(DEEP, root) == []
+    assert {a.id for a in store.advisories.affecting(DEEP, old[1])} == {hazard.id}
     squashed.stop()
 
     # Squashed again, now with a pickle the head it replaces did not have: a hazard raised at it.
     again = hubsim_factory(root=pickled_root(tmp_path / "c", [("4.9", True)]), at=None)
     outcome, _ = polled(again, store)
     (pickled,) = outcome.shas
-    (raised,) = store.advisories_affecting(DEEP, pickled)
+    (raised,) = store.advisories.affecting(DEEP, pickled)
     assert raised.revision_sha == pickled and raised.id != hazard.id
     assert "pickle" in raised.osv["summary"].lower() or "pickle" in json.dumps(raised.osv).lower()
 
@@ -246,7 +246,7 @@ def test_a_pin_the_squash_dropped_is_told_to_move_back_onto_the_main_line(
     first = hubsim_factory(root=pickled_root(tmp_path / "a", [("4.0", False), ("4.1", True), ("4.2", True)]), at=None)
     poll_once(first, store, DEEP)
     old = shas(store)
-    (hazard,) = store.advisories(DEEP)
+    (hazard,) = store.advisories.records(DEEP)
     first.stop()
     squashed = hubsim_factory(root=pickled_root(tmp_path / "b", [("4.3", False)]), at=None)  # the pickle gone
     (root,) = polled(squashed, store)[0].shas
@@ -387,13 +387,13 @@ def test_the_daemon_follows_a_live_squash_and_rewind_in_one_emulator(
     squashed = sim.squash(str(DEEP))
     outcome = poll_once(sim, store, DEEP)
     assert isinstance(outcome, NewRevisions) and outcome.shas == (squashed,)
-    assert store.revision_shas(DEEP) == [squashed] and store.off_main_branch(DEEP) == set(old)
-    (hazard,) = store.advisories(DEEP)
+    assert store.revisions.revision_shas(DEEP) == [squashed] and store.revisions.off_main_branch(DEEP) == set(old)
+    (hazard,) = store.advisories.records(DEEP)
     assert [a.id for a in standing_at(store, DEEP, squashed).carries] == [hazard.id]  # the pickle is still there
     assert standing_at(store, DEEP, old[1]).suggested == squashed
     following = sim.advance(str(DEEP))  # v4 lands on top of the squashed commit
     assert poll_once(sim, store, DEEP).shas == (following,)
-    assert store.revision_shas(DEEP) == [squashed, following]
+    assert store.revisions.revision_shas(DEEP) == [squashed, following]
 
 
 def test_re_deriving_a_squashed_history_gives_what_the_polls_stored(
@@ -411,9 +411,9 @@ def test_re_deriving_a_squashed_history_gives_what_the_polls_stored(
     poll_once(sim, store, DEEP)
     sim.advance(str(DEEP))  # the pickle removed on top of the squash
     poll_once(sim, store, DEEP)
-    before = {a.id: a.osv for a in store.advisories(DEEP)}
+    before = {a.id: a.osv for a in store.advisories.records(DEEP)}
     changes = {e.revision.sha: [c.summary for c in e.changes] for e in store.history(DEEP)}
     result = rederive_repo(store, DEEP, Settings(database_url="sqlite://"))
     assert result.revisions == 0 and result.records == []
-    assert {a.id: a.osv for a in store.advisories(DEEP)} == before
+    assert {a.id: a.osv for a in store.advisories.records(DEEP)} == before
     assert {e.revision.sha: [c.summary for c in e.changes] for e in store.history(DEEP)} == changes

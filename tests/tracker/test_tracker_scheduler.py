@@ -68,7 +68,7 @@ def test_cycle_polls_due_repos_and_schedules_the_next(hubsim_factory: Any, store
     outcomes = cycle()
     assert sorted(str(o.repo) for o in outcomes) == sorted([str(LLAMA), str(QWEN)])
     assert all(isinstance(o, NewRevisions) for o in outcomes)
-    states = {s.repo: s for s in store.watched()}
+    states = {s.repo: s for s in store.repos.watched()}
     for repo in (LLAMA, QWEN):
         assert states[repo].next_poll_at is not None
         assert states[repo].next_poll_at.replace(tzinfo=timezone.utc) > clock() + timedelta(seconds=50)

@@ -47,7 +47,7 @@ def test_a_spent_window_seen_by_one_worker_stops_the_other(hubsim_factory: Any, 
     first()
     sent = requests_seen(sim.state)
     assert sent == 2  # the listing and one head request; that answer said r=0
-    assert store.hub_deferred_until() is not None
+    assert store.leases.hub_deferred_until() is not None
     second()  # sends nothing:
     assert requests_seen(sim.state) == sent, "the other worker called the hub inside the spent window"
     time.sleep(3.5)  # the window passes
@@ -59,12 +59,12 @@ def test_a_later_deferral_is_never_shortened(store: Any) -> None:
     from datetime import datetime, timedelta, timezone
 
     at = datetime(2030, 1, 1, tzinfo=timezone.utc)
-    assert store.hub_deferred_until() is None
-    store.defer_hub(at)
-    store.defer_hub(at - timedelta(seconds=30))
-    assert store.hub_deferred_until() == at
-    store.defer_hub(at + timedelta(seconds=1, microseconds=5))
-    assert store.hub_deferred_until() == at + timedelta(seconds=1, microseconds=5)
+    assert store.leases.hub_deferred_until() is None
+    store.leases.defer_hub(at)
+    store.leases.defer_hub(at - timedelta(seconds=30))
+    assert store.leases.hub_deferred_until() == at
+    store.leases.defer_hub(at + timedelta(seconds=1, microseconds=5))
+    assert store.leases.hub_deferred_until() == at + timedelta(seconds=1, microseconds=5)
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ def test_a_one_shot_poll_honours_a_window_another_worker_found_spent(
     try:
         for repo in (LLAMA, TINY):
             store.watch(repo)
-        store.defer_hub(datetime.now(timezone.utc) + timedelta(seconds=120))  # as a daemon's worker records it
+        store.leases.defer_hub(datetime.now(timezone.utc) + timedelta(seconds=120))  # as a daemon's worker records it
         env = {**os.environ, "HUBWATCH_DATABASE_URL": db, "HUBWATCH_HUB_ENDPOINT": sim.url, "HF_TOKEN": ""}
         run = subprocess.run([sys.executable, "-m", "hubwatch", "poll"], env=env, capture_output=True, text=True,
                              timeout=120)  # fmt: skip
@@ -132,9 +132,9 @@ def test_a_one_shot_poll_honours_a_window_another_worker_found_spent(
         assert sorted(line.split()[:2] for line in lines if line.strip()) == [
             ["deferred", f"{TINY}:"], ["deferred", f"{LLAMA}:"]], run.stdout
         assert "rate limit deferred 2 of 2 repos" in run.stderr and "fix:" in run.stderr, run.stderr
-        for state in store.watched():
+        for state in store.repos.watched():
             assert (state.state, state.failures, state.last_error) == ("new", 0, None), state
-        store.defer_hub(datetime.now(timezone.utc))  # cannot shorten it: the window stays until it passes
+        store.leases.defer_hub(datetime.now(timezone.utc))  # cannot shorten it: the window stays until it passes
     finally:
         store.close()
 

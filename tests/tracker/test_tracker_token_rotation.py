@@ -45,7 +45,7 @@ def test_a_token_rotated_in_the_token_file_is_used_without_a_restart(
         assert wait_for(lambda: token_problem(store) is not None, 30) is not None, "the 401 was not recorded"
         sent = requests_seen(sim.state)
         assert sent <= 3, sent  # the listing and the first repo's head request, then nothing more
-        assert all(s.head_sha is None and s.failures == 0 for s in store.watched())  # not the repos' fault
+        assert all(s.head_sha is None and s.failures == 0 for s in store.repos.watched())  # not the repos' fault
         token_file.write_text("hf_rotated\n")  # `hf auth login` with a new token
         took = wait_for(lambda: complete(store, sim), 2 * INTERVAL_S + 10)
         assert took is not None, "the worker did not resume with the rotated token within two cycles"

@@ -44,7 +44,7 @@ def advance_all(sim: Any) -> int:
 
 def complete(store: Store, sim: Any) -> bool:
     """Every watched repo stored at upstream's head, last poll fine."""
-    return all(s.head_sha == sim.head(str(s.repo)) and s.state == "ok" for s in store.watched())
+    return all(s.head_sha == sim.head(str(s.repo)) and s.state == "ok" for s in store.repos.watched())
 
 
 def wait_for(check: Callable[[], bool], timeout_s: float, every_s: float = 0.25) -> float | None:
