@@ -17,7 +17,7 @@ from urllib.parse import quote
 from hubwatch.domain.records import Severity
 from hubwatch.notify.targets import Outgoing
 
-__all__ = ["advisory_url", "escape_md", "one_line", "render", "revision_url", "severity_of"]
+__all__ = ["advisory_url", "escape_md", "one_line", "render", "revision_url"]
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~])")
@@ -48,16 +48,14 @@ def _advisory_line(osv: Mapping[str, Any]) -> tuple[str, str]:
     return str(osv.get("id", "")), f"{severity} · {one_line(osv.get('summary', ''))}".strip(" ·")
 
 
-def severity_of(value: object) -> Severity | None:
-    """A payload's severity (JSON text from the outbox) as the domain's value; None when absent or unknown."""
-    try:
-        return Severity(value) if isinstance(value, str) else None
-    except ValueError:
-        return None
+def _severity(payload: Mapping[str, Any]) -> Severity | None:
+    """A payload's worst severity: the store hands it back as a `Severity` (or None)."""
+    value = payload.get("worst_severity")
+    return value if isinstance(value, Severity) else None
 
 
 def _worst(payloads: Sequence[Mapping[str, Any]]) -> Severity | None:
-    found = [s for s in (severity_of(p.get("worst_severity")) for p in payloads) if s is not None]
+    found = [s for s in map(_severity, payloads) if s is not None]
     return max(found, key=lambda s: s.rank) if found else None
 
 
@@ -65,7 +63,7 @@ def _section(payload: Mapping[str, Any], public_url: str, markdown: bool) -> lis
     repo, sha = str(payload["repo"]), str(payload["sha"])
     link = revision_url(public_url, repo, sha)
     title = one_line(payload.get("title", ""))
-    severity = severity_of(payload.get("worst_severity"))
+    severity = _severity(payload)
     worst = severity.value if severity else "none"
     lines: list[str]
     if markdown:

@@ -44,6 +44,7 @@ __all__ = [
     "enqueue_restore",
     "enqueue_revision",
     "enqueue_rewrite",
+    "typed_payload",
     "unseen_advisories",
 ]
 
@@ -83,9 +84,23 @@ class Subscription:
     created_at: datetime
 
 
+def typed_payload(stored: Any) -> dict[str, Any]:
+    """A stored payload as the sender reads it: its `worst_severity` (JSON text in the row) the
+    domain's `Severity`, or None when absent or not a severity."""
+    payload = dict(stored)
+    if "worst_severity" in payload:
+        value = payload["worst_severity"]
+        payload["worst_severity"] = Severity(value) if isinstance(value, str) and value in _SEVERITIES else None
+    return payload
+
+
+_SEVERITIES = frozenset(s.value for s in Severity)
+
+
 @dataclass(frozen=True)
 class OutboxMessage:
-    """A claimed row of the outbox: what to deliver, to which subscription, how often tried."""
+    """A claimed row of the outbox: what to deliver, to which subscription, how often tried; the
+    payload's `worst_severity` is a `Severity` (or None)."""
 
     id: int
     subscription_id: int
@@ -416,8 +431,8 @@ class NotifyStore(Transactions):
                     .values(lease_owner=worker_id, lease_expires_at=now + timedelta(seconds=lease_s))
                 )
             return [
-                OutboxMessage(int(r.id), int(r.subscription_id), str(r.key), str(r.repo), r.sha, dict(r.payload),
-                              int(r.attempts), r.created_at)  # fmt: skip
+                OutboxMessage(int(r.id), int(r.subscription_id), str(r.key), str(r.repo), r.sha,
+                              typed_payload(r.payload), int(r.attempts), r.created_at)  # fmt: skip
                 for r in rows
             ]
 

@@ -215,6 +215,23 @@ def test_two_senders_never_claim_the_same_message(opened: Store, clock: Clock) -
     assert notes.mark_sent([first[0].id], "w1", clock(), "msg_w1") == 0  # w1 lost its lease: it records nothing
 
 
+def test_a_claimed_message_hands_back_its_worst_severity_as_the_domain_value(opened: Store, clock: Clock) -> None:
+    notes, _ = subscribe(opened, clock, "json://127.0.0.1:9/")
+    commit(opened, "b" * 40, "a" * 40, severity=Severity.CRITICAL)
+    commit(opened, "c" * 40, "b" * 40, severity=Severity.LOW)
+    first, second = notes.claim("w1", clock(), 10, 60)
+    assert first.payload["worst_severity"] is Severity.CRITICAL and second.payload["worst_severity"] is Severity.LOW
+
+
+def test_a_stored_severity_that_is_no_severity_comes_back_as_none() -> None:
+    from hubwatch.storage.notify.notify import typed_payload
+
+    assert typed_payload({"worst_severity": "high"})["worst_severity"] is Severity.HIGH
+    for stored in ("severe", "HIGH", 3, None, ["high"]):
+        assert typed_payload({"worst_severity": stored, "title": "t"}) == {"worst_severity": None, "title": "t"}
+    assert typed_payload({"title": "t"}) == {"title": "t"}  # a payload without one keeps its keys
+
+
 def test_removed_subscription_takes_its_messages(opened: Store, clock: Clock, tmp_path: Path) -> None:
     notes, sub = subscribe(opened, clock, "json://127.0.0.1:9/")
     commit(opened, "b" * 40, "a" * 40)
@@ -306,7 +323,7 @@ def test_a_digest_mail_is_plain_text_and_a_webhook_digest_holds_every_revision(o
 def test_a_grouped_message_renders_markdown_for_chat_targets() -> None:
     from hubwatch.notify.message import render
 
-    payloads = [{"repo": "acme/model", "sha": s * 40, "title": t, "worst_severity": "high", "changes": [],
+    payloads = [{"repo": "acme/model", "sha": s * 40, "title": t, "worst_severity": Severity.HIGH, "changes": [],
                  "changes_total": 0, "advisories": []} for s, t in (("b", "first *bold*"), ("c", "second_one"))]  # fmt: skip
     out = render(payloads, PUBLIC, "1:group:1,2")
     assert out.title == "[HIGH] hubwatch 2 revisions in 1 repo"
