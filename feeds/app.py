@@ -17,7 +17,7 @@ from hubwatch.feeds.coalesce import CoalesceReads, Tally
 from hubwatch.feeds.context import AppContext
 from hubwatch.feeds.errors import install_error_handlers
 from hubwatch.feeds.redirects import canonical_redirect, install_redirects
-from hubwatch.feeds.routes import admin, api, badges, compare, family, feeds, ops, osv, pages, plan
+from hubwatch.feeds.routes import admin, api, badges, compare, derivatives, feeds, ops, osv, pages, plan
 from hubwatch.feeds.routes.ops import API_HEADER, API_VERSION
 from hubwatch.feeds.templating import make_templates
 from hubwatch.settings import Settings
@@ -140,7 +140,7 @@ def create_app(
     # Operations name no repo, and take no dependency: FastAPI runs a plain-function dependency in the
     # thread pool, and `/healthz` must answer while deep requests hold every thread of it.
     app.include_router(ops.router)
-    for module in (osv, api, badges, admin, feeds, plan, compare, family, pages):
+    for module in (osv, api, badges, admin, feeds, plan, compare, derivatives, pages):
         # An alias or another spelling of a repo id in the path answers 308 to the canonical URL.
         app.include_router(module.router, dependencies=[Depends(canonical_redirect)])
     return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import AliasChoices, Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["DEFAULT_HUB", "Settings", "load_settings"]
@@ -15,7 +15,7 @@ DEFAULT_HUB = "https://huggingface.co"
 class Settings(BaseSettings):
     """Every setting hubwatch reads; each one can be set as HUBWATCH_<NAME>."""
 
-    model_config = SettingsConfigDict(env_prefix="HUBWATCH_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="HUBWATCH_", extra="ignore", populate_by_name=True)
     _public_url_given: bool = PrivateAttr(default=False)
 
     @property
@@ -68,10 +68,13 @@ class Settings(BaseSettings):
         default="low", description="Lowest severity that produces an OSV advisory (info changes never do)."
     )
     advisory_prefix: str = Field(default="x_HUBWATCH", description="Prefix of advisory ids (must start with x_).")
-    family_refresh_s: int = Field(
+    derivatives_refresh_s: int = Field(
         default=21600, ge=60,
+        # the name it had before (HUBWATCH_FAMILY_REFRESH_S) is still read
+        validation_alias=AliasChoices("HUBWATCH_DERIVATIVES_REFRESH_S", "HUBWATCH_FAMILY_REFRESH_S"),
         description="Seconds between readings of the hub's listing for the derivatives of each base watched with "
-        "`watch add --derivatives` (`hubwatch run`); new derivatives found are watched.",
+        "`watch add --derivatives` (`hubwatch run`); new derivatives found are watched "
+        "(HUBWATCH_FAMILY_REFRESH_S, its former name, is read too).",
     )
     admin_token: str | None = Field(default=None, description="Bearer token for admin endpoints; unset disables them.")
     webhook_secret: str | None = Field(default=None, description="Secret the hub webhook must send in X-Webhook-Secret.")

@@ -69,11 +69,11 @@ def build_cycle(runtime: Runtime, worker_id: str | None = None) -> PollCycle:
 
 
 def build_scheduler(runtime: Runtime, cycle: PollCycle) -> Scheduler:
-    from hubwatch.tracker.family import FamilyJob
+    from hubwatch.tracker.derivatives import DerivativesJob
     from hubwatch.tracker.scheduler import Scheduler
 
-    # After each cycle: families due refreshed (HUBWATCH_FAMILY_REFRESH_S), inheritance checked.
-    job = FamilyJob(cycle, runtime.store, runtime.hub, runtime.settings, runtime.clock)
+    # After each cycle: derivatives due refreshed (HUBWATCH_DERIVATIVES_REFRESH_S), inheritance checked.
+    job = DerivativesJob(cycle, runtime.store, runtime.hub, runtime.settings, runtime.clock)
     # A quarter interval of jitter: several workers take turns reading the listing first.
     return Scheduler(job, runtime.settings.poll_interval_s, jitter_s=runtime.settings.poll_interval_s / 4)
 

@@ -4,7 +4,7 @@ It keeps what several features share (opening the database, watching a repo, sto
 a repo's head, history and summary, blobs, store meta); each feature's own reads and writes sit
 behind a small store of its own, reached as an attribute: `store.repos`, `store.revisions`,
 `store.advisories`, `store.leases`, `store.telemetry`, and, dated by a caller's clock,
-`store.notify(clock)` and `store.families(clock)`."""
+`store.notify(clock)` and `store.derivatives(clock)`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from hubwatch.storage.core.engine import create_engine
 from hubwatch.storage.core.summaries import RepoSummary
 from hubwatch.storage.core.transactions import Transactions
 from hubwatch.storage.core.values import HistoryEntry, RepoState
-from hubwatch.storage.derivatives.families import Families
+from hubwatch.storage.derivatives.derivatives import Derivatives
 from hubwatch.storage.migrate import upgrade_engine
 from hubwatch.storage.notify.notify import NotifyStore, OutboxPolicy
 from hubwatch.storage.ops import leases, telemetry
@@ -71,10 +71,10 @@ class Store(Transactions):
         default the store's)."""
         return NotifyStore(self.engine, clock or self._clock)
 
-    def families(self, clock: Clock | None = None) -> Families:
-        """Base models and their derivatives (`storage.families`); `clock` dates what it writes (by
+    def derivatives(self, clock: Clock | None = None) -> Derivatives:
+        """Base models and their derivatives (`storage.derivatives`); `clock` dates what it writes (by
         default the store's)."""
-        return Families(self.engine, clock or self._clock)
+        return Derivatives(self.engine, clock or self._clock)
 
     def __enter__(self) -> Self:
         return self

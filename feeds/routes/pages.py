@@ -175,7 +175,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None, summary),
         **model_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
-        "in_family": ctx.store.families(ctx.clock).in_family(repo),  # the family page link
+        "in_derivatives": ctx.store.derivatives(ctx.clock).in_derivatives(repo),  # the derivatives page link
     }
     return ctx.templates.TemplateResponse(request, "model.html", context)
 

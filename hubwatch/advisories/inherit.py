@@ -347,7 +347,7 @@ def plan_inherited(
             "direction": Direction.HAZARD.value,
             "detail": {
                 "file": file, "key": key, **({"template": detail["template"]} if "template" in detail else {}),
-                # a hazard key no change of the derivative clears: only the family check closes it
+                # a hazard key no change of the derivative clears: only the derivatives check closes it
                 "hazards": [f"inherited:{base_record.id}:{item.get('path')}"],
                 "upstream": base_record.id,
                 **_rendered(item, snapshot, good),

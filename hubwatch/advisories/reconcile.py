@@ -10,7 +10,7 @@ its stored history and compared by id with those already published.
   same commit has its own id and is published;
 - a new id: published.
 A record withdrawn before (by an operator, or by an earlier re-derivation) stays withdrawn. An
-inherited advisory (docs/families.md) is the family check's: left alone.
+inherited advisory (docs/derivatives.md) is the derivatives check's: left alone.
 
 After a rename, `renamed_withdrawn` gives the withdrawn records still naming an earlier id that id
 replaced by the repo's current one (package name, range repo, references, summary, details and
@@ -50,8 +50,8 @@ def _bumped(record: AdvisoryRecord, now: datetime) -> datetime:
 def reconcile(published: Sequence[AdvisoryRecord], derived: Sequence[AdvisoryRecord], now: datetime) -> list[AdvisoryRecord]:
     """The records to upsert so the store holds `derived`, withdrawing what it no longer holds.
 
-    Inherited advisories (raised on a derivative for its base's record, docs/families.md) are not
-    derived from the repo's own history: they are left to the family check, never withdrawn here."""
+    Inherited advisories (raised on a derivative for its base's record, docs/derivatives.md) are not
+    derived from the repo's own history: they are left to the derivatives check, never withdrawn here."""
     published = [r for r in published if not is_inherited(r.osv)]
     old = {r.id: r for r in published}
     out: list[AdvisoryRecord] = []
@@ -87,7 +87,7 @@ def renamed_withdrawn(published: Sequence[AdvisoryRecord], repo: RepoId, now: da
     renamed since they were withdrawn), rewritten to name `repo`: every place the record names
     its repo (package, ranges, references, summary, details, `database_specific.repo`). Ids and
     `withdrawn` are kept, `modified` is bumped so mirrors fetch them again. Inherited advisories
-    are the family check's and left alone; a second call returns nothing."""
+    are the derivatives check's and left alone; a second call returns nothing."""
     out: list[AdvisoryRecord] = []
     new = str(repo)
     for record in published:

@@ -8,7 +8,7 @@ withdrawn, with the reason in `database_specific.withdrawn_because` and a paragr
 when upstream pushes the commit back (a restore, or a later head that descends from it), the record
 is published again as it was. Hazards are left alone: a pin still on the dropped commit carries
 what it carries. Records withdrawn for any other reason (a re-derivation, an operator) are never
-published again here, and inherited records (docs/families.md) are the family check's.
+published again here, and inherited records (docs/derivatives.md) are the derivatives check's.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ def poll(repos: tuple[RepoId, ...]) -> None:
 
             outcomes = poll_repos(targets, hub=rt.hub, store=rt.store, settings=rt.settings,
                                   progress=progress, on_outcome=done, clock=rt.clock)
-        from hubwatch.tracker.family import after_poll, report_lines  # families: refreshed when due, inheritance checked
+        from hubwatch.tracker.derivatives import after_poll, report_lines  # derivatives: refreshed when due, inheritance checked
         for line in report_lines(after_poll(rt.store, rt.hub, rt.settings, rt.clock)):
             out.print(escape(line), highlight=False, soft_wrap=True)
         _deliver_notifications(rt)

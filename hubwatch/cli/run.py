@@ -81,7 +81,7 @@ def run(no_web: bool, worker_id: str | None) -> None:
     (POST /webhooks/hub, HUBWATCH_WEBHOOK_SECRET) triggers an immediate poll of its repo.
     """
     from hubwatch.settings import load_settings
-    from hubwatch.tracker.family import poll_now_with_family
+    from hubwatch.tracker.derivatives import poll_now_with_derivatives
     from hubwatch.wiring import build_cycle, build_scheduler, open_runtime
 
     out = err_console()
@@ -105,8 +105,8 @@ def run(no_web: bool, worker_id: str | None) -> None:
         out.print(escape(f"worker {cycle.worker_id}: polling every {rt.settings.poll_interval_s}s "
                          f"against {rt.settings.hub_endpoint}"))
 
-        def on_webhook(repo: RepoId) -> None:  # its poll now, then the family pass for it (docs/families.md)
-            scheduler.submit(lambda: poll_now_with_family(cycle.poll_now, rt.store, rt.settings, repo, rt.clock))
+        def on_webhook(repo: RepoId) -> None:  # its poll now, then the derivatives pass for it (docs/derivatives.md)
+            scheduler.submit(lambda: poll_now_with_derivatives(cycle.poll_now, rt.store, rt.settings, repo, rt.clock))
 
         try:
             if no_web:

@@ -35,7 +35,7 @@ def _relations(value: str | None) -> tuple[str, ...]:
 @click.argument("repos", nargs=-1, required=True, type=REPO_ID, metavar="ORG/NAME...")
 @click.option("--derivatives", is_flag=True,
               help="Also watch the models whose card names ORG/NAME as base_model (found through the hub's "
-                   "listing, read again every HUBWATCH_FAMILY_REFRESH_S in `hubwatch run`).")  # fmt: skip
+                   "listing, read again every HUBWATCH_DERIVATIVES_REFRESH_S in `hubwatch run`).")  # fmt: skip
 @click.option("--relation", "relation", default=None, metavar="LIST",
               help="With --derivatives: only these relations (comma-separated: finetune,quantized,adapter,merge).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="With --derivatives: at most N derivatives.")
@@ -53,9 +53,9 @@ def add(repos: tuple[RepoId, ...], derivatives: bool, relation: str | None, limi
                 added = rt.store.watch(repo)
                 out.print(f"{'watching' if added else 'already watching'} {escape(repo)}")
                 continue
-            from hubwatch.tracker.family import watch_family
+            from hubwatch.tracker.derivatives import watch_with_derivatives
 
-            found = watch_family(rt.store, rt.hub, repo, relations, limit, rt.clock)
+            found = watch_with_derivatives(rt.store, rt.hub, repo, relations, limit, rt.clock)
             out.print(f"watching {escape(repo)} and {len(found)} derivative(s)", highlight=False)
             for derived, rel in found:
                 out.print(f"  {escape(derived)} ({escape(rel)})", highlight=False)
@@ -87,11 +87,11 @@ def list_(as_json: bool) -> None:
 
     from hubwatch.wiring import open_runtime
 
-    from hubwatch.tracker.family import families
+    from hubwatch.tracker.derivatives import derivatives
 
     with open_runtime(clock=command_clock()) as rt:
         states = rt.store.repos.watched()
-        bases = {m.repo: m for m in families(rt.store, rt.clock).members()}
+        bases = {m.repo: m for m in derivatives(rt.store, rt.clock).members()}
     if as_json:
         rows = [
             {

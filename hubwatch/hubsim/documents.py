@@ -9,7 +9,7 @@ from datetime import datetime
 
 import yaml
 
-from hubwatch.hubsim.family import family_tags
+from hubwatch.hubsim.derivatives import base_model_tags
 from hubwatch.hubsim.repos import Commit, RepoFile, RepoHistory
 from hubwatch.hubsim.responses import iso
 from hubwatch.hubsim.safetensors import VirtualSafetensors
@@ -123,7 +123,7 @@ def model_document(
         "gated": "manual" if repo.gated_token is not None else False,
         "downloads": 0,
         "likes": 0,
-        "tags": _tags(card) + [t for t in family_tags(card, commit.files) if t not in _tags(card)],
+        "tags": _tags(card) + [t for t in base_model_tags(card, commit.files) if t not in _tags(card)],
         "siblings": [_sibling(f, blobs) for f in commit.files.values()],
         "spaces": [],
         "usedStorage": sum(f.size for f in commit.files.values()),

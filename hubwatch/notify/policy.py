@@ -190,7 +190,7 @@ class NotifyPolicy:
         self, sub: Subscription, repo: RepoId, record: AdvisoryRecord, revision: RevisionRecord
     ) -> dict[str, Any] | None:
         """The message of an advisory raised for the first time after its revision was stored (a
-        new advisory model, or the family pass's inherited one), for `sub`, or None."""
+        new advisory model, or the derivatives pass's inherited one), for `sub`, or None."""
         if not matches_repo(sub, repo):
             return None
         kinds, severity = _advisory_facts(record)
@@ -206,7 +206,7 @@ class NotifyPolicy:
             "changes": [],
             "changes_total": 0,
             "advisories": [{**record.osv, "id": record.id}],
-            # an inherited advisory (the family pass: its base fixed a file it copied), or one a
+            # an inherited advisory (the derivatives pass: its base fixed a file it copied), or one a
             # newer advisory model found in a revision stored before
             **({"inherited": True} if _inherited(record) else {"rederived": True}),
         }

@@ -32,7 +32,7 @@ class AdvisoryHit:
     kinds: tuple[str, ...] = ()
     direction: str = ""  # hazard (the pin carries it) or update (the pin lacks it)
     ignored: bool = False  # acknowledged: listed, never failing
-    # An open inherited advisory (docs/families.md): what the base fixed, since this repo has not.
+    # An open inherited advisory (docs/derivatives.md): what the base fixed, since this repo has not.
     upstream_fix: str = ""
 
     def at_least(self, threshold: Severity) -> bool:

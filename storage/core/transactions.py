@@ -1,6 +1,6 @@
 """One way to run a read or a write against an engine, with SQLAlchemy's errors turned into ours.
 
-`Store`, `NotifyStore` and `Families` each hold an engine and run every call in its own
+`Store`, `NotifyStore` and `Derivatives` each hold an engine and run every call in its own
 connection and transaction through these helpers, so a database failure reads the same
 (`DatabaseUnavailable` naming the URL, password hidden) whichever of them met it.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 from hubwatch.storage.core import tables  # noqa: F401  (registers the tables on SQLModel.metadata)
-from hubwatch.storage.derivatives import families  # noqa: F401  (and the family tables)
+from hubwatch.storage.derivatives import derivatives  # noqa: F401  (and the derivatives tables)
 from hubwatch.storage.core.engine import parse_url
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel

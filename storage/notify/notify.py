@@ -297,8 +297,8 @@ def unseen_advisories(conn: Connection, records: Sequence[AdvisoryRecord]) -> li
 def enqueue_rederived(
     conn: Connection, repo_id: int, advisories: Sequence[AdvisoryRecord], now: datetime, policy: OutboxPolicy | None
 ) -> int:
-    """Announce advisories a re-derivation (a new advisory model) or the family pass (an inherited
-    advisory, docs/families.md) raised for the first time, in its transaction: one row per
+    """Announce advisories a re-derivation (a new advisory model) or the derivatives pass (an inherited
+    advisory, docs/derivatives.md) raised for the first time, in its transaction: one row per
     (subscription, advisory) the policy has a message for, keyed `SUB:advisory:ID`, so a re-run adds
     nothing; an advisory already stored (announced with its revision) never reaches here. How many
     rows were new."""

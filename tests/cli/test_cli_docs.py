@@ -97,3 +97,13 @@ def test_links_follow_the_port_unless_a_public_url_is_given(monkeypatch) -> None
     assert load_settings().public_url == "http://127.0.0.1:8942"
     monkeypatch.setenv("HUBWATCH_PUBLIC_URL", "https://hubwatch.example/hw")
     assert load_settings().public_url == "https://hubwatch.example/hw"
+
+
+def test_the_derivatives_refresh_reads_its_former_name_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from hubwatch.settings import Settings
+
+    monkeypatch.setenv("HUBWATCH_FAMILY_REFRESH_S", "120")  # a deployment configured before the rename
+    assert Settings(database_url="sqlite://").derivatives_refresh_s == 120
+    monkeypatch.setenv("HUBWATCH_DERIVATIVES_REFRESH_S", "180")  # the current name wins
+    assert Settings(database_url="sqlite://").derivatives_refresh_s == 180
+    assert Settings(database_url="sqlite://", derivatives_refresh_s=3600).derivatives_refresh_s == 3600

@@ -130,7 +130,7 @@ def test_public_interface(database_url: str) -> None:
     public = [name for name in dir(Store) if not name.startswith("_")]  # methods and properties, inherited too
     assert len(public) <= 25, public
     for method in ["open", "close", "watch", "unwatch", "save_revision", "head", "history", "revision", "summary",
-                   "blob", "notify", "families"]:  # fmt: skip
+                   "blob", "notify", "derivatives"]:  # fmt: skip
         assert callable(getattr(Store, method)), method
     from hubwatch.storage.advisories.store import Advisories
     from hubwatch.storage.ops.leases import Leases

@@ -8,7 +8,7 @@ from typing import Any
 
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
-from hubwatch.tracker.family import refresh_families, watch_family
+from hubwatch.tracker.derivatives import refresh_derivatives, watch_with_derivatives
 from hubwatch.tracker.poller import Failed, NewRevisions, Unchanged, poll_repo
 from hubwatch.tracker.scheduler import PollCycle
 
@@ -58,14 +58,14 @@ def test_a_derivative_listed_later_is_watched_at_the_next_refresh(store: Any) ->
     hub = FakeHub()
     base, tune = RepoId.parse("acme/base"), RepoId.parse("acme/base-tune")
     hub.push(base, CONFIG)
-    settings = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, family_refresh_s=3600)
+    settings = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, derivatives_refresh_s=3600)
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     now = [start]
-    assert watch_family(store, hub, base, clock=lambda: now[0]) == []
+    assert watch_with_derivatives(store, hub, base, clock=lambda: now[0]) == []
     hub.children[base] = [(tune, "finetune")]
     now[0] = start + timedelta(minutes=30)
-    assert refresh_families(store, hub, settings, lambda: now[0]) == {}  # not due yet: no listing read
+    assert refresh_derivatives(store, hub, settings, lambda: now[0]) == {}  # not due yet: no listing read
     assert hub.requests["derivatives"] == 1
     now[0] = start + timedelta(hours=2)
-    assert refresh_families(store, hub, settings, lambda: now[0]) == {base: [tune]}
+    assert refresh_derivatives(store, hub, settings, lambda: now[0]) == {base: [tune]}
     assert tune in {s.repo for s in store.repos.watched()}

@@ -2,7 +2,7 @@
 
 famlab/base v2 ends assistant turns with the eos token; chat-stale still carries v1's template
 (until its own v2), chat-fixed already has the fix, chat-own has a template of its own
-(tests/data/families/README.md).
+(tests/data/derivatives/README.md).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from hubwatch.advisories.inherit import is_inherited
 from hubwatch.advisories.osv import schema
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
-from hubwatch.tracker.family import check_inheritance, families, watch_family
+from hubwatch.tracker.derivatives import check_inheritance, derivatives, watch_with_derivatives
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import poll_repos
 
@@ -26,7 +26,7 @@ OWN = RepoId.parse("famlab/chat-own")
 
 
 def _setup(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubClient, Settings]:
-    sim = hubsim_factory(root=data_dir / "families", at="v1")
+    sim = hubsim_factory(root=data_dir / "derivatives", at="v1")
     settings = Settings(database_url="sqlite://", hub_endpoint=sim.url)
     return sim, HubClient.from_settings(settings), settings
 
@@ -36,9 +36,9 @@ def _poll_all(store: Any, hub: HubClient, settings: Settings) -> None:
 
 
 def _base_fixed_and_checked(hubsim_factory: Any, store: Any, data_dir: Path) -> tuple[Any, HubClient, Settings]:
-    """The family watched and polled at v1, the base's fix (v2) polled and inheritance checked."""
+    """The base and its derivatives watched and polled at v1, the base's fix (v2) polled and inheritance checked."""
     sim, hub, settings = _setup(hubsim_factory, store, data_dir)
-    watch_family(store, hub, BASE)
+    watch_with_derivatives(store, hub, BASE)
     _poll_all(store, hub, settings)
     sim.advance(str(BASE))
     _poll_all(store, hub, settings)
@@ -52,10 +52,10 @@ def _inherited(store: Any, repo: RepoId) -> list[Any]:
 
 def test_discovered_through_the_listing_with_relations(hubsim_factory: Any, store: Any, data_dir: Path) -> None:
     _, hub, _ = _setup(hubsim_factory, store, data_dir)
-    found = dict(watch_family(store, hub, BASE))
+    found = dict(watch_with_derivatives(store, hub, BASE))
     assert found == {STALE: "finetune", FIXED: "finetune", OWN: "adapter"}  # chat-fixed's relation inferred
     assert {s.repo for s in store.repos.watched()} == {BASE, STALE, FIXED, OWN}
-    members = {m.repo: (m.base, m.relation) for m in families(store).members()}
+    members = {m.repo: (m.base, m.relation) for m in derivatives(store).members()}
     assert members == {STALE: (BASE, "finetune"), FIXED: (BASE, "finetune"), OWN: (BASE, "adapter")}
     # Only the relation asked for.
     assert dict(hub.derivatives(BASE, ["adapter"])) == {OWN: "adapter"}
@@ -65,7 +65,7 @@ def test_discovered_through_the_listing_with_relations(hubsim_factory: Any, stor
 def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, store: Any, data_dir: Path,
                                                           decoded: list[str]) -> None:
     sim, hub, settings = _setup(hubsim_factory, store, data_dir)
-    watch_family(store, hub, BASE)
+    watch_with_derivatives(store, hub, BASE)
     _poll_all(store, hub, settings)
     assert check_inheritance(store, settings) == []  # the base advised nothing yet
 
@@ -90,7 +90,7 @@ def test_the_stale_one_inherits_the_fix_the_others_do_not(hubsim_factory: Any, s
 
     assert _inherited(store, FIXED) == [] and store.advisories.records(FIXED) == []
     assert _inherited(store, OWN) == []
-    own_note = families(store).member(OWN).notes[base_fix.id]  # type: ignore[union-attr]
+    own_note = derivatives(store).member(OWN).notes[base_fix.id]  # type: ignore[union-attr]
     assert own_note["status"] == "own" and "of its own" in own_note["note"]
     decoded.clear()
     assert check_inheritance(store, settings) == []  # nothing moved: nothing checked again…
@@ -143,19 +143,19 @@ def test_a_raised_record_is_checked_again_without_walking_back_the_history(
     import hashlib
     from datetime import timedelta
 
-    import hubwatch.tracker.family as family
+    import hubwatch.tracker.derivatives as tracked
     from hubwatch.domain.records import AdvisoryRecord, RevisionRecord
 
     sim, hub, settings = _base_fixed_and_checked(hubsim_factory, store, data_dir)
     (raised,) = _inherited(store, STALE)
     loads: list[tuple[RepoId, str | None]] = []
-    original = family.load_baseline
+    original = tracked.load_baseline
 
     def counting(st: Any, repo: RepoId, sha: str | None) -> Any:
         loads.append((repo, sha))
         return original(st, repo, sha)
 
-    monkeypatch.setattr(family, "load_baseline", counting)
+    monkeypatch.setattr(tracked, "load_baseline", counting)
     figures = []
     for more in (5, 40):
         head = store.head(STALE)

@@ -1,4 +1,4 @@
-"""Model families as the hub shows them: the `base_model:…` tags a card's `base_model` earns.
+"""Base models and their derivatives as the hub shows them: the `base_model:…` tags a card's `base_model` earns.
 
 The hub reads `base_model` (one id or a list) and `base_model_relation` (finetune, quantized,
 adapter, merge) from a model card's YAML and tags the model `base_model:ORG/NAME` and
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-__all__ = ["RELATIONS", "base_models", "family_tags", "relation_of"]
+__all__ = ["RELATIONS", "base_models", "base_model_tags", "relation_of"]
 
 RELATIONS = ("finetune", "quantized", "adapter", "merge")
 
@@ -41,7 +41,7 @@ def relation_of(card: Mapping[str, object] | None, paths: Iterable[str]) -> str 
     return "finetune"
 
 
-def family_tags(card: Mapping[str, object] | None, paths: Iterable[str]) -> list[str]:
+def base_model_tags(card: Mapping[str, object] | None, paths: Iterable[str]) -> list[str]:
     """`base_model:ORG/NAME` and `base_model:<relation>:ORG/NAME` for every base the card names."""
     relation = relation_of(card, paths)
     tags: list[str] = []

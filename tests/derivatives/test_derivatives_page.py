@@ -1,11 +1,11 @@
-"""The family page: the base and its derivatives with relation, last change, parameters and their
+"""The derivatives page: the base and its derivatives with relation, last change, parameters and their
 differences from the base, and the inherited advisories and notes each carries; the model page links it."""
 
 from __future__ import annotations
 
 import re
 
-from family_scenario import BASE, FIXED, OWN, STALE, Family, family  # noqa: F401  (the fixture)
+from derivatives_scenario import BASE, FIXED, OWN, STALE, Scenario, scenario  # noqa: F401  (the fixture)
 from fastapi.testclient import TestClient
 
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
@@ -19,37 +19,37 @@ def _row(html: str, repo: str) -> str:
     raise AssertionError(f"no row for {repo}")
 
 
-def test_family_page_lists_derivatives_with_their_inherited_advisories(family: Family) -> None:
-    family.advance(BASE)
-    client = TestClient(create_app(family.settings, family.store))
+def test_family_page_lists_derivatives_with_their_inherited_advisories(scenario: Scenario) -> None:
+    scenario.advance(BASE)
+    client = TestClient(create_app(scenario.settings, scenario.store))
     page = client.get(f"/models/{BASE}/family")
     assert page.status_code == 200
     html = page.text
-    (inherited,) = [a.id for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
+    (inherited,) = [a.id for a in scenario.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     stale = _row(html, str(STALE))
     assert "finetune" in stale and inherited in stale and ">open<" in stale
     assert stale.count("+41.09 K") == 2  # three layers against the base's two: more parameters, derived and counted
     assert "adapter" in _row(html, str(OWN)) and "of its own" in _row(html, str(OWN))
     fixed = _row(html, str(FIXED))
     assert "same" in fixed and "-inherited" not in fixed and ">none<" in fixed
-    # A derivative's family page is its base's, saying what it is.
+    # A derivative's derivatives page is its base's, saying what it is.
     own_page = client.get(f"/models/{OWN}/family").text
     assert "is an adapter of" in own_page and str(STALE) in own_page
     # The model page links to it.
     assert f'/models/{STALE}/family">other checkpoints of this family</a>' in client.get(f"/models/{STALE}").text
 
 
-def test_the_closed_inherited_advisory_shows_as_closed(family: Family) -> None:
-    family.advance(BASE)
-    family.advance(STALE)
-    html = TestClient(create_app(family.settings, family.store)).get(f"/models/{BASE}/family").text
+def test_the_closed_inherited_advisory_shows_as_closed(scenario: Scenario) -> None:
+    scenario.advance(BASE)
+    scenario.advance(STALE)
+    html = TestClient(create_app(scenario.settings, scenario.store)).get(f"/models/{BASE}/family").text
     assert "(closed)" in _row(html, str(STALE))
 
 
-def test_the_family_json_twin(family: Family) -> None:
-    family.advance(BASE)
-    client = TestClient(create_app(family.settings, family.store))
-    body = client.get(f"/api/v1/models/{OWN}/family").json()  # a derivative's family is its base's
+def test_the_family_json_twin(scenario: Scenario) -> None:
+    scenario.advance(BASE)
+    client = TestClient(create_app(scenario.settings, scenario.store))
+    body = client.get(f"/api/v1/models/{OWN}/family").json()  # a derivative's derivatives page is its base's
     assert (body["repo"], body["base"], body["relation"]) == (str(OWN), str(BASE), "adapter")
     assert body["url"].endswith(f"/models/{BASE}/family")
     rows = {c["repo"]: c for c in body["checkpoints"]}
@@ -58,48 +58,48 @@ def test_the_family_json_twin(family: Family) -> None:
     (inherited,) = stale["inherited"]
     assert inherited["status"] == "open" and inherited["id"].endswith("-inherited") and inherited["upstream"]
     assert stale["relation"] == "finetune" and stale["params"]["derived_delta"] == 41088
-    assert stale["head"]["sha"] == family.store.head(STALE).sha
+    assert stale["head"]["sha"] == scenario.store.head(STALE).sha
     assert rows[str(FIXED)]["inherited"] == [] and "of its own" in rows[str(OWN)]["notes"][0]
     head = client.head(f"/api/v1/models/{BASE}/family")
     assert head.status_code == 200 and head.content == b"" and head.headers["content-type"] == "application/json"
     assert client.get("/api/v1/models/famlab/nobody/family").status_code == 404
-    family.advance(STALE)
+    scenario.advance(STALE)
     closed = client.get(f"/api/v1/models/{BASE}/family").json()["checkpoints"]
     assert [c["inherited"][0]["status"] for c in closed if c["repo"] == str(STALE)] == ["closed"]
 
 
-def test_the_model_page_links_the_family_only_for_a_family(family: Family) -> None:
+def test_the_model_page_links_the_family_only_for_a_family(scenario: Scenario) -> None:
     link = "other checkpoints of this family"
-    client = TestClient(create_app(family.settings, family.store))
+    client = TestClient(create_app(scenario.settings, scenario.store))
     solo = RepoId("acme", "solo")
-    family.store.watch(solo)
-    assert link not in client.get(f"/models/{solo}").text  # in no family
+    scenario.store.watch(solo)
+    assert link not in client.get(f"/models/{solo}").text  # a base with no watched derivative
     assert link in client.get(f"/models/{BASE}").text and link in client.get(f"/models/{OWN}").text
     for repo in (STALE, FIXED, OWN):  # the derivatives no longer watched: the base stands alone
-        family.store.unwatch(repo)
+        scenario.store.unwatch(repo)
     assert link not in client.get(f"/models/{BASE}").text
-    family.store.watch(OWN)
-    family.store.unwatch(BASE)  # a derivative of a base no longer watched
+    scenario.store.watch(OWN)
+    scenario.store.unwatch(BASE)  # a derivative of a base no longer watched
     assert link not in client.get(f"/models/{OWN}").text
 
 
-def test_the_family_page_decodes_only_the_inherited_records(family: Family, decoded: list[str]) -> None:
+def test_the_family_page_decodes_only_the_inherited_records(scenario: Scenario, decoded: list[str]) -> None:
     """A derivative's own advisories, however many, are not read to list its inherited ones."""
-    family.advance(BASE)
+    scenario.advance(BASE)
     decoded.clear()
-    client = TestClient(create_app(family.settings, family.store))
+    client = TestClient(create_app(scenario.settings, scenario.store))
     before = client.get(f"/models/{BASE}/family").text
     few = len(decoded)
-    head = family.store.head(STALE)
+    head = scenario.store.head(STALE)
     own = [AdvisoryRecord(f"x_OWN-{i}", STALE, head.sha, {
         "id": f"x_OWN-{i}", "modified": "2024-01-01T12:00:00Z", "published": "2024-01-01T12:00:00Z",
         "affected": [{"package": {"ecosystem": "GIT", "name": STALE.url()},
                       "ranges": [{"type": "GIT", "repo": STALE.url(), "events": [{"introduced": head.sha}]}]}]},
         head.date, None) for i in range(30)]
-    assert family.store.save_revision(STALE, RevisionRecord("f" * 40, head.sha, head.date, "own advisories"),
+    assert scenario.store.save_revision(STALE, RevisionRecord("f" * 40, head.sha, head.date, "own advisories"),
                                       [], {}, [], None, own)
     decoded.clear()
     after = client.get(f"/models/{BASE}/family").text
     assert len(decoded) == few, decoded  # the new revision's own records were not decoded
-    inherited = [a.id for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
+    inherited = [a.id for a in scenario.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     assert inherited and all(i in _row(before, str(STALE)) and i in _row(after, str(STALE)) for i in inherited)

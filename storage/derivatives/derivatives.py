@@ -1,9 +1,9 @@
-"""Model families: bases watched with their derivatives, each derivative's base and relation, and
+"""Derivatives: bases watched with their derivatives, each derivative's base and relation, and
 the notes the inheritance check leaves on a derivative (tables, queries and a small facade).
 
 - `family_roots`: a repo watched with `--derivatives` (the relations asked for, the limit, when
   the hub's listing was last read for it).
-- `family_members`: a derivative found through the listing: its base (a family root), the
+- `family_members`: a derivative found through the listing: its base (a base watched with its derivatives), the
   relation the hub tags it with, when it was found, and `notes` (per base advisory id: what the
   inheritance check found — `stale`, `matches`, `own` — with a one-line text and the sha checked).
 
@@ -30,20 +30,20 @@ from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Field, SQLModel
 
 __all__ = [
-    "FAMILY_MEMBERS",
-    "FAMILY_ROOTS",
+    "DERIVATIVE_MEMBERS",
+    "DERIVATIVE_ROOTS",
     "RELATIONS",
-    "Families",
-    "FamilyMember",
-    "FamilyMemberRow",
-    "FamilyRoot",
-    "FamilyRootRow",
+    "Derivatives",
+    "Derivative",
+    "DerivativeRow",
+    "DerivativesRoot",
+    "DerivativesRootRow",
 ]
 
 RELATIONS = ("finetune", "quantized", "adapter", "merge")
 
 
-class FamilyRootRow(SQLModel, table=True):
+class DerivativesRootRow(SQLModel, table=True):
     """A base watched with its derivatives (`hubwatch watch add ORG/NAME --derivatives`)."""
 
     __tablename__ = "family_roots"  # pyright: ignore[reportAssignmentType]  # SQLModel declares it declared_attr
@@ -57,8 +57,8 @@ class FamilyRootRow(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
 
 
-class FamilyMemberRow(SQLModel, table=True):
-    """A derivative of a family root: the relation the hub tags it with and the inheritance notes."""
+class DerivativeRow(SQLModel, table=True):
+    """A derivative of a base watched with its derivatives: the relation the hub tags it with and the inheritance notes."""
 
     __tablename__ = "family_members"  # pyright: ignore[reportAssignmentType]
     __table_args__ = (sa.Index("ix_family_members_base", "base_id"),)
@@ -72,12 +72,12 @@ class FamilyMemberRow(SQLModel, table=True):
     notes: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
 
 
-FAMILY_ROOTS: sa.Table = FamilyRootRow.__table__  # type: ignore[attr-defined]
-FAMILY_MEMBERS: sa.Table = FamilyMemberRow.__table__  # type: ignore[attr-defined]
+DERIVATIVE_ROOTS: sa.Table = DerivativesRootRow.__table__  # type: ignore[attr-defined]
+DERIVATIVE_MEMBERS: sa.Table = DerivativeRow.__table__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
-class FamilyRoot:
+class DerivativesRoot:
     """A base watched with its derivatives."""
 
     repo: RepoId
@@ -87,7 +87,7 @@ class FamilyRoot:
 
 
 @dataclass(frozen=True)
-class FamilyMember:
+class Derivative:
     """A derivative: its base, relation, when found, and the inheritance notes by base advisory id."""
 
     repo: RepoId
@@ -111,7 +111,7 @@ def set_root(conn: Connection, base: RepoId, relations: Sequence[str], limit: in
     chosen = _check_relations(relations)
     set_watched(conn, base, True, now)
     repo_id = find_repo(conn, base)
-    stmt = dialect_insert(conn, FAMILY_ROOTS).values(
+    stmt = dialect_insert(conn, DERIVATIVE_ROOTS).values(
         repo_id=repo_id, relations=chosen, max_derivatives=limit, created_at=checked_utc(now, "now")
     )
     conn.execute(
@@ -122,13 +122,13 @@ def set_root(conn: Connection, base: RepoId, relations: Sequence[str], limit: in
 
 
 def add_members(conn: Connection, base: RepoId, found: Sequence[tuple[RepoId, str]], now: datetime) -> list[RepoId]:
-    """Record each derivative's base and relation, watching those new to the family (one removed
-    with `watch remove` since stays unwatched); the ones new to the family."""
+    """Record each derivative's base and relation, watching those not yet recorded (one removed
+    with `watch remove` since stays unwatched); the ones not recorded before."""
     base_id = find_repo(conn, base)
     if base_id is None:
         raise InvalidRecord(f"{base} is not stored: watch it with --derivatives first")
     known = {
-        int(r) for r in conn.execute(sa.select(FAMILY_MEMBERS.c.repo_id).where(FAMILY_MEMBERS.c.base_id == base_id)).scalars()
+        int(r) for r in conn.execute(sa.select(DERIVATIVE_MEMBERS.c.repo_id).where(DERIVATIVE_MEMBERS.c.base_id == base_id)).scalars()
     }
     added: list[RepoId] = []
     for repo, relation in found:
@@ -141,13 +141,13 @@ def add_members(conn: Connection, base: RepoId, found: Sequence[tuple[RepoId, st
             repo_id = find_repo(conn, repo)
         if repo_id is None:
             continue
-        stmt = dialect_insert(conn, FAMILY_MEMBERS).values(
+        stmt = dialect_insert(conn, DERIVATIVE_MEMBERS).values(
             repo_id=repo_id, base_id=base_id, relation=relation, found_at=checked_utc(now, "now"), notes={}
         )
         conn.execute(stmt.on_conflict_do_update(index_elements=["repo_id"], set_={"base_id": base_id, "relation": relation}))
         if repo_id not in known:
             added.append(repo)
-    conn.execute(sa.update(FAMILY_ROOTS).where(FAMILY_ROOTS.c.repo_id == base_id).values(refreshed_at=checked_utc(now, "now")))
+    conn.execute(sa.update(DERIVATIVE_ROOTS).where(DERIVATIVE_ROOTS.c.repo_id == base_id).values(refreshed_at=checked_utc(now, "now")))
     return added
 
 
@@ -158,17 +158,17 @@ def _repo_names(conn: Connection, ids: set[int]) -> dict[int, RepoId]:
     return {int(r.id): RepoId(r.org, r.name) for r in rows}
 
 
-def roots(conn: Connection) -> list[FamilyRoot]:
-    rows = conn.execute(sa.select(FAMILY_ROOTS)).all()
+def roots(conn: Connection) -> list[DerivativesRoot]:
+    rows = conn.execute(sa.select(DERIVATIVE_ROOTS)).all()
     names = _repo_names(conn, {int(r.repo_id) for r in rows})
-    out = [FamilyRoot(names[int(r.repo_id)], tuple(r.relations or ()), r.max_derivatives, r.refreshed_at) for r in rows]
+    out = [DerivativesRoot(names[int(r.repo_id)], tuple(r.relations or ()), r.max_derivatives, r.refreshed_at) for r in rows]
     return sorted(out, key=lambda f: str(f.repo).lower())
 
 
-def members(conn: Connection, base: RepoId | None = None, repo: RepoId | None = None) -> list[FamilyMember]:
+def members(conn: Connection, base: RepoId | None = None, repo: RepoId | None = None) -> list[Derivative]:
     """Derivatives (of `base`, or `repo` alone), ordered by id."""
-    query = sa.select(FAMILY_MEMBERS)
-    for value, column in ((base, FAMILY_MEMBERS.c.base_id), (repo, FAMILY_MEMBERS.c.repo_id)):
+    query = sa.select(DERIVATIVE_MEMBERS)
+    for value, column in ((base, DERIVATIVE_MEMBERS.c.base_id), (repo, DERIVATIVE_MEMBERS.c.repo_id)):
         if value is not None:
             found = find_repo(conn, value)
             if found is None:
@@ -177,19 +177,19 @@ def members(conn: Connection, base: RepoId | None = None, repo: RepoId | None = 
     rows = conn.execute(query).all()
     names = _repo_names(conn, {int(r.repo_id) for r in rows} | {int(r.base_id) for r in rows})
     out = [
-        FamilyMember(names[int(r.repo_id)], names[int(r.base_id)], r.relation, r.found_at, dict(r.notes or {}))
+        Derivative(names[int(r.repo_id)], names[int(r.base_id)], r.relation, r.found_at, dict(r.notes or {}))
         for r in rows
     ]
     return sorted(out, key=lambda m: str(m.repo).lower())
 
 
-def in_family(conn: Connection, repo: RepoId) -> bool:
+def in_derivatives(conn: Connection, repo: RepoId) -> bool:
     """Whether `repo` is a base with a watched derivative, or a derivative of a watched base (two
-    indexed lookups, whatever the family's size)."""
+    indexed lookups, whatever the number of derivatives)."""
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return False
-    m = FAMILY_MEMBERS.c
+    m = DERIVATIVE_MEMBERS.c
     watched = sa.select(REPOS.c.id).where(REPOS.c.watched.is_(True))
     derivative = sa.select(m.repo_id).where(m.base_id == repo_id, m.repo_id.in_(watched)).limit(1)
     base = sa.select(m.base_id).where(m.repo_id == repo_id, m.base_id.in_(watched)).limit(1)
@@ -200,12 +200,12 @@ def set_notes(conn: Connection, repo: RepoId, notes: Mapping[str, Any]) -> bool:
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return False
-    result = conn.execute(sa.update(FAMILY_MEMBERS).where(FAMILY_MEMBERS.c.repo_id == repo_id).values(notes=dict(notes)))
+    result = conn.execute(sa.update(DERIVATIVE_MEMBERS).where(DERIVATIVE_MEMBERS.c.repo_id == repo_id).values(notes=dict(notes)))
     return bool(result.rowcount)
 
 
-class Families(Transactions):
-    """The family queries over a store's engine, each in its own transaction."""
+class Derivatives(Transactions):
+    """The derivatives queries over a store's engine, each in its own transaction."""
 
     def __init__(self, engine: Engine, clock: Callable[[], datetime]) -> None:
         self.engine = engine
@@ -219,22 +219,22 @@ class Families(Transactions):
         now = self._clock()
         return self._write(lambda c: add_members(c, base, found, now))
 
-    def roots(self) -> list[FamilyRoot]:
+    def roots(self) -> list[DerivativesRoot]:
         with self._read() as c:
             return roots(c)
 
-    def members(self, base: RepoId | None = None, repo: RepoId | None = None) -> list[FamilyMember]:
+    def members(self, base: RepoId | None = None, repo: RepoId | None = None) -> list[Derivative]:
         with self._read() as c:
             return members(c, base, repo)
 
-    def member(self, repo: RepoId) -> FamilyMember | None:
+    def member(self, repo: RepoId) -> Derivative | None:
         found = self.members(repo=repo)
         return found[0] if found else None
 
-    def in_family(self, repo: RepoId) -> bool:
+    def in_derivatives(self, repo: RepoId) -> bool:
         """Whether `repo` is a base with a watched derivative or a derivative of a watched base."""
         with self._read() as c:
-            return in_family(c, repo)
+            return in_derivatives(c, repo)
 
     def set_notes(self, repo: RepoId, notes: Mapping[str, Any]) -> bool:
         return self._write(lambda c: set_notes(c, repo, notes))

@@ -1,17 +1,17 @@
-"""Families: a base's derivatives found through the hub's listing and kept watched, and what each
+"""Derivatives: a base's derivatives found through the hub's listing and kept watched, and what each
 derivative inherits of the base's advisories (hubwatch.advisories.inherit), saved like any other.
 
-- `watch_family`: `hubwatch watch add ORG/NAME --derivatives`: the base, and every model the hub
-  lists under `base_model:<relation>:ORG/NAME`, watched; the family recorded in the store.
-- `refresh_families`: the same listing read again for each family whose last reading is older
-  than `HUBWATCH_FAMILY_REFRESH_S` (`hubwatch run` does it after its poll cycles), so new
+- `watch_with_derivatives`: `hubwatch watch add ORG/NAME --derivatives`: the base, and every model the hub
+  lists under `base_model:<relation>:ORG/NAME`, watched; each derivative's base recorded in the store.
+- `refresh_derivatives`: the same listing read again for each base whose last reading is older
+  than `HUBWATCH_DERIVATIVES_REFRESH_S` (`hubwatch run` does it after its poll cycles), so new
   derivatives are picked up.
-- `poll_now_with_family`: a webhook's immediate poll of one repo, then the family pass for it (a
+- `poll_now_with_derivatives`: a webhook's immediate poll of one repo, then the derivatives pass for it (a
   derivative) or for its derivatives (a base).
 - `check_inheritance`: for each derivative whose head or whose base's advisories moved since it was
   last checked, each of the base's advisories about copied files planned against the derivative's
   stored files; inherited advisories upserted through the store's one advisory path (so /v1/query,
-  feeds and pages see them), notes (matches / own / stale) kept on the family member.
+  feeds and pages see them), notes (matches / own / stale) kept on the derivative.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from hubwatch.advisories.inherit import (
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, RepoId
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.storage.derivatives.families import RELATIONS, Families, FamilyMember
+from hubwatch.storage.derivatives.derivatives import RELATIONS, Derivatives, Derivative
 from hubwatch.tracker.pipeline import load_baseline
 
 if TYPE_CHECKING:
@@ -46,52 +46,52 @@ if TYPE_CHECKING:
     from hubwatch.tracker.poller import PollOutcome
 
 __all__ = [
-    "FamilyCheck",
-    "FamilyJob",
+    "DerivativesCheck",
+    "DerivativesJob",
     "after_poll",
     "check_inheritance",
-    "families",
-    "poll_now_with_family",
-    "refresh_families",
+    "derivatives",
+    "poll_now_with_derivatives",
+    "refresh_derivatives",
     "report_lines",
-    "watch_family",
+    "watch_with_derivatives",
 ]
 
 log = logging.getLogger(__name__)
 
 
-def families(store: Store, clock: Clock = system_clock) -> Families:
-    """The store's family queries."""
-    return store.families(clock)
+def derivatives(store: Store, clock: Clock = system_clock) -> Derivatives:
+    """The store's derivatives queries."""
+    return store.derivatives(clock)
 
 
-def watch_family(
+def watch_with_derivatives(
     store: Store, hub: HubClient, base: RepoId, relations: Sequence[str] = (), limit: int | None = None,
     clock: Clock = system_clock,
 ) -> list[tuple[RepoId, str]]:  # fmt: skip
     """Watch `base` and its derivatives (the relations given, default all; at most `limit`) as the
     hub lists them now; the derivatives found, with their relation."""
-    fam = families(store, clock)
+    fam = derivatives(store, clock)
     fam.set_root(base, relations, limit)
     found = hub.derivatives(base, list(relations) or list(RELATIONS), limit=limit)
     fam.add_members(base, found)
     return found
 
 
-def refresh_families(
+def refresh_derivatives(
     store: Store, hub: HubClient, settings: Settings, clock: Clock = system_clock, *, force: bool = False
 ) -> dict[RepoId, list[RepoId]]:
-    """Read the listing again for each family due (or all, with `force`); the new derivatives per base."""
-    fam = families(store, clock)
+    """Read the listing again for each base due (or all, with `force`); the new derivatives per base."""
+    fam = derivatives(store, clock)
     now = clock()
-    due = timedelta(seconds=settings.family_refresh_s)
+    due = timedelta(seconds=settings.derivatives_refresh_s)
     added: dict[RepoId, list[RepoId]] = {}
     for root in fam.roots():
         if not force and root.refreshed_at is not None and now - root.refreshed_at < due:
             continue
         state = store.repo_state(root.repo)
         if state is None or not state.watched:
-            continue  # the base itself is no longer watched: its family is not followed
+            continue  # the base itself is no longer watched: its derivatives are not followed
         found = hub.derivatives(root.repo, list(root.relations) or list(RELATIONS), limit=root.max_derivatives)
         new = fam.add_members(root.repo, found)
         if new:
@@ -100,7 +100,7 @@ def refresh_families(
 
 
 @dataclass(frozen=True)
-class FamilyCheck:
+class DerivativesCheck:
     """One base advisory checked against one derivative."""
 
     repo: RepoId
@@ -111,7 +111,7 @@ class FamilyCheck:
 
 @dataclass
 class _Snapshots:
-    """What one pass over the families reads of a base once, for all its derivatives: snapshots, and
+    """What one pass over the derivatives reads of a base once, for all its derivatives: snapshots, and
     the base's inheritable records."""
 
     store: Store
@@ -130,7 +130,7 @@ class _Snapshots:
         return self.records[base]
 
 
-def _fingerprint(store: Store, member: FamilyMember, head: str) -> str:
+def _fingerprint(store: Store, member: Derivative, head: str) -> str:
     """What a check of `member` at `head` depends on, read without decoding a record: the
     derivative's id and head, and the base's history version (raised by every write to its
     revisions or advisories, `Store.summary`): one row, however deep the base's history."""
@@ -139,7 +139,7 @@ def _fingerprint(store: Store, member: FamilyMember, head: str) -> str:
 
 
 def _carried_since(
-    snaps: _Snapshots, member: FamilyMember, line: Callable[[], Sequence[str]], record: AdvisoryRecord, before: Snapshot,
+    snaps: _Snapshots, member: Derivative, line: Callable[[], Sequence[str]], record: AdvisoryRecord, before: Snapshot,
     after: Snapshot,
 ) -> str:  # fmt: skip
     """The oldest revision of the unbroken run up to the head that carries the stale content."""
@@ -153,9 +153,9 @@ def _carried_since(
 
 
 def _check_member(
-    store: Store, fam: Families, snaps: _Snapshots, member: FamilyMember, settings: Settings, force: bool,
+    store: Store, fam: Derivatives, snaps: _Snapshots, member: Derivative, settings: Settings, force: bool,
     now: datetime,
-) -> list[FamilyCheck]:  # fmt: skip
+) -> list[DerivativesCheck]:  # fmt: skip
     head = store.head(member.repo)
     if head is None:
         return []  # not polled yet: checked once its history is stored
@@ -180,7 +180,7 @@ def _check_member(
         if moved is not None:
             prior[upstream] = renamed[moved.id] = moved
     snapshot = snaps.at(member.repo, head.sha)
-    checks: list[FamilyCheck] = []
+    checks: list[DerivativesCheck] = []
     records: list[AdvisoryRecord] = []
     notes: dict[str, Any] = {"_checked": fingerprint}
     for record in base_records:
@@ -196,7 +196,7 @@ def _check_member(
         if result.record is not None:
             records.append(result.record)
         notes[record.id] = {"status": result.status, "note": result.note, "sha": head.sha}
-        checks.append(FamilyCheck(member.repo, member.base, record.id, result))
+        checks.append(DerivativesCheck(member.repo, member.base, record.id, result))
     live = {r.id for r in base_records}
     for upstream, stale in sorted(prior.items()):
         if upstream not in live and stale.withdrawn is None:  # the base's record was withdrawn
@@ -213,29 +213,29 @@ def _check_member(
 def check_inheritance(
     store: Store, settings: Settings, clock: Clock = system_clock, *, force: bool = False,
     repos: Sequence[RepoId] | None = None,
-) -> list[FamilyCheck]:  # fmt: skip
+) -> list[DerivativesCheck]:  # fmt: skip
     """Check every derivative (or those in `repos`) whose head or base advisories moved since it was
     last checked (all of them with `force`); what was found, per derivative and base advisory."""
-    fam = families(store, clock)
+    fam = derivatives(store, clock)
     snaps = _Snapshots(store)
     wanted = None if repos is None else set(repos)
-    checks: list[FamilyCheck] = []
+    checks: list[DerivativesCheck] = []
     for member in fam.members():
         if wanted is None or member.repo in wanted:
             checks += _check_member(store, fam, snaps, member, settings, force, clock())
     return checks
 
 
-def after_poll(store: Store, hub: HubClient, settings: Settings, clock: Clock = system_clock) -> list[FamilyCheck]:
+def after_poll(store: Store, hub: HubClient, settings: Settings, clock: Clock = system_clock) -> list[DerivativesCheck]:
     """What `hubwatch poll` and each cycle of `hubwatch run` do after polling: the families due
-    refreshed, inheritance checked; nothing at all while no family is watched."""
-    if not families(store, clock).roots():
+    refreshed, inheritance checked; nothing at all while no base is watched with its derivatives."""
+    if not derivatives(store, clock).roots():
         return []
-    refresh_families(store, hub, settings, clock)
+    refresh_derivatives(store, hub, settings, clock)
     return check_inheritance(store, settings, clock)
 
 
-def poll_now_with_family(
+def poll_now_with_derivatives(
     poll_now: Callable[[RepoId], PollOutcome | None], store: Store, settings: Settings, repo: RepoId,
     clock: Clock = system_clock,
 ) -> PollOutcome | None:  # fmt: skip
@@ -244,22 +244,22 @@ def poll_now_with_family(
     derivatives when it is a base (a failure there is logged; the next cycle's pass tries again)."""
     outcome = poll_now(repo)
     if outcome is None:
-        return None  # not watched, or another worker polls it (its cycle runs the family pass)
+        return None  # not watched, or another worker polls it (its cycle runs the derivatives pass)
     current = outcome.repo  # the hub's id, after a rename
     try:
-        fam = families(store, clock)
+        fam = derivatives(store, clock)
         wanted = [m.repo for m in fam.members(base=current)]
         if fam.member(current) is not None:
             wanted.append(current)
         if wanted:
             for line in report_lines(check_inheritance(store, settings, clock, repos=wanted)):
                 log.info("%s", line)
-    except Exception:  # noqa: BLE001 - the webhook's poll is stored; the family pass is retried later
+    except Exception:  # noqa: BLE001 - the webhook's poll is stored; the derivatives pass is retried later
         log.exception("inheritance check after the webhook for %s failed; retried after the next poll cycle", current)
     return outcome
 
 
-def report_lines(checks: Sequence[FamilyCheck]) -> list[str]:
+def report_lines(checks: Sequence[DerivativesCheck]) -> list[str]:
     """One line per inherited advisory raised or closed, and per note of a template of its own."""
     lines: list[str] = []
     for check in checks:
@@ -273,8 +273,8 @@ def report_lines(checks: Sequence[FamilyCheck]) -> list[str]:
     return lines
 
 
-class FamilyJob:
-    """The scheduled job of `hubwatch run`: the poll cycle, then the families due refreshed and
+class DerivativesJob:
+    """The scheduled job of `hubwatch run`: the poll cycle, then the derivatives due refreshed and
     inheritance checked (a failure there is logged; the next cycle tries again)."""
 
     def __init__(self, cycle: Callable[[], object], store: Store, hub: HubClient, settings: Settings,
@@ -290,6 +290,6 @@ class FamilyJob:
         try:
             for line in report_lines(after_poll(self.store, self.hub, self.settings, self.clock)):
                 log.info("%s", line)
-        except Exception:  # noqa: BLE001 - a family pass must not stop the poll schedule
-            log.exception("family refresh / inheritance check failed; retried after the next poll cycle")
+        except Exception:  # noqa: BLE001 - a derivatives pass must not stop the poll schedule
+            log.exception("derivatives refresh / inheritance check failed; retried after the next poll cycle")
         return outcome

@@ -7,17 +7,17 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from family_scenario import BASE, FIXED, STALE, Family, family  # noqa: F401  (the fixture)
+from derivatives_scenario import BASE, FIXED, STALE, Scenario, scenario  # noqa: F401  (the fixture)
 from fastapi.testclient import TestClient
 
 from hubwatch.cli import _register, cli
 from hubwatch.feeds import create_app
 
 
-def _project(tmp_path: Path, family: Family) -> Path:
+def _project(tmp_path: Path, scenario: Scenario) -> Path:
     project = tmp_path / "project"
     project.mkdir()
-    stale, fixed = family.store.head(STALE).sha, family.store.head(FIXED).sha
+    stale, fixed = scenario.store.head(STALE).sha, scenario.store.head(FIXED).sha
     (project / "train.py").write_text(
         f'a = AutoModel.from_pretrained("{STALE}", revision="{stale}")\n'
         f'b = AutoModel.from_pretrained("{FIXED}", revision="{fixed}")\n',
@@ -26,11 +26,11 @@ def _project(tmp_path: Path, family: Family) -> Path:
     return project
 
 
-def test_check_reports_the_inherited_advisory_and_the_base_fix(family: Family, tmp_path: Path) -> None:
-    fix = family.advance(BASE)
-    project = _project(tmp_path, family)
+def test_check_reports_the_inherited_advisory_and_the_base_fix(scenario: Scenario, tmp_path: Path) -> None:
+    fix = scenario.advance(BASE)
+    project = _project(tmp_path, scenario)
     _register()
-    env = {"HUBWATCH_DATABASE_URL": family.url, "COLUMNS": "200"}
+    env = {"HUBWATCH_DATABASE_URL": scenario.url, "COLUMNS": "200"}
     result = CliRunner().invoke(cli, ["check", str(project)], env=env)
     assert result.exit_code == 1, result.output
     lines = result.output.splitlines()
@@ -45,29 +45,29 @@ def test_check_reports_the_inherited_advisory_and_the_base_fix(family: Family, t
     assert hit["id"].endswith("-inherited") and hit["direction"] == "hazard" and "upstream_fix" in hit
 
 
-def test_query_api_answers_with_the_inherited_advisory(family: Family) -> None:
-    family.advance(BASE)
-    stale = family.store.head(STALE).sha
-    client = TestClient(create_app(family.settings, family.store))
+def test_query_api_answers_with_the_inherited_advisory(scenario: Scenario) -> None:
+    scenario.advance(BASE)
+    stale = scenario.store.head(STALE).sha
+    client = TestClient(create_app(scenario.settings, scenario.store))
     answer = client.post("/v1/query", json={"commit": stale}).json()
     (vuln,) = answer["vulns"]
     assert vuln["id"].endswith("-inherited") and vuln["upstream"]
     assert client.get(f"/v1/vulns/{vuln['id']}").json()["upstream"] == vuln["upstream"]
-    assert client.post("/v1/query", json={"commit": family.store.head(FIXED).sha}).json() == {}
+    assert client.post("/v1/query", json={"commit": scenario.store.head(FIXED).sha}).json() == {}
 
 
-def test_check_against_a_server_names_the_base_fix(family: Family, tmp_path: Path) -> None:
+def test_check_against_a_server_names_the_base_fix(scenario: Scenario, tmp_path: Path) -> None:
     import socket
     import threading
     import time
 
     import uvicorn
 
-    fix = family.advance(BASE)
-    project = _project(tmp_path, family)
+    fix = scenario.advance(BASE)
+    project = _project(tmp_path, scenario)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(family.settings, family.store), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(create_app(scenario.settings, scenario.store), log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

@@ -1,4 +1,4 @@
-"""The family page `/models/ORG/NAME/family`: a base's derivatives (docs/families.md) with their
+"""The derivatives page `/models/ORG/NAME/family`: a base's derivatives (docs/derivatives.md) with their
 relation, last change, parameters (derived and counted in the checkpoint, and the difference from
 the base's) and the inherited advisories and notes each carries; its JSON twin
 `/api/v1/models/ORG/NAME/family`."""
@@ -17,17 +17,17 @@ from hubwatch.domain.times import rfc3339
 from hubwatch.estimator import Estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.routes.common import require_known
-from hubwatch.storage.derivatives.families import FamilyMember
+from hubwatch.storage.derivatives.derivatives import Derivative
 
-__all__ = ["FamilyRow", "family_json", "family_rows", "router"]
+__all__ = ["DerivativesPageRow", "derivatives_json", "derivatives_rows", "router"]
 
 router = APIRouter(tags=["pages"], default_response_class=HTMLResponse)
 Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 
 @dataclass(frozen=True)
-class FamilyRow:
-    """One checkpoint of the family as the page lists it."""
+class DerivativesPageRow:
+    """One checkpoint of a base or its derivatives as the page lists it."""
 
     repo: RepoId
     relation: str  # "base" for the base itself
@@ -40,7 +40,7 @@ class FamilyRow:
     notes: tuple[str, ...]  # the inheritance check's info notes (a template of its own, …)
 
 
-def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], base: tuple[int | None, int | None]) -> FamilyRow:
+def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], base: tuple[int | None, int | None]) -> DerivativesPageRow:
     head = ctx.store.head(repo)
     derived = checkpoint = None
     if head is not None:
@@ -52,7 +52,7 @@ def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], ba
     inherited = tuple(r for r in ctx.store.advisories.with_id_suffix(repo, INHERITED_ID_SUFFIX) if is_inherited(r.osv))
     texts = tuple(str(n.get("note")) for k, n in sorted(notes.items())
                   if not k.startswith("_") and isinstance(n, dict) and n.get("status") == "own")  # fmt: skip
-    return FamilyRow(
+    return DerivativesPageRow(
         repo, relation, head, derived, checkpoint,
         None if derived is None or base[0] is None else derived - base[0],
         None if checkpoint is None or base[1] is None else checkpoint - base[1],
@@ -60,9 +60,9 @@ def _row(ctx: AppContext, repo: RepoId, relation: str, notes: dict[str, Any], ba
     )  # fmt: skip
 
 
-def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
+def derivatives_rows(ctx: AppContext, base: RepoId) -> list[DerivativesPageRow]:
     """The base first, then its derivatives by id."""
-    members = ctx.store.families(ctx.clock).members(base=base)
+    members = ctx.store.derivatives(ctx.clock).members(base=base)
     first = _row(ctx, base, "base", {}, (None, None))
     rows = [first]
     for member in members:
@@ -70,19 +70,19 @@ def family_rows(ctx: AppContext, base: RepoId) -> list[FamilyRow]:
     return rows
 
 
-def _family(ctx: AppContext, org: str, name: str) -> tuple[RepoId, RepoId, FamilyMember | None, list[FamilyRow]]:
+def _derivatives(ctx: AppContext, org: str, name: str) -> tuple[RepoId, RepoId, Derivative | None, list[DerivativesPageRow]]:
     repo = repo_from_path(org, name)
     require_known(ctx.store, repo)
-    member = ctx.store.families(ctx.clock).member(repo)
+    member = ctx.store.derivatives(ctx.clock).member(repo)
     base = member.base if member is not None else repo
-    return repo, base, member, family_rows(ctx, base)
+    return repo, base, member, derivatives_rows(ctx, base)
 
 
 @router.get("/models/{org}/{name}/family")
-def family_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
-    repo, base, member, rows = _family(ctx, org, name)
+def derivatives_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
+    repo, base, member, rows = _derivatives(ctx, org, name)
     context: dict[str, Any] = {"repo": repo, "base": base, "member": member, "rows": rows}
-    return ctx.templates.TemplateResponse(request, "family.html", context)
+    return ctx.templates.TemplateResponse(request, "derivatives.html", context)
 
 
 def _inherited_json(record: AdvisoryRecord) -> dict[str, Any]:
@@ -100,8 +100,8 @@ def _inherited_json(record: AdvisoryRecord) -> dict[str, Any]:
     }
 
 
-def family_json(rows: list[FamilyRow], repo: RepoId, base: RepoId, member: FamilyMember | None) -> dict[str, Any]:
-    """The family page's rows as JSON (the base first)."""
+def derivatives_json(rows: list[DerivativesPageRow], repo: RepoId, base: RepoId, member: Derivative | None) -> dict[str, Any]:
+    """The derivatives page's rows as JSON (the base first)."""
     return {
         "repo": str(repo),
         "base": str(base),
@@ -126,10 +126,10 @@ def family_json(rows: list[FamilyRow], repo: RepoId, base: RepoId, member: Famil
 
 
 @router.get("/api/v1/models/{org}/{name}/family", tags=["api"], response_class=JSONResponse)
-def family_api(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
-    """The family page as JSON: the base, then each watched derivative (relation, head, parameters
+def derivatives_api(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
+    """The derivatives page as JSON: the base, then each watched derivative (relation, head, parameters
     and their difference from the base's, inherited advisories open or closed, notes)."""
-    repo, base, member, rows = _family(ctx, org, name)
-    body = family_json(rows, repo, base, member)
+    repo, base, member, rows = _derivatives(ctx, org, name)
+    body = derivatives_json(rows, repo, base, member)
     body["url"] = f"{ctx.base_url}/models/{base}/family"
     return body

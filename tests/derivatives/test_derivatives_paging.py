@@ -14,7 +14,7 @@ from hubwatch.tracker.hub import HubClient
 COUNT = 1_003
 
 
-def _family(root: Path) -> None:
+def _derivatives(root: Path) -> None:
     base = root / "bigfam__base" / "v1"
     base.mkdir(parents=True)
     (base / "README.md").write_text("---\nlicense: mit\n---\n# base\n")
@@ -26,7 +26,7 @@ def _family(root: Path) -> None:
 
 
 def test_more_than_a_thousand_derivatives_page_through_the_client(hubsim_factory: Any, tmp_path: Path) -> None:
-    _family(tmp_path)
+    _derivatives(tmp_path)
     sim = hubsim_factory(root=tmp_path, at=None)
     api = HfApi(endpoint=sim.url, token=False)
     seen = [m.id for m in api.list_models(filter="base_model:bigfam/base", limit=COUNT + 10)]

@@ -7,7 +7,7 @@ import json
 from datetime import datetime, timezone
 
 import jsonschema
-from family_scenario import BASE, STALE, Family, family  # noqa: F401  (the fixture)
+from derivatives_scenario import BASE, STALE, Scenario, scenario  # noqa: F401  (the fixture)
 
 from hubwatch.advisories.advise import plan_advisories
 from hubwatch.advisories.inherit import plan_inherited
@@ -86,9 +86,9 @@ def test_a_hazard_of_the_base_is_inherited_by_whoever_copied_it() -> None:
     assert kept.status == "matches"  # type: ignore[attr-defined]
 
 
-def test_rederiving_the_derivative_keeps_its_inherited_advisory(family: Family) -> None:
-    family.advance(BASE)
-    (before,) = [a for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
-    rederive_repo(family.store, STALE, family.settings)
-    (after,) = [a for a in family.store.advisories.records(STALE) if a.id.endswith("-inherited")]
+def test_rederiving_the_derivative_keeps_its_inherited_advisory(scenario: Scenario) -> None:
+    scenario.advance(BASE)
+    (before,) = [a for a in scenario.store.advisories.records(STALE) if a.id.endswith("-inherited")]
+    rederive_repo(scenario.store, STALE, scenario.settings)
+    (after,) = [a for a in scenario.store.advisories.records(STALE) if a.id.endswith("-inherited")]
     assert after.withdrawn is None and after.osv == before.osv

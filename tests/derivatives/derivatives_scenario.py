@@ -1,4 +1,4 @@
-"""The family scenario of tests/families (a fixture its tests import): famlab/base and its three
+"""The derivatives scenario of tests/derivatives (a fixture its tests import): famlab/base and its three
 derivatives watched through the emulator's listing and polled; `advance` reveals a new version,
 polls and checks inheritance."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
-from hubwatch.tracker.family import check_inheritance, watch_family
+from hubwatch.tracker.derivatives import check_inheritance, watch_with_derivatives
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import poll_repos
 
@@ -22,7 +22,7 @@ OWN = RepoId.parse("famlab/chat-own")
 
 
 @dataclass
-class Family:
+class Scenario:
     sim: Any
     store: Any
     hub: HubClient
@@ -40,11 +40,11 @@ class Family:
 
 
 @pytest.fixture
-def family(hubsim_factory: Any, store: Any, database_url: str, data_dir: Path) -> Family:
-    """The family at v1 everywhere, watched (base with --derivatives) and polled; nothing advised yet."""
-    sim = hubsim_factory(root=data_dir / "families", at="v1")
+def scenario(hubsim_factory: Any, store: Any, database_url: str, data_dir: Path) -> Scenario:
+    """The base and its derivatives at v1 everywhere, watched (base with --derivatives) and polled; nothing advised yet."""
+    sim = hubsim_factory(root=data_dir / "derivatives", at="v1")
     settings = Settings(database_url=database_url, hub_endpoint=sim.url)
-    fam = Family(sim, store, HubClient.from_settings(settings), settings, database_url)
-    watch_family(store, fam.hub, BASE)
+    fam = Scenario(sim, store, HubClient.from_settings(settings), settings, database_url)
+    watch_with_derivatives(store, fam.hub, BASE)
     fam.poll()
     return fam

@@ -13,7 +13,7 @@ from hubwatch.cli import _register, cli
 
 
 def test_watch_add_derivatives_list_and_poll(hubsim_factory: Any, database_url: str, data_dir: Path) -> None:
-    sim = hubsim_factory(root=data_dir / "families", at="v1")
+    sim = hubsim_factory(root=data_dir / "derivatives", at="v1")
     env = {"HUBWATCH_DATABASE_URL": database_url, "HUBWATCH_HUB_ENDPOINT": sim.url, "COLUMNS": "200"}
     _register()
     runner = CliRunner()
