@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hubwatch.domain.records import FileRecord
+from hubwatch.domain.files import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot, unreadable_header
 from hubwatch.domain.parsed_json import remote_json

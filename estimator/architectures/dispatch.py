@@ -54,6 +54,11 @@ def _bert_like(cfg: Cfg) -> bool:
             and not cfg.has("rms_norm_eps", "num_key_value_heads", "rope_parameters", "rope_theta"))
 
 
+def _is_blockwise(cfg: Cfg) -> bool:
+    """A decoder whose layers are listed by block type (Nemotron-H): built by decoder_only/blockwise.py."""
+    return cfg.model_type == "nemotron_h" or (cfg.has("layers_block_type") and not cfg.has("num_hidden_layers"))
+
+
 def build(cfg: Cfg, b: Build) -> str:
     """Walks the config into the build; returns the family."""
     family = detect_family(cfg)
@@ -82,9 +87,9 @@ def build(cfg: Cfg, b: Build) -> str:
     elif target is not None:  # a decoder the table names
         load(target)(cfg, b)
     else:
-        from hubwatch.estimator.architectures.decoder_only.blockwise import build_blockwise, is_blockwise
+        if _is_blockwise(cfg):  # tested here, so that a plain decoder does not load the blockwise builder
+            from hubwatch.estimator.architectures.decoder_only.blockwise import build_blockwise
 
-        if is_blockwise(cfg):
             build_blockwise(cfg, b)
         else:
             from hubwatch.estimator.architectures.decoder_only.decoders import build_decoder

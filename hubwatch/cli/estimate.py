@@ -17,6 +17,7 @@ from hubwatch.estimator.memory.settings import (
 )
 
 if TYPE_CHECKING:
+    from hubwatch.cli.estimate_dataset import DatasetChoice
     from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
     from hubwatch.estimator.cards import Card
 
@@ -125,7 +126,6 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     command with one line and a fix (exit 3 for the hub's answers, 2 for the metadata's).
     """
     from hubwatch.cli.console import err_console, escape, out_console
-    from hubwatch.cli.estimate_dataset import DatasetChoice, DatasetProblem, dataset_choice
     from hubwatch.cli.estimate_entry import FailedEntry, estimate_entry
     from hubwatch.cli.estimate_inputs import TargetError, UnreadableTarget, load_target
     from hubwatch.cli.estimate_render import render
@@ -153,6 +153,7 @@ def estimate(targets: tuple[str, ...], revision: str | None, as_json: bool, show
     hub = None
     chosen: DatasetChoice | None = None
     if dataset is not None:
+        from hubwatch.cli.estimate_dataset import DatasetProblem, dataset_choice
         from hubwatch.settings import load_settings
         from hubwatch.tracker.hub import HubClient
 

@@ -5,15 +5,19 @@ The tables read the typed entries (`EstimateEntry`: an Analysis and an Estimate)
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from hubwatch.cli.estimate_dataset import DatasetChoice, dataset_table
 from hubwatch.cli.estimate_entry import EstimateEntry, FailedEntry
 from hubwatch.estimator.estimate_parts import CARD_METHODS, Cost, MethodError, MethodMemory, PeakMemory
 from hubwatch.estimator.support import Support
 from hubwatch.estimator.verdict import Verdict, estimate_verdicts, support_words
+
+if TYPE_CHECKING:
+    from hubwatch.cli.estimate_dataset import DatasetChoice
 
 __all__ = ["render"]
 
@@ -203,6 +207,8 @@ def render(console: Console, entries: list[EstimateEntry | FailedEntry], *, meth
     the dataset the run is costed on, if any."""
     ok = [e for e in entries if isinstance(e, EstimateEntry)]
     if dataset is not None:
+        from hubwatch.cli.estimate_dataset import dataset_table  # only with --dataset
+
         used = [e.estimate.memory.settings for e in ok if e.estimate.memory is not None]
         console.print(dataset_table(dataset, [s.seq_len for s in used if s is not None and s.seq_len is not None]))
     if ok:

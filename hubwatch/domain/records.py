@@ -8,6 +8,8 @@ from datetime import datetime
 from enum import Enum
 from typing import Any
 
+from hubwatch.domain.files import FileRecord
+
 __all__ = [
     "AdvisoryRecord",
     "ChangeRecord",
@@ -180,17 +182,6 @@ class PollState(str, Enum):
         except ValueError:
             states = ", ".join(s.value for s in cls)
             raise ValueError(f"poll state {value!r} is not one of {states}") from None
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    """One file of a revision: its path, size, LFS sha256 and (for tracked files) content blob."""
-
-    path: str
-    size: int | None
-    blob_id: str | None = None  # git blob sha1 or LFS sha256 as the hub reports it
-    lfs_sha256: str | None = None
-    content_sha256: str | None = None  # key of the stored content blob, when the content was fetched
 
 
 @dataclass(frozen=True)

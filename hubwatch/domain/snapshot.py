@@ -6,7 +6,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from hubwatch.domain.records import FileRecord
+from hubwatch.domain.files import FileRecord
 
 __all__ = ["Snapshot", "TRACKED_PATTERNS", "UNREADABLE_HEADER", "is_tracked", "unreadable_header"]
 

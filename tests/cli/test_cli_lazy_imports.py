@@ -96,3 +96,8 @@ def test_estimating_a_decoder_config_loads_only_what_it_needs() -> None:
     others = sorted(m for m in loaded if m.startswith(tuple(f"hubwatch.estimator.architectures.{kind}" for kind in
                                                             ("encoder_only", "encoder_decoder", "multimodal"))))
     assert others == []
+    # A config file: no --dataset reader, no repo ids/severities (only its files are records), and a
+    # plain decoder does not load the blockwise (Nemotron-H) builder.
+    assert "hubwatch.cli.estimate_dataset" not in loaded
+    assert "hubwatch.domain.records" not in loaded
+    assert "hubwatch.estimator.architectures.decoder_only.blockwise" not in loaded

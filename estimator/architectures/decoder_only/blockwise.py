@@ -9,11 +9,7 @@ from hubwatch.estimator.params.heads import add_head, head_kind
 from hubwatch.estimator.architectures.decoder_only.hybrid import mamba2_mixer
 from hubwatch.estimator.params.spec import AttentionSpec
 
-__all__ = ["build_blockwise", "is_blockwise"]
-
-
-def is_blockwise(cfg: Cfg) -> bool:
-    return cfg.model_type == "nemotron_h" or (cfg.has("layers_block_type") and not cfg.has("num_hidden_layers"))
+__all__ = ["build_blockwise"]
 
 
 def build_blockwise(cfg: Cfg, b: Build) -> None:
