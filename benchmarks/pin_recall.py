@@ -51,7 +51,7 @@ def _type(want: dict[str, object]) -> str:
 
 
 def _matches(pin: Pin, want: dict[str, object]) -> bool:
-    if pin.repo.key != str(want["repo"]).lower() or pin.repo_type != _type(want):
+    if pin.repo.hub_id.lower() != str(want["repo"]).lower() or pin.repo_type != _type(want):
         return False
     if want["status"] == "unknown":
         return pin.kind == "dynamic"
@@ -92,10 +92,10 @@ def measure(corpus: Path = CORPUS, repo_type: str = "model") -> Recall:
         for k, pin in enumerate(pins):
             if k in used or pin.repo_type != repo_type:
                 continue
-            if pin.repo.key in other and pin.repo.key not in {str(w["repo"]).lower() for w in mine}:
+            if pin.repo.hub_id.lower() in other and pin.repo.hub_id.lower() not in {str(w["repo"]).lower() for w in mine}:
                 out.confusions += 1
                 out.wrong.append(f"{pin.where} {pin.name}: the file uses it as a {'model' if repo_type == 'dataset' else 'dataset'}")
-            elif pin.kind == "commit" and (pin.repo.key, (pin.revision or "").lower()) not in expected:
+            elif pin.kind == "commit" and (pin.repo.hub_id.lower(), (pin.revision or "").lower()) not in expected:
                 out.wrong.append(f"{pin.where} {pin.name}@{pin.revision}: the file pins no such revision of it")
     return out
 

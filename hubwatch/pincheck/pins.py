@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.pincheck.pins_make import scan_make
 from hubwatch.pincheck.pins_notebook import scan_notebook
 from hubwatch.pincheck.pins_python import scan_python
@@ -42,10 +42,17 @@ class Pin:
     span: tuple[int, int] | None = None
     repo_type: str = "model"  # "dataset" for a dataset repo (`load_dataset`, repo_type="dataset")
 
+    def __post_init__(self) -> None:
+        # One truth for the repo's type: a dataset pin's repo is the dataset's RepoId (however it was given).
+        if self.repo_type == RepoType.DATASET.value and not self.repo.is_dataset:
+            object.__setattr__(self, "repo", RepoId(self.repo.org, self.repo.name, RepoType.DATASET))
+        elif self.repo.is_dataset:
+            object.__setattr__(self, "repo_type", RepoType.DATASET.value)
+
     @property
     def name(self) -> str:
         """The repo as the hub's URLs name it: `org/name` for a model, `datasets/org/name` for a dataset."""
-        return f"datasets/{self.repo}" if self.repo_type == "dataset" else str(self.repo)
+        return str(self.repo)
 
     @property
     def where(self) -> str:
@@ -138,7 +145,7 @@ def scan_text(text: str, rel: str, style: str) -> tuple[list[Pin], list[tuple[st
     pins = []
     for f in _settle(found, text, weak_dropped=style == "notebook"):
         try:
-            repo = RepoId.parse(f.repo)
+            repo = RepoId.parse(f.repo, RepoType.DATASET if f.repo_type == RepoType.DATASET.value else None)
         except ValueError:
             continue
         pins.append(Pin(rel, f.line, repo, f.revision, f.style, f.cell, f.dynamic, f.span, f.repo_type))

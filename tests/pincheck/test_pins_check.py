@@ -83,6 +83,6 @@ def test_a_dataset_pin_is_never_answered_as_the_model_of_the_same_name(store: St
                if r.pin.where == "src/train.py:9"]
     text = f'load_dataset("{model.pin.repo}", revision="{model.pin.revision}")\n'
     [report] = check_pins(scan_text(text, "d.py", "python")[0], StoreSource(store))
-    assert model.status == "affected" and report.pin.repo == model.pin.repo
+    assert model.status == "affected" and report.pin.repo.hub_id == model.pin.repo.hub_id and report.pin.repo != model.pin.repo
     assert report.status == "unknown" and report.hits == () and "dataset" in report.note
     assert not fails([report], Severity.LOW)
