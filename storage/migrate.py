@@ -6,6 +6,8 @@ Alembic and SQLAlchemy are imported inside the functions: `hubwatch.storage` re-
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +15,9 @@ from hubwatch.storage.errors import MigrationFailed
 
 if TYPE_CHECKING:
     from alembic.config import Config
-    from sqlalchemy.engine import URL, Engine
+    from sqlalchemy.engine import URL, Connection, Engine
 
-__all__ = ["alembic_config", "current_revision", "head_revision", "migrate", "upgrade_engine"]
+__all__ = ["alembic_config", "current_revision", "head_revision", "migrate", "migration_transaction", "upgrade_engine"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Any constant works; it only has to be the same for every hubwatch process on one server.
@@ -55,19 +57,46 @@ def upgrade_engine(engine: Engine) -> None:
     from alembic import command
     from sqlalchemy.exc import SQLAlchemyError
 
-    from hubwatch.storage.core.engine import redact, write_transaction
+    from hubwatch.storage.core.engine import redact
 
     if current_revision(engine) == head_revision():
         return
     cfg = alembic_config()
     try:
-        with write_transaction(engine) as conn:
+        with migration_transaction(engine) as conn:
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})")
             cfg.attributes["connection"] = conn
             command.upgrade(cfg, "head")
     except SQLAlchemyError as exc:
         raise MigrationFailed(f"migrating the database at {redact(engine.url)!r} failed: {exc}") from exc
+
+
+@contextmanager
+def migration_transaction(engine: Engine) -> Iterator[Connection]:
+    """The one write transaction migrations run in. On SQLite foreign keys are off for it (the
+    pragma only takes effect outside a transaction) and checked before the commit: a migration
+    that rebuilds a parent table (`repos`, 0016) must not delete its children through ON DELETE
+    CASCADE when it drops the old copy; a dangling reference fails the migration instead."""
+    from hubwatch.storage.core.engine import BEGIN_MODE, write_transaction
+
+    if engine.dialect.name != "sqlite":
+        with write_transaction(engine) as conn:
+            yield conn
+        return
+    with engine.connect() as outer:
+        raw = outer.connection.driver_connection  # the sqlite3 connection, in autocommit: no BEGIN before the pragma
+        assert raw is not None
+        raw.execute("PRAGMA foreign_keys=OFF")
+        try:
+            conn = outer.execution_options(**{BEGIN_MODE: "IMMEDIATE"})
+            with conn.begin():
+                yield conn
+                dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+                if dangling is not None:
+                    raise MigrationFailed(f"a migration left a dangling reference in {dangling[0]!r} (row {dangling[1]})")
+        finally:
+            raw.execute("PRAGMA foreign_keys=ON")
 
 
 def migrate(url: str | URL) -> str:

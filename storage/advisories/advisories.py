@@ -17,7 +17,7 @@ from hubwatch.storage.core.lookup import resolve_sha
 from hubwatch.storage.advisories.osvmatch import affecting_ids
 from hubwatch.domain.advisory_keys import record_keys
 from hubwatch.domain.gitrange import git_events
-from hubwatch.domain.records import AdvisoryRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, RepoId, RepoType
 from hubwatch.storage.repos.repos import find_repo, repo_match
 from hubwatch.storage.core.summaries import bump_versions
 from hubwatch.storage.core.tables import ADVISORIES, ADVISORY_EVENTS, ADVISORY_KEYS, REPOS, REVISIONS
@@ -219,6 +219,7 @@ def _select() -> sa.Select[Any]:
             ADVISORIES.c.id,
             REPOS.c.org,
             REPOS.c.name,
+            REPOS.c.repo_type,
             REVISIONS.c.sha,
             ADVISORIES.c.osv,
             ADVISORIES.c.modified,
@@ -236,7 +237,7 @@ def _select() -> sa.Select[Any]:
 def _record(row: Any) -> AdvisoryRecord:
     return AdvisoryRecord(
         id=row.id,
-        repo=RepoId(row.org, row.name),
+        repo=RepoId(row.org, row.name, RepoType(row.repo_type)),
         revision_sha=row.sha,
         osv=row.osv,
         modified=row.modified,
@@ -358,13 +359,13 @@ def _holders(conn: Connection, sha: str) -> list[tuple[int, RepoId]]:
         return []
     cond = prefix_match(REVISIONS.c.sha, prefix)
     holders = conn.execute(
-        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)
+        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type)
         .distinct()
         .select_from(REVISIONS.join(REPOS, REPOS.c.id == REVISIONS.c.repo_id))
         .where(cond)
         .order_by(REPOS.c.org, REPOS.c.name)
     ).all()
-    return [(h.id, RepoId(h.org, h.name)) for h in holders]
+    return [(h.id, RepoId(h.org, h.name, RepoType(h.repo_type))) for h in holders]
 
 
 def advisories_fixed_at(conn: Connection, repo: RepoId, full_sha: str) -> list[AdvisoryRecord]:

@@ -58,16 +58,19 @@ class RepoRow(SQLModel, table=True):
 
     __tablename__ = "repos"
     __table_args__ = (
-        sa.UniqueConstraint("org", "name", name="uq_repos_org_name"),
+        sa.UniqueConstraint("org", "name", "repo_type", name="uq_repos_org_name_type"),
         sa.Index("uq_repos_key", "key", unique=True),
         sa.Index("ix_repos_due", "watched", "next_poll_at"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
+    # "model" or "dataset" (domain.records.RepoType): a model and a dataset of one org/name are two rows
+    repo_type: str = Field(default="model", sa_type=sa.String(16), sa_column_kwargs={"server_default": "model"})
     org: str = Field(sa_type=sa.String(96))  # spelled as the hub spells it (canonical)
     name: str = Field(sa_type=sa.String(96))
-    key: str = Field(sa_type=sa.String(193))  # lowercased org/name: the hub resolves ids case-insensitively
-    first_id: str = Field(sa_type=sa.String(193))  # the id first stored: feed entry ids stay stable across renames
+    # RepoId.key: lowercased org/name, datasets/org/name for a dataset (the hub resolves ids case-insensitively)
+    key: str = Field(sa_type=sa.String(202))
+    first_id: str = Field(sa_type=sa.String(202))  # the id first stored: feed entry ids stay stable across renames
     watched: bool = Field(default=True)
     state: str = Field(default="new", sa_type=sa.String(16))
     last_error: str | None = Field(default=None, sa_type=sa.Text)
@@ -340,11 +343,11 @@ class RepoAliasRow(SQLModel, table=True):
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    key: str = Field(sa_type=sa.String(193))  # lowercased old org/name
+    key: str = Field(sa_type=sa.String(202))  # the old id's RepoId.key (lowercased [datasets/]org/name)
     org: str = Field(sa_type=sa.String(96))
     name: str = Field(sa_type=sa.String(96))
     repo_id: int = Field(sa_column_args=[sa.ForeignKey("repos.id", ondelete="CASCADE")], nullable=False)
-    renamed_to: str = Field(sa_type=sa.String(193))  # the id the rename went to (org/name as the hub spells it)
+    renamed_to: str = Field(sa_type=sa.String(202))  # the id the rename went to ([datasets/]org/name as the hub spells it)
     renamed_at: datetime = Field(sa_type=UTCDateTime)
 
 
@@ -392,7 +395,7 @@ class NotifyOutboxRow(SQLModel, table=True):
         sa_column_args=[sa.ForeignKey("notify_subscriptions.id", ondelete="CASCADE")], nullable=False
     )
     key: str = Field(sa_type=sa.String(300))  # idempotency key: one message per (subscription, revision)
-    repo: str = Field(sa_type=sa.String(193))  # org/name as stored when enqueued
+    repo: str = Field(sa_type=sa.String(202))  # [datasets/]org/name as stored when enqueued
     sha: str | None = Field(default=None, sa_type=sa.String(40))
     payload: dict[str, Any] = Field(default_factory=dict, sa_type=sa.JSON)
     state: str = Field(default="pending", sa_type=sa.String(8))

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.storage.core.coltypes import UTCDateTime, checked_utc
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.core.idempotent import dialect_insert
@@ -154,8 +154,8 @@ def add_members(conn: Connection, base: RepoId, found: Sequence[tuple[RepoId, st
 def _repo_names(conn: Connection, ids: set[int]) -> dict[int, RepoId]:
     if not ids:
         return {}
-    rows = conn.execute(sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name).where(REPOS.c.id.in_(sorted(ids))))
-    return {int(r.id): RepoId(r.org, r.name) for r in rows}
+    rows = conn.execute(sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type).where(REPOS.c.id.in_(sorted(ids))))
+    return {int(r.id): RepoId(r.org, r.name, RepoType(r.repo_type)) for r in rows}
 
 
 def roots(conn: Connection) -> list[DerivativesRoot]:

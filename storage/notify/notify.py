@@ -19,7 +19,7 @@ from typing import Any, Literal, Protocol
 
 import sqlalchemy as sa
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord, Severity
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RepoType, RevisionRecord, Severity
 from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord, StorageError
 from hubwatch.storage.core.idempotent import insert_ignoring, insert_of
@@ -152,7 +152,7 @@ def _check_spec(spec: SubscriptionSpec) -> None:
 
 # Built once (storage.prepared): what every stored revision runs here.
 _SUBSCRIPTIONS = Prepared(lambda _d: sa.select(NOTIFY_SUBSCRIPTIONS))
-_REPO_NAME = Prepared(lambda _d: sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == sa.bindparam("repo_id")))
+_REPO_NAME = Prepared(lambda _d: sa.select(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type).where(REPOS.c.id == sa.bindparam("repo_id")))
 _INSERT_OUTBOX = Prepared(lambda d: insert_of(d, NOTIFY_OUTBOX).on_conflict_do_nothing(index_elements=["key"]))
 
 
@@ -205,8 +205,8 @@ def _subscribers(
     if policy is None:
         raise NoNotifyPolicy("this store holds subscriptions but has no notification policy: open it with "
                              "notify=hubwatch.notify.policy.NotifyPolicy() (hubwatch.wiring.open_store does)")
-    org, name = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
-    return subs, RepoId(str(org), str(name)), policy
+    org, name, repo_type = conn.execute(_REPO_NAME(conn), {"repo_id": repo_id}).one()
+    return subs, RepoId(str(org), str(name), RepoType(repo_type)), policy
 
 
 def _row(sub: Subscription, key: str, repo: RepoId, sha: str, payload: dict[str, Any], due_at: datetime,

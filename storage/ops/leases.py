@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import sqlalchemy as sa
 from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.storage.repos.repos import repo_match, repos_match
 from hubwatch.storage.revisions import rederived
 from hubwatch.storage.core.tables import REPOS
@@ -42,7 +42,7 @@ def claim_due(conn: Connection, worker_id: str, now: datetime, limit: int, lease
     if limit <= 0:
         return []
     query = (
-        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name)
+        sa.select(REPOS.c.id, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type)
         .where(
             REPOS.c.watched.is_(True),
             sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at <= now),
@@ -61,7 +61,7 @@ def claim_due(conn: Connection, worker_id: str, now: datetime, limit: int, lease
         .where(REPOS.c.id.in_([r.id for r in rows]))
         .values(lease_owner=worker_id, lease_expires_at=now + timedelta(seconds=lease_s))
     )
-    return [RepoId(r.org, r.name) for r in rows]
+    return [RepoId(r.org, r.name, RepoType(r.repo_type)) for r in rows]
 
 
 def _owned(worker_id: str, repo: RepoId) -> sa.ColumnElement[bool]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.revisions.history import advisory_ids_of, changes_of, revision_record
-from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, RepoType, Severity
 from hubwatch.storage.repos.repos import in_scope
 from hubwatch.storage.core.tables import CHANGES, REPOS, REVISIONS
 from hubwatch.storage.core.values import FeedItem
@@ -63,7 +63,7 @@ def recent_changes(
         match = sa.and_(match, CHANGES.c.severity.in_(severity_values))
     has_match = sa.exists().where(CHANGES.c.revision_id == REVISIONS.c.id, match)
     query = (
-        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
+        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
         .where(has_match)
         .order_by(REVISIONS.c.date.desc(), REVISIONS.c.id.desc())
@@ -76,7 +76,7 @@ def recent_changes(
     advisories = advisory_ids_of(conn, ids)
     return [
         FeedItem(
-            repo=RepoId(r.org, r.name),
+            repo=RepoId(r.org, r.name, RepoType(r.repo_type)),
             revision=revision_record(r),
             changes=changes.get(r.id, []),
             advisory_ids=advisories.get(r.id, []),

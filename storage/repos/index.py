@@ -10,7 +10,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, RepoType, Severity
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.revisions.history import advisory_ids_of, changes_of, revision_record
 from hubwatch.storage.repos.repos import repo_states, repos_match
@@ -93,7 +93,7 @@ def latest_matching(conn: Connection, repos: Sequence[RepoId], f: IndexFilter) -
     )
     picked = sa.select(newest).select_from(REPOS).where(repos_match(repos))
     rows = conn.execute(
-        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
+        sa.select(REVISIONS, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == REVISIONS.c.repo_id)
         .where(REVISIONS.c.id.in_(picked))
     ).all()
@@ -101,8 +101,8 @@ def latest_matching(conn: Connection, repos: Sequence[RepoId], f: IndexFilter) -
     changes = changes_of(conn, ids)
     advisories = advisory_ids_of(conn, ids)
     return {
-        RepoId(r.org, r.name): FeedItem(
-            repo=RepoId(r.org, r.name),
+        RepoId(r.org, r.name, RepoType(r.repo_type)): FeedItem(
+            repo=RepoId(r.org, r.name, RepoType(r.repo_type)),
             revision=revision_record(r),
             changes=changes.get(r.id, []),
             advisory_ids=advisories.get(r.id, []),

@@ -10,11 +10,12 @@ from __future__ import annotations
 from datetime import datetime
 
 import sqlalchemy as sa
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.repos.repos import ensure_repo, find_repo, in_scope
 from hubwatch.storage.core.tables import REPO_ALIASES, REPOS, REVISIONS
 from hubwatch.storage.core.values import RepoRename
+from hubwatch.storage.errors import InvalidRecord
 from sqlalchemy.engine import Connection
 
 __all__ = ["recent_renames", "rename_repo", "repo_renames"]
@@ -52,11 +53,13 @@ def rename_repo(conn: Connection, old: RepoId, new: RepoId, at: datetime) -> boo
     alias: both spellings already match it). Idempotent. When `new` is stored as a separate row
     too, the two are merged (see `_merge`)."""
     at = checked_utc(at, "rename time")
+    if old.repo_type is not new.repo_type:
+        raise InvalidRecord(f"a rename keeps the repo's type: {old} cannot become {new}")
     row_id = find_repo(conn, old)
     new_id = find_repo(conn, new)
     if row_id is None:
         row_id = new_id if new_id is not None else ensure_repo(conn, old, at)
-    was = conn.execute(sa.select(REPOS.c.org, REPOS.c.name, REPOS.c.key).where(REPOS.c.id == row_id)).one()
+    was = conn.execute(sa.select(REPOS.c.org, REPOS.c.name, REPOS.c.key, REPOS.c.repo_type).where(REPOS.c.id == row_id)).one()
     if new_id is not None and new_id != row_id:
         row_id = _merge(conn, row_id, new_id)
     # The new id is the row's own now: an alias with that key (a rename back) would shadow nothing.
@@ -87,6 +90,7 @@ def _select() -> sa.Select[tuple[object, ...]]:
         REPO_ALIASES.c.renamed_at,
         REPOS.c.org,
         REPOS.c.name,
+        REPOS.c.repo_type,
         REPOS.c.first_id,
     ).join(REPOS, REPOS.c.id == REPO_ALIASES.c.repo_id)
 
@@ -94,8 +98,8 @@ def _select() -> sa.Select[tuple[object, ...]]:
 def _rename(r: sa.Row[tuple[object, ...]]) -> RepoRename:
     m = r._mapping
     return RepoRename(
-        repo=RepoId(str(m["org"]), str(m["name"])),
-        old=RepoId(str(m["old_org"]), str(m["old_name"])),
+        repo=RepoId(str(m["org"]), str(m["name"]), RepoType(m["repo_type"])),
+        old=RepoId(str(m["old_org"]), str(m["old_name"]), RepoType(m["repo_type"])),
         new=RepoId.parse(str(m["renamed_to"])),
         renamed_at=m["renamed_at"],
         origin=RepoId.parse(str(m["first_id"])) if m["first_id"] else None,

@@ -11,7 +11,7 @@ from hubwatch.storage.core.idempotent import dialect_insert
 from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.core.prepared import Prepared
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import PollState, RepoId
+from hubwatch.domain.records import PollState, RepoId, RepoType
 from hubwatch.storage.core.tables import POLL_RUNS, REPO_ALIASES, REPOS, REVISIONS
 from hubwatch.storage.core.validate import clean_text
 from hubwatch.storage.core.values import RepoState
@@ -91,8 +91,8 @@ def canonical_id(conn: Connection, repo: RepoId) -> RepoId | None:
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
-    row = conn.execute(sa.select(REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
-    return RepoId(row.org, row.name)
+    row = conn.execute(sa.select(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type).where(REPOS.c.id == repo_id)).one()
+    return RepoId(row.org, row.name, RepoType(row.repo_type))
 
 
 def first_id(conn: Connection, repo: RepoId) -> RepoId | None:
@@ -101,8 +101,9 @@ def first_id(conn: Connection, repo: RepoId) -> RepoId | None:
     repo_id = find_repo(conn, repo)
     if repo_id is None:
         return None
-    row = conn.execute(sa.select(REPOS.c.first_id, REPOS.c.org, REPOS.c.name).where(REPOS.c.id == repo_id)).one()
-    return RepoId.parse(row.first_id) if row.first_id else RepoId(row.org, row.name)
+    row = conn.execute(sa.select(REPOS.c.first_id, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type).where(REPOS.c.id == repo_id)
+    ).one()
+    return RepoId.parse(row.first_id) if row.first_id else RepoId(row.org, row.name, RepoType(row.repo_type))
 
 
 def find_revision(conn: Connection, repo: RepoId, sha: str) -> int | None:
@@ -123,6 +124,7 @@ def ensure_repo(conn: Connection, repo: RepoId, now: datetime, *, watched: bool 
     conn.execute(
         dialect_insert(conn, REPOS)
         .values(
+            repo_type=repo.repo_type.value,
             org=repo.org,
             name=repo.name,
             key=repo.key,
@@ -166,16 +168,16 @@ def repo_states(
 ) -> list[RepoState]:
     """Repos ordered by org/name with their revision counts; optionally one repo or one org's, or
     those meeting `where` (a condition on `repos`: the index's filters), `limit` of them after the
-    keyset cursor `after` (the last org/name of the page before: read through the (org, name)
+    keyset cursor `after` (the last repo of the page before: read through the (org, name, repo_type)
     index, however deep in the watch list) or from `offset`."""
     if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
         raise InvalidRecord(f"offset and limit must be 0 … 2**63-1, got offset={offset}, limit={limit}")
-    query = sa.select(REPOS).order_by(REPOS.c.org, REPOS.c.name)  # revision_count: kept at write time
+    # revision_count: kept at write time; (org, name, repo_type) is the unique index's order
+    query = sa.select(REPOS).order_by(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type)
     query = query.where(in_scope(repo, org))
     if after is not None:
-        query = query.where(
-            sa.or_(REPOS.c.org > after.org, sa.and_(REPOS.c.org == after.org, REPOS.c.name > after.name))
-        )
+        query = query.where(sa.tuple_(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type)
+                            > sa.tuple_(after.org, after.name, after.repo_type.value))  # fmt: skip
     if where is not None:
         query = query.where(where)
     if watched_only:
@@ -189,7 +191,7 @@ def repo_states(
 
 def _state(r: sa.Row[Any]) -> RepoState:
     return RepoState(
-        repo=RepoId(r.org, r.name),
+        repo=RepoId(r.org, r.name, RepoType(r.repo_type)),
         state=PollState(r.state),
         last_error=r.last_error,
         head_sha=r.head_sha,
@@ -217,7 +219,7 @@ def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
         query = (
             sa.select(REPOS)
             .where(REPOS.c.watched.is_(True), REPOS.c.key.in_(batch))
-            .order_by(REPOS.c.org, REPOS.c.name)
+            .order_by(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type)
         )
         found.extend(_state(r) for r in conn.execute(query))
     return found

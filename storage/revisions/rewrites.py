@@ -16,7 +16,7 @@ from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.core.idempotent import insert_ignoring
 from hubwatch.storage.notify.notify import OutboxPolicy, enqueue_restore, enqueue_rewrite
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.domain.records import AdvisoryRecord, RepoId, is_commit_sha
+from hubwatch.domain.records import AdvisoryRecord, RepoId, RepoType, is_commit_sha
 from hubwatch.storage.repos.repos import ensure_repo, find_repo, find_revision, in_scope
 from hubwatch.storage.core.summaries import bump_versions
 from hubwatch.storage.core.tables import HISTORY_RESTORES, HISTORY_REWRITES, REPOS, REVISIONS
@@ -140,7 +140,7 @@ def recent_rewrites(
 ) -> list[HistoryRewrite]:
     """The `limit` newest rewrites (of one repo, one org, or all), newest first (for feeds)."""
     return [
-        HistoryRewrite(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at,
+        HistoryRewrite(RepoId(r.org, r.name, RepoType(r.repo_type)), r.old_head, r.new_head, tuple(r.dropped or ()), r.detected_at,
                        RepoId.parse(r.first_id) if r.first_id else None)
         for r in _recent(conn, HISTORY_REWRITES, limit, repo, org)
     ]
@@ -151,7 +151,7 @@ def recent_restores(
 ) -> list[HistoryRestore]:
     """The `limit` newest restores (of one repo, one org, or all), newest first (for feeds)."""
     return [
-        HistoryRestore(RepoId(r.org, r.name), r.old_head, r.new_head, tuple(r.restored or ()), r.detected_at,
+        HistoryRestore(RepoId(r.org, r.name, RepoType(r.repo_type)), r.old_head, r.new_head, tuple(r.restored or ()), r.detected_at,
                        RepoId.parse(r.first_id) if r.first_id else None)
         for r in _recent(conn, HISTORY_RESTORES, limit, repo, org)
     ]
@@ -170,7 +170,7 @@ def _recent(conn: Connection, table: sa.Table, limit: int, repo: RepoId | None, 
     if limit <= 0:
         return []
     query = (
-        sa.select(table, REPOS.c.org, REPOS.c.name, REPOS.c.first_id)
+        sa.select(table, REPOS.c.org, REPOS.c.name, REPOS.c.repo_type, REPOS.c.first_id)
         .join(REPOS, REPOS.c.id == table.c.repo_id)
         .order_by(table.c.detected_at.desc(), table.c.id.desc())
         .where(in_scope(repo, org))

@@ -71,10 +71,10 @@ def advisory(
 
 def _alembic(engine: Any, step: str, target: str) -> None:
     from alembic import command
-    from hubwatch.storage.migrate import alembic_config
+    from hubwatch.storage.migrate import alembic_config, migration_transaction
 
     cfg = alembic_config()
-    with engine.begin() as conn:
+    with migration_transaction(engine) as conn:
         cfg.attributes["connection"] = conn
         getattr(command, step)(cfg, target)
 

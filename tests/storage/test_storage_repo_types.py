@@ -1,0 +1,44 @@
+"""The store keeps models and datasets apart (issue 33): migration 0016 keeps every stored row a model."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from hubwatch.domain.records import RepoId
+from hubwatch.storage import Store
+from storage_helpers import downgrade_to, rev, upgrade_to_head
+
+MODEL, DATASET = RepoId.parse("org/name"), RepoId.parse("datasets/org/name")
+
+
+def test_upgrade_from_0015_with_rows_keeps_them_models_with_their_history(database_url: str) -> None:
+    with Store.open(database_url) as store:
+        store.watch(MODEL)
+        store.watch(RepoId.parse("other/m"))
+        first = rev("r1")
+        assert store.save_revision(MODEL, first, [], {}, [], None, [])
+        engine = store.engine
+        downgrade_to(engine, "0015_history_restores")
+        with engine.connect() as conn:
+            assert "repo_type" not in {c["name"] for c in sa.inspect(conn).get_columns("repos")}
+        upgrade_to_head(engine)
+        with engine.connect() as conn:
+            types = conn.execute(sa.text("SELECT key, repo_type FROM repos ORDER BY key")).all()
+        assert [tuple(t) for t in types] == [("org/name", "model"), ("other/m", "model")]
+        assert [r.revision.sha for r in store.history(MODEL)] == [first.sha]
+        assert store.watch(DATASET)  # a dataset of the same org/name is a new repo after the upgrade
+        assert sorted(str(s.repo) for s in store.repos.watched()) == ["datasets/org/name", "org/name", "other/m"]
+
+
+def test_a_model_and_a_dataset_of_one_name_coexist_and_never_mix(database_url: str) -> None:
+    with Store.open(database_url) as store:
+        assert store.watch(MODEL) and store.watch(DATASET)
+        assert not store.watch(RepoId.parse("datasets/Org/Name"))  # the same dataset, another spelling
+        first = rev("d1")
+        assert store.save_revision(DATASET, first, [], {}, [], None, [])
+        assert [r.revision.sha for r in store.history(DATASET)] == [first.sha] and store.history(MODEL) == []
+        states = {s.repo: s for s in store.repos.watched()}
+        assert {r.is_dataset for r in states} == {False, True}
+        assert states[DATASET].revision_count == 1 and states[MODEL].revision_count == 0
+        assert store.unwatch(DATASET)
+        assert [s.repo for s in store.repos.watched()] == [MODEL] and not store.repos.watched()[0].repo.is_dataset
