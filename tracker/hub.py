@@ -138,13 +138,18 @@ class HfHubClient:
         the hub's spelling, and after a rename upstream the new id (the hub answers the old one
         with a 307, which the client follows); `repo` itself when the answer names no valid id."""
         rid = str(repo)
-        info = self._call(
-            lambda: self._api.model_info(rid, revision=revision, expand=["sha"], timeout=self._timeout), rid, revision
-        )
+        api = self._api
+
+        def fetch() -> Any:
+            if repo.is_dataset:
+                return api.dataset_info(repo.hub_id, revision=revision, expand=["sha"], timeout=self._timeout)
+            return api.model_info(repo.hub_id, revision=revision, expand=["sha"], timeout=self._timeout)
+
+        info = self._call(fetch, rid, revision)
         if not info.sha:
-            raise InvalidContent("model info carries no commit sha", repo_id=rid, revision=revision)
+            raise InvalidContent(f"{repo.hub_repo_type} info carries no commit sha", repo_id=rid, revision=revision)
         try:
-            answered = RepoId.parse(str(info.id)) if info.id else repo
+            answered = RepoId.parse(str(info.id), repo.repo_type) if info.id else repo
         except InvalidRepoId:
             answered = repo
         return str(info.sha), answered
@@ -166,7 +171,7 @@ class HfHubClient:
         rid = str(repo)
 
         def listed() -> list[Any]:
-            url = f"{self.endpoint}/api/models/{rid}/commits/main"
+            url = f"{self.endpoint}/api/{repo.hub_repo_type}s/{repo.hub_id}/commits/main"
             headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
             items: list[Any] = []
             for item in paginate(url, params={}, headers=headers, timeout=self._timeout):
@@ -235,7 +240,7 @@ class HfHubClient:
         def fetch() -> list[tuple[RepoId, str]]:
             found: dict[RepoId, str] = {}
             for relation in relations:
-                for info in self._api.list_models(filter=f"base_model:{relation}:{rid}"):
+                for info in self._api.list_models(filter=f"base_model:{relation}:{base.hub_id}"):
                     if limit is not None and len(found) >= limit:
                         return list(found.items())
                     try:
@@ -258,7 +263,8 @@ class HfHubClient:
 
         def fetch() -> dict[str, FileRecord]:
             files: dict[str, FileRecord] = {}
-            for entry in self._api.list_repo_tree(rid, recursive=True, revision=sha):
+            tree = self._api.list_repo_tree(repo.hub_id, recursive=True, revision=sha, repo_type=repo.hub_repo_type)
+            for entry in tree:
                 if isinstance(entry, RepoFile):
                     lfs = entry.lfs.sha256 if entry.lfs is not None else None
                     files[entry.path] = FileRecord(entry.path, entry.size, entry.blob_id, lfs)
@@ -285,7 +291,7 @@ class HfHubClient:
             raise InvalidContent(f"{too_large} ({expected_size} bytes listed)", repo_id=rid, revision=sha)
 
         def fetch() -> bytes | None:
-            url = hf_hub_url(rid, path, revision=sha, endpoint=self.endpoint)
+            url = hf_hub_url(repo.hub_id, path, repo_type=repo.hub_repo_type, revision=sha, endpoint=self.endpoint)
             headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
             session = get_session()
             with session.stream("GET", url, headers=headers, follow_redirects=True, timeout=self._timeout) as response:
@@ -326,7 +332,9 @@ class HfHubClient:
 
         def fetch() -> dict[str, Any]:
             try:
-                meta = self._api.parse_safetensors_file_metadata(rid, path, revision=sha, timeout=self._timeout)
+                meta = self._api.parse_safetensors_file_metadata(
+                    repo.hub_id, path, repo_type=repo.hub_repo_type, revision=sha, timeout=self._timeout
+                )
                 return {name: {"dtype": t.dtype, "shape": list(t.shape)} for name, t in sorted(meta.tensors.items())}
             except (SafetensorsParsingError, RecursionError, KeyError, TypeError, ValueError) as exc:
                 if not lenient:

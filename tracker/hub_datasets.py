@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from hubwatch.diff.dataset_meta import CARD_FILE, INFOS_FILE, DatasetMeta, dataset_meta
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.estimator.dataset_size import ConfigSize, DatasetSummary, SplitSize
 from hubwatch.tracker.errors import InvalidContent
@@ -29,11 +29,10 @@ _MAX_INFOS_BYTES = 5 * 1024 * 1024  # a dataset_infos.json of thousands of confi
 
 
 def parse_dataset_ref(text: str) -> tuple[RepoId, str | None]:
-    """`datasets/ORG/NAME[@REV]` or `ORG/NAME[@REV]` → (the id, the revision or None); InvalidRepoId if not."""
-    ref = text.strip()
-    ref = ref[len(DATASETS_PREFIX):] if ref.startswith(DATASETS_PREFIX) else ref
-    name, sep, revision = ref.partition("@")
-    return RepoId.parse(name), (revision or None) if sep else None
+    """`datasets/ORG/NAME[@REV]` or `ORG/NAME[@REV]` → (the dataset's id, the revision or None);
+    InvalidRepoId if not."""
+    name, sep, revision = text.strip().partition("@")
+    return RepoId.parse(name, RepoType.DATASET), (revision or None) if sep else None
 
 
 def _summary(label: str, sha: str, meta: DatasetMeta) -> DatasetSummary:
@@ -61,8 +60,8 @@ def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None =
     Raises the adapter's HubError types, their repo named `datasets/ORG/NAME`: RepoNotFound,
     RevisionNotFound, GatedRepo (a gated dataset whose sizes are only in `dataset_infos.json`), …
     """
-    rid = str(dataset)
-    label = f"{DATASETS_PREFIX}{rid}"
+    dataset = dataset if dataset.is_dataset else RepoId(dataset.org, dataset.name, RepoType.DATASET)
+    rid, label = dataset.hub_id, str(dataset)
     api = client._api  # the adapter's own client and guard (this module is part of the adapter)
     info = client._call(lambda: api.dataset_info(rid, revision=revision, timeout=client._timeout), label, revision)
     if not info.sha:

@@ -66,17 +66,17 @@ def dataset_choice(text: str, *, config: str | None, split: str, samples: int | 
         raise DatasetProblem(f"--dataset {text!r} is not a dataset id",
                              "give datasets/ORG/NAME or ORG/NAME, optionally @REVISION "
                              "(e.g. datasets/stanfordnlp/imdb@main)", EXIT_USAGE) from None
-    page = f"{_HUB}/datasets/{repo}"
+    page = repo.url(_HUB)
     try:
         summary = dataset_summary(hub, repo, revision)
     except GatedRepo as exc:
         raise DatasetProblem(f"{exc}", f"accept the dataset's terms at {page} and set HF_TOKEN to a token of "
                                        "that account, or give --samples", EXIT_HUB) from exc
     except RevisionNotFound as exc:
-        raise DatasetProblem(f"datasets/{repo}: revision {revision} not found",
+        raise DatasetProblem(f"{repo}: revision {revision} not found",
                              "give a branch, tag or 40-hex commit of the dataset after @", EXIT_HUB) from exc
     except RepoNotFound as exc:
-        raise DatasetProblem(f"datasets/{repo}: no such dataset on the hub (or private)",
+        raise DatasetProblem(f"{repo}: no such dataset on the hub (or private)",
                              "check the spelling of ORG/NAME (a model id is not a dataset id); private datasets "
                              "need HF_TOKEN", EXIT_HUB) from exc
     except HubError as exc:

@@ -9,7 +9,7 @@ import click
 from hubwatch.cli import cli, command_clock
 from hubwatch.cli.console import escape, out_console
 from hubwatch.cli.params import REPO_ID
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 
 __all__ = ["watch"]
 
@@ -39,11 +39,22 @@ def _relations(value: str | None) -> tuple[str, ...]:
 @click.option("--relation", "relation", default=None, metavar="LIST",
               help="With --derivatives: only these relations (comma-separated: finetune,quantized,adapter,merge).")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="With --derivatives: at most N derivatives.")
-def add(repos: tuple[RepoId, ...], derivatives: bool, relation: str | None, limit: int | None) -> None:
-    """Track ORG/NAME repos (their whole history is backfilled on the next poll)."""
+@click.option("--type", "repo_type", type=click.Choice(["model", "dataset"]), default=None,
+              help="Read every ORG/NAME as this kind of repo (a dataset may also be given as datasets/ORG/NAME).")
+def add(repos: tuple[RepoId, ...], derivatives: bool, relation: str | None, limit: int | None,
+        repo_type: str | None) -> None:  # fmt: skip
+    """Track ORG/NAME (models) or datasets/ORG/NAME repos (their whole history is backfilled on the next poll)."""
     from hubwatch.wiring import open_runtime
 
+    if repo_type is not None:
+        kind = RepoType(repo_type)
+        clashing = [str(r) for r in repos if r.is_dataset and kind is RepoType.MODEL]
+        if clashing:
+            raise click.BadParameter(f"{', '.join(clashing)} is a dataset id, not a model", param_hint="--type")
+        repos = tuple(RepoId(r.org, r.name, kind) for r in repos)
     relations = _relations(relation)
+    if derivatives and any(r.is_dataset for r in repos):
+        raise click.UsageError("--derivatives follows a model's base_model links: datasets have none")
     if (relations or limit is not None) and not derivatives:
         raise click.UsageError("--relation and --limit choose derivatives: add --derivatives")
     out = out_console()
@@ -96,6 +107,7 @@ def list_(as_json: bool) -> None:
         rows = [
             {
                 "repo": str(s.repo),
+                "type": s.repo.hub_repo_type,
                 "state": s.state,
                 "head": s.head_sha,
                 "revisions": s.revision_count,

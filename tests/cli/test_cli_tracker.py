@@ -36,7 +36,7 @@ def runner(db: Path, sim: Any):  # type: ignore[no-untyped-def]
 def test_watch_add_list_remove(tmp_path: Path, hubsim: Any) -> None:
     invoke = runner(tmp_path / "hw.db", hubsim)
     bad = invoke("watch", "add", LLAMA, "not-a-repo")
-    assert bad.exit_code == 2 and "'not-a-repo' is not a model repo id" in bad.output
+    assert bad.exit_code == 2 and "'not-a-repo' is not a repo id" in bad.output
     assert json.loads(invoke("watch", "list", "--json").stdout) == []  # nothing added on a bad id
     assert invoke("watch", "add", LLAMA, QWEN).exit_code == 0
     again = invoke("watch", "add", LLAMA)

@@ -17,9 +17,9 @@ from hubwatch.tracker.errors import GatedRepo, RepoNotFound, RevisionNotFound
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.hub_datasets import dataset_summary, parse_dataset_ref
 
-IMDB = RepoId.parse("stanfordnlp/imdb")
-EMOTION = RepoId.parse("dair-ai/emotion")
-REVIEWS = RepoId.parse("hubwatch-test/reviews")
+IMDB = RepoId.parse("datasets/stanfordnlp/imdb")
+EMOTION = RepoId.parse("datasets/dair-ai/emotion")
+REVIEWS = RepoId.parse("datasets/hubwatch-test/reviews")
 
 
 def _client(sim: Any, token: str = "") -> HubClient:
@@ -61,7 +61,7 @@ def test_a_revision_reads_that_revision_and_names_its_sha(sim: Any) -> None:
     hub = _client(sim)
     from huggingface_hub import HfApi
 
-    first = HfApi(endpoint=sim.url, token=False).list_repo_commits(str(REVIEWS), repo_type="dataset")[-1].commit_id
+    first = HfApi(endpoint=sim.url, token=False).list_repo_commits(REVIEWS.hub_id, repo_type="dataset")[-1].commit_id
     old = dataset_summary(hub, REVIEWS, first)
     assert old.revision == first and dataset_run(old).samples == 100
     assert dataset_run(dataset_summary(hub, REVIEWS)).samples == 150  # main: v3 grew train to 150 rows
