@@ -13,7 +13,7 @@ from fastapi.templating import Jinja2Templates
 from hubwatch.feeds.errors import bad_request, not_found
 from hubwatch.settings import Settings
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import InvalidRepoId, RepoId
+from hubwatch.domain.records import InvalidRepoId, RepoId, RepoType
 
 if TYPE_CHECKING:
     from hubwatch.storage import Store
@@ -42,10 +42,15 @@ def get_ctx(request: Request) -> AppContext:
     return ctx
 
 
-def repo_from_path(org: str, name: str) -> RepoId:
-    """The repo named by a URL's `{org}/{name}`, or a 404 in the app's error shape."""
+def repo_from_path(org: str, name: str, request: Request | None = None) -> RepoId:
+    """The repo named by a URL's `{org}/{name}`, or a 404 in the app's error shape: a dataset when
+    the route that matched is one of the `…/datasets/{org}/{name}…` twins of a model route (`request` given),
+    else a model. The two are separate repos, whatever their `org/name`."""
+    route = request.scope.get("route") if request is not None else None
+    path = getattr(route, "path", "")
+    dataset = isinstance(path, str) and "/datasets/{org}/{name}" in path
     try:
-        return RepoId.parse(f"{org}/{name}")
+        return RepoId.parse(f"{org}/{name}", RepoType.DATASET if dataset else RepoType.MODEL)
     except InvalidRepoId as exc:
         raise not_found(str(exc)) from exc
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import RedirectResponse
 
-from hubwatch.domain.records import InvalidRepoId, RepoId
-from hubwatch.feeds.context import get_ctx
+from hubwatch.feeds.context import get_ctx, repo_from_path
+from hubwatch.feeds.errors import ApiError
 
 __all__ = ["MovedTo", "canonical_redirect", "install_redirects"]
 
@@ -32,8 +32,8 @@ def canonical_redirect(request: Request) -> None:
     if not isinstance(org, str) or not isinstance(name, str):
         return
     try:
-        asked = RepoId.parse(f"{org}/{name}")
-    except InvalidRepoId:
+        asked = repo_from_path(org, name, request)  # a dataset under a `/datasets/` route: never the model
+    except ApiError:
         return  # the route answers its 404
     canonical = get_ctx(request).store.canonical_id(asked)
     if canonical is None or str(canonical) == str(asked):
@@ -43,7 +43,7 @@ def canonical_redirect(request: Request) -> None:
     at = path.find(old)
     if at < 0:
         return
-    location = path[:at] + f"/{canonical}" + path[at + len(old):]
+    location = path[:at] + f"/{canonical.hub_id}" + path[at + len(old):]
     if request.url.query:
         location += f"?{request.url.query}"
     raise MovedTo(location)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 
+from hubwatch.domain.records import RepoId
 from hubwatch.domain.times import as_utc, rfc3339
 
-__all__ = ["as_utc", "fmt_bytes", "fmt_count", "rfc3339", "short_sha", "xml_safe"]
+__all__ = ["as_utc", "fmt_bytes", "fmt_count", "page_path", "rfc3339", "short_sha", "xml_safe"]
 
 # Characters outside XML 1.0's Char production (C0 controls except tab/LF/CR, lone surrogates,
 # U+FFFE/U+FFFF), plus the C1 controls, which XML allows but no reader wants to see.
@@ -20,6 +21,12 @@ _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udff
 def xml_safe(text: str) -> str:
     """`text` without the characters XML 1.0 forbids (they would make a feed unparseable)."""
     return _ILLEGAL.sub("", text)
+
+
+def page_path(repo: RepoId) -> str:
+    """Where a repo's pages live in the app: `/models/org/name` for a model, `/datasets/org/name`
+    for a dataset (the same `org/name` may be both; their pages never mix)."""
+    return f"/{'datasets' if repo.is_dataset else 'models'}/{repo.hub_id}"
 
 
 def short_sha(sha: str) -> str:

@@ -19,7 +19,7 @@ from feedgen.feed import FeedGenerator
 from markupsafe import Markup, escape
 
 from hubwatch.feeds.builders.fidelity import by_importance
-from hubwatch.feeds.text import as_utc, rfc3339, short_sha, xml_safe
+from hubwatch.feeds.text import as_utc, page_path, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.core.values import HistoryRestore, HistoryRewrite, RepoRename
 
@@ -130,7 +130,7 @@ def feed_entries(items: Iterable[FeedItemLike], base_url: str) -> list[FeedEntry
     entries = []
     for item in items:
         revision = item.revision
-        url = f"{base_url}/models/{item.repo}/revisions/{revision.sha}"
+        url = f"{base_url}{page_path(item.repo)}/revisions/{revision.sha}"
         tags = tuple(sorted({c.kind.value for c in item.changes} | {c.severity.value for c in item.changes}))
         entries.append(
             FeedEntry(
@@ -192,7 +192,7 @@ def _head_move_entry(what: str, origin: RepoId, repo: RepoId, old_head: str, new
     return FeedEntry(
         id=f"tag:hubwatch,{day}:{origin}/{what}/{old_head}..{new_head}",
         title=xml_safe(f"{repo} @ {short_sha(new_head)}: files/medium: {summary}"),
-        url=f"{base_url}/models/{repo}",
+        url=f"{base_url}{page_path(repo)}",
         updated=as_utc(detected_at),
         text=f"files/medium: {summary}",
         html=str(escape(html)),
@@ -220,7 +220,7 @@ def rename_entries(renames: Iterable[RepoRename], base_url: str) -> list[FeedEnt
             FeedEntry(
                 id=f"tag:hubwatch,{day}:{rn.origin or rn.repo}/renamed/{rn.old.key}",
                 title=xml_safe(f"{rn.new}: files/medium: {summary}"),
-                url=f"{base_url}/models/{rn.repo}",
+                url=f"{base_url}{page_path(rn.repo)}",
                 updated=as_utc(rn.renamed_at),
                 text=xml_safe(f"files/medium: {summary}"),
                 html=str(escape(html)),

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from hubwatch.feeds.builders.fidelity import by_importance
 from hubwatch.feeds.builders.views import HistoryEntryLike, estimate_view, stored_estimate
-from hubwatch.feeds.text import fmt_bytes, fmt_count, rfc3339, short_sha, xml_safe
+from hubwatch.feeds.text import fmt_bytes, fmt_count, page_path, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import RepoId
 
 __all__ = ["md_escape", "model_markdown"]
@@ -65,7 +65,7 @@ def model_markdown(
     """The model's history (or one page of it), newest revision first; `verdict`: the latest
     revision's standing as (headline, suggested sha), said as the model page says it; `total`: the
     count of stored revisions (default: the entries given); `older`: the URL of the older page."""
-    page = f"{base_url}/models/{repo}"
+    page = f"{base_url}{page_path(repo)}"
     count = len(entries) if total is None else total
     lines = [
         f"# {md_escape(str(repo))}",

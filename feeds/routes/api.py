@@ -6,15 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, require_known
+from hubwatch.feeds.routes.common import AfterQuery, PageQuery, not_watched, parse_after, parse_cursor, require_known
 from hubwatch.feeds.builders.plan import plan_estimate
-from hubwatch.feeds.text import rfc3339
+from hubwatch.feeds.text import page_path, rfc3339
 
 if TYPE_CHECKING:
     from hubwatch.storage.core.values import RepoState
@@ -58,39 +58,44 @@ def _model_row(ctx: AppContext, state: RepoState) -> dict[str, Any]:
         "head_sha": state.head_sha,
         "last_polled_at": rfc3339(state.last_polled_at) if state.last_polled_at else None,
         "revision_count": state.revision_count,
-        "url": f"{ctx.base_url}/models/{state.repo}",
+        "url": f"{ctx.base_url}{page_path(state.repo)}",
     }
 
 
 @router.get("/models/{org}/{name}")
-def model(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
+@router.get("/datasets/{org}/{name}")
+def model(request: Request, org: str, name: str, ctx: Ctx) -> dict[str, Any]:
     """One watched repo as `/api/v1/models` lists it (state, head, last poll, revision count): what
     `hubwatch check --server` reads to say why a pin's commit is unknown. Not watched: a 404."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     state = ctx.store.repo_state(repo)
     if state is None or not state.watched:
-        raise not_found(f"{repo} is not watched by this hubwatch")
+        raise not_watched(repo)
     return _model_row(ctx, state)
 
 
 @router.get("/models/{org}/{name}/history")
-def history(org: str, name: str, response: Response, ctx: Ctx, before: str | None = None) -> list[dict[str, Any]]:
+@router.get("/datasets/{org}/{name}/history")
+def history(
+    request: Request, org: str, name: str, response: Response, ctx: Ctx, before: str | None = None
+) -> list[dict[str, Any]]:
     """The newest 1000 revisions older than the keyset cursor `?before=POSITION.ID`, oldest first
     (the CLI's shape); while older ones remain, a `Link: <URL>; rel="next"` header names the next page."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     cursor = parse_cursor(before)
     page, older = ctx.store.revisions.history_page(repo, before=cursor, limit=HISTORY_PAGE)
     if not page and cursor is None:
         require_known(ctx.store, repo)
     if older is not None:
-        url = f"{ctx.base_url}/api/v1/models/{repo}/history?before={older[0]}.{older[1]}"
+        url = f"{ctx.base_url}/api/v1{page_path(repo)}/history?before={older[0]}.{older[1]}"
         response.headers["Link"] = f'<{url}>; rel="next"'
     return history_json(page[::-1])
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}")
-def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
-    repo = repo_from_path(org, name)
+@router.get("/datasets/{org}/{name}/revisions/{sha}")
+def revision(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
+    repo = repo_from_path(org, name, request)
     entry = ctx.store.revision(repo, sha.lower())
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
@@ -98,15 +103,16 @@ def revision(org: str, name: str, sha: str, ctx: Ctx) -> dict[str, Any]:
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}/standing")
+@router.get("/datasets/{org}/{name}/revisions/{sha}/standing")
 def revision_standing(
-    org: str, name: str, sha: str, ctx: Ctx, ignore: Annotated[list[str] | None, Query()] = None
+    request: Request, org: str, name: str, sha: str, ctx: Ctx, ignore: Annotated[list[str] | None, Query()] = None
 ) -> dict[str, Any]:
     """What a pin at `sha` lacks and carries, and the revision to move to (`?ignore=ID`, repeatable,
     acknowledges an advisory). An unknown commit is `known: false`; an unknown repo a 404."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     result = load_standing(ctx.store, repo, sha, ignore or ())
     if result is None:
-        raise not_found(f"{repo} is not watched by this hubwatch")
+        raise not_watched(repo)
     body = result.to_json()
     if not result.known:
         body["on_main_line"] = None  # a commit the store never saw is on no line it knows

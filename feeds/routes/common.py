@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Query
 
-from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.feeds.errors import ApiError, bad_request, not_found
 from hubwatch.domain.records import Kind, RepoId, Severity
 
 if TYPE_CHECKING:
@@ -16,6 +16,7 @@ __all__ = [
     "AfterQuery",
     "MAX_PAGE",
     "PageQuery",
+    "not_watched",
     "parse_after",
     "parse_cursor",
     "parse_kinds",
@@ -83,7 +84,13 @@ def repo_state(store: "Store", repo: RepoId) -> "RepoState | None":
     return state if state is not None and state.watched else None
 
 
+def not_watched(repo: RepoId, detail: str = "") -> ApiError:
+    """The 404 of a repo this hubwatch does not watch, with the command that watches it (a dataset
+    is named `datasets/org/name`: the model of the same `org/name` is another repo)."""
+    return not_found(f"{repo} is not watched by this hubwatch{detail}: `hubwatch watch add {repo}` watches it")
+
+
 def require_known(store: "Store", repo: RepoId) -> None:
     """A 404 unless the repo is watched or has stored revisions."""
     if store.head(repo) is None and repo_state(store, repo) is None:
-        raise not_found(f"{repo} is not watched by this hubwatch")
+        raise not_watched(repo)

@@ -33,6 +33,8 @@ from hubwatch.feeds.builders.standing import load_standing, relations
 from hubwatch.feeds.builders.views import estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
+from hubwatch.feeds.routes.common import not_watched
+from hubwatch.feeds.text import page_path
 
 if TYPE_CHECKING:
     from hubwatch.domain.snapshot import Snapshot
@@ -46,7 +48,7 @@ Ctx = Annotated[AppContext, Depends(get_ctx)]
 
 def compare_url(base_url: str, repo: RepoId, base: str, head: str) -> str:
     """The compare page of `repo` from `base` to `head` (GitHub's shape, short shas)."""
-    return f"{base_url.rstrip('/')}/models/{repo}/compare/{base[:12]}...{head[:12]}"
+    return f"{base_url.rstrip('/')}{page_path(repo)}/compare/{base[:12]}...{head[:12]}"
 
 
 def _entry(ctx: AppContext, repo: RepoId, ref: str) -> "HistoryEntry":
@@ -54,8 +56,8 @@ def _entry(ctx: AppContext, repo: RepoId, ref: str) -> "HistoryEntry":
     entry = ctx.store.revision(repo, ref)
     if entry is None:
         if ctx.store.head(repo) is None:
-            raise not_found(f"{repo} is not watched by this hubwatch (no stored revision)")
-        raise not_found(f"{repo} has no stored revision {ref!r}: see /models/{repo} for the revisions it has")
+            raise not_watched(repo, " (no stored revision)")
+        raise not_found(f"{repo} has no stored revision {ref!r}: see {page_path(repo)} for the revisions it has")
     return entry
 
 
@@ -125,10 +127,11 @@ def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry
 
 
 @router.get("/models/{org}/{name}/compare/{spec}", response_class=HTMLResponse)
+@router.get("/datasets/{org}/{name}/compare/{spec}", response_class=HTMLResponse)
 def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> Response:
     """Every file's semantic diff from BASE to HEAD, the rendered chat-template diffs, the estimate
     deltas and the advisories a pin moving from BASE to HEAD resolves and takes on."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     comparison, result = _compare(ctx, diff_cache(request), repo, spec)
     head = comparison.head.revision.sha
     hits = [a.id for a in comparison.introduced]
@@ -139,15 +142,16 @@ def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> 
         "resolved": relations(comparison.resolved, head, []),
         "introduced": relations(comparison.introduced, head, hits),
         "hub_url": repo.url(ctx.settings.hub_web_url),
-        "json_url": f"/api/v1/models/{repo}/compare/{spec}",
+        "json_url": f"/api/v1{page_path(repo)}/compare/{spec}",
     }
     return ctx.templates.TemplateResponse(request, "compare.html", context)
 
 
 @router.get("/api/v1/models/{org}/{name}/compare/{spec}", tags=["api"], response_class=JSONResponse)
+@router.get("/api/v1/datasets/{org}/{name}/compare/{spec}", tags=["api"], response_class=JSONResponse)
 def compare_json(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> dict[str, Any]:
     """The compare page as JSON (`BASE...HEAD`: full shas or unique prefixes of 7+ characters)."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     comparison, _ = _compare(ctx, diff_cache(request), repo, spec)
     body = comparison_json(comparison)
     body["url"] = compare_url(ctx.base_url, repo, comparison.base.revision.sha, comparison.head.revision.sha)

@@ -23,6 +23,7 @@ from hubwatch.feeds.context import AppContext, get_ctx, org_from_path, repo_from
 from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.common import parse_kinds, parse_severity, require_known
+from hubwatch.feeds.text import page_path
 
 __all__ = ["router"]
 
@@ -103,6 +104,7 @@ def org_feed(
 
 
 @router.get("/models/{org}/{name}/feed.{fmt}")
+@router.get("/datasets/{org}/{name}/feed.{fmt}")
 def model_feed(
     request: Request,
     org: str,
@@ -112,8 +114,8 @@ def model_feed(
     kind: KindQuery = [],
     min_severity: str | None = None,
 ) -> Response:
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     require_known(ctx.store, repo)
     query: dict[str, Any] = {"kind": kind, "min_severity": min_severity, "repo": repo}
-    scope = f"models/{repo}"
-    return _render(request, ctx, fmt, scope, scope, f"hubwatch: {repo}", f"/models/{repo}", query)
+    scope = page_path(repo)[1:]  # models/org/name or datasets/org/name: the feed's tag
+    return _render(request, ctx, fmt, scope, scope, f"hubwatch: {repo}", page_path(repo), query)

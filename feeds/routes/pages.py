@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
+from hubwatch.feeds.builders.dataset_facts import DatasetFacts, dataset_facts
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.head_cache import head_standing, per_version
 from hubwatch.feeds.builders.standing import load_standing, pin_headline, relations
@@ -22,9 +23,17 @@ from hubwatch.feeds.errors import not_found
 from hubwatch.feeds.conditional import cached_response
 from hubwatch.feeds.routes.compare import revision_rows
 from hubwatch.feeds.routes.listing import index_filter, listing
-from hubwatch.feeds.routes.common import AfterQuery, PageQuery, parse_after, parse_cursor, repo_state, require_known
+from hubwatch.feeds.routes.common import (
+    AfterQuery,
+    PageQuery,
+    not_watched,
+    parse_after,
+    parse_cursor,
+    repo_state,
+    require_known,
+)
 from hubwatch.feeds.routes.plan import model_estimate
-from hubwatch.feeds.text import fmt_bytes, fmt_count, short_sha
+from hubwatch.feeds.text import fmt_bytes, fmt_count, page_path, short_sha
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos.index import IndexFilter
 from hubwatch.storage.core.summaries import RepoSummary
@@ -110,9 +119,10 @@ def org_page(
 
 
 @router.get("/models/{org}/{name}.md")
+@router.get("/datasets/{org}/{name}.md")
 def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
     """The Markdown twin of the model page: the newest 100 revisions (keyset: `?before=` for older)."""
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     cursor = parse_cursor(before)
     page, older = ctx.store.revisions.history_page(repo, before=cursor, limit=PAGE_SIZE)
     if not page and cursor is None:
@@ -125,7 +135,7 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
     newest = _at_head(ctx, repo, newest, ctx.store.head(repo))
     head = _head_standing(ctx, repo, newest.revision.sha if newest is not None else None)
     verdict = (head["head_headline"], head["head_standing"].suggested) if head["head_standing"] else None
-    older_url = f"{ctx.base_url}/models/{repo}.md?before={older[0]}.{older[1]}" if older is not None else None
+    older_url = f"{ctx.base_url}{page_path(repo)}.md?before={older[0]}.{older[1]}" if older is not None else None
     total = ctx.store.revisions.revision_count(repo)
     body = model_markdown(repo, entries, ctx.base_url, ctx.settings.hub_web_url, verdict, total, older_url).encode()
     last = max((e.revision.date for e in entries), default=None)
@@ -133,15 +143,17 @@ def model_md(request: Request, org: str, name: str, ctx: Ctx, before: str | None
 
 
 @router.get("/models/{org}/{name}")
+@router.get("/datasets/{org}/{name}")
 def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | None = None) -> Response:
-    """A model's verdict, its charts and one page of its history, newest first, one line a
-    revision (keyset: `?before=` for older; rel=prev/next links). Bounded work at any depth."""
-    repo = repo_from_path(org, name)
+    """A model's (or a dataset's) verdict, its charts and one page of its history, newest first,
+    one line a revision (keyset: `?before=` for older; rel=prev/next links). Bounded work at any
+    depth. A dataset's page shows its own facts where a model's shows the estimate panel."""
+    repo = repo_from_path(org, name, request)
     cursor = parse_cursor(before)
     entries, older = ctx.store.revisions.history_page(repo, before=cursor, limit=MODEL_PAGE_SIZE)
     state = repo_state(ctx.store, repo)
     if not entries and state is None and cursor is None:
-        raise not_found(f"{repo} is not watched by this hubwatch")
+        raise not_watched(repo)
     newest: HistoryEntryLike | None = entries[0] if entries and cursor is None else None
     newer: str | None = None  # the rel=prev link's query ("" for the newest page)
     if cursor is not None:
@@ -173,7 +185,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "revisions": [revision_line(e) for e in entries],
         "charts": charts,
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None, summary),
-        **model_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
+        **_facts_or_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "in_derivatives": ctx.store.derivatives(ctx.clock).in_derivatives(repo),  # the derivatives page link
     }
@@ -207,9 +219,24 @@ def _head_standing(
     }
 
 
+def _facts_or_estimate(request: Request, ctx: AppContext, repo: RepoId, sha: str | None) -> dict[str, Any]:
+    """A model page's estimate panel, or a dataset page's facts at `sha` (its latest revision)."""
+    if not repo.is_dataset:
+        return model_estimate(request, ctx, repo, sha)
+    return {"dataset": _dataset_facts(ctx, repo, sha)}
+
+
+def _dataset_facts(ctx: AppContext, repo: RepoId, sha: str | None) -> DatasetFacts | None:
+    if sha is None:
+        return None
+    files, contents = ctx.store.revisions.snapshot_files(repo, sha)
+    return dataset_facts(sha, files, contents)
+
+
 @router.get("/models/{org}/{name}/revisions/{sha}")
+@router.get("/datasets/{org}/{name}/revisions/{sha}")
 def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> Response:
-    repo = repo_from_path(org, name)
+    repo = repo_from_path(org, name, request)
     entry = ctx.store.revision(repo, sha.lower())
     if entry is None:
         raise not_found(f"{repo} has no stored revision {sha!r}")
@@ -232,6 +259,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "rows": revision_rows(ctx, repo, entry),
         "latest": result.newest,
+        "dataset": _dataset_facts(ctx, repo, shown) if repo.is_dataset else None,
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)
 

@@ -40,6 +40,8 @@ def test_every_get_route_answers_head_with_the_get_headers_and_no_body(client: T
     gets = [path for path, methods in _routes(client.app.routes) if "GET" in methods]  # type: ignore[attr-defined]
     assert len(gets) >= 15  # pages, feeds, badges, JSON API, OSV, ops
     for path in gets:
+        if "/datasets/{org}/{name}" in path:
+            continue  # a dataset's twins of the model routes: test_feeds_datasets answers HEAD on a seeded dataset
         url = _fill(path, seeded)
         headers = {"accept": "text/html", "authorization": f"Bearer {ADMIN_TOKEN}"}  # admin GETs too
         get = client.get(url, headers=headers)
