@@ -109,9 +109,10 @@ def test_next_page_links_are_keyset_cursors_that_walk_the_whole_list(
     with count_selects(feeds_store) as statements:
         page = client.get("/api/v1/models?after=bulk/m100").json()
     assert page["models"][0]["repo"] == "bulk/m101"
-    # the page is read from the cursor on (org, name), not counted off from the start (SQLite's
-    # dialect writes "LIMIT ? OFFSET ?" for every LIMIT; the offset bound there is 0)
-    assert any("repos.org >" in s for s in statements)
+    # the page is read from the cursor on (org, name, repo_type) — the unique index's order — not
+    # counted off from the start (SQLite's dialect writes "LIMIT ? OFFSET ?" for every LIMIT; the
+    # offset bound there is 0)
+    assert any("(repos.org, repos.name, repos.repo_type) >" in s for s in statements)
 
 
 def test_a_bad_after_cursor_is_a_400_naming_it(client: TestClient) -> None:
