@@ -98,15 +98,11 @@ def check_pins(pins: Iterable[Pin], source: AdvisorySource, ignored: frozenset[s
     """A report per pin; only commit pins are looked up (one batch), the rest are warnings."""
     pins = list(pins)
     wanted = sorted({(p.repo, p.revision.lower()) for p in pins
-                     if p.kind == "commit" and p.revision and p.repo_type == "model"})
+                     if p.kind == "commit" and p.revision})
     answers = dict(zip(wanted, source.lookup(wanted, ignored))) if wanted else {}
     reports = []
     for pin in pins:
-        if pin.repo_type != "model" and pin.kind == "commit":
-            # never answered with the model of the same org/name; datasets are not looked up yet
-            reports.append(PinReport(pin, "unknown", None, (), "a dataset pin: hubwatch does not answer datasets yet",
-                                     on_main_line=None))
-        elif pin.kind == "commit" and pin.revision:
+        if pin.kind == "commit" and pin.revision:  # a dataset pin's repo is the dataset's id: never the model's
             answer = answers[(pin.repo, pin.revision.lower())]
             if answer.commit is None:
                 why = answer.note or unknown_commit_note(pin.repo, None)

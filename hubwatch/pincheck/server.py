@@ -184,6 +184,9 @@ class ServerSource:
             self.verify()
         out = []
         for repo, revision in queries:
+            if repo.is_dataset:  # the server's revision API (/api/v1/models/…) names models only
+                out.append(Lookup(None, note=f"{repo}: a dataset pin is answered from the store, not with --server yet"))
+                continue
             sha, why = self._resolve(repo, revision)
             out.append(self._standing(repo, sha, ignored) if sha else Lookup(None, note=why))
         return out

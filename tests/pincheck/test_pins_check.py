@@ -83,6 +83,39 @@ def test_a_dataset_pin_is_never_answered_as_the_model_of_the_same_name(store: St
                if r.pin.where == "src/train.py:9"]
     text = f'load_dataset("{model.pin.repo}", revision="{model.pin.revision}")\n'
     [report] = check_pins(scan_text(text, "d.py", "python")[0], StoreSource(store))
-    assert model.status == "affected" and report.pin.repo.hub_id == model.pin.repo.hub_id and report.pin.repo != model.pin.repo
-    assert report.status == "unknown" and report.hits == () and "dataset" in report.note
+    assert model.status == "affected" and report.pin.repo.hub_id == model.pin.repo.hub_id
+    assert report.pin.repo != model.pin.repo and report.pin.repo.is_dataset
+    assert report.status == "unknown" and report.hits == () and f"datasets/{model.pin.repo}" in report.note
     assert not fails([report], Severity.LOW)
+
+
+def test_a_dataset_pin_is_answered_from_the_dataset_history(tmp_path: Path) -> None:
+    """A stored dataset history with an update advisory (fixed at the second commit) answers
+    `load_dataset` pins: the first commit is affected, the second clean; the model of the same
+    org/name, stored with no advisory, is not asked."""
+    import hashlib
+
+    from hubwatch.domain.records import AdvisoryRecord
+
+    data, model = RepoId.parse("datasets/acme/reviews"), RepoId.parse("acme/reviews")
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    old, new = (hashlib.sha1(label.encode()).hexdigest() for label in ("d1", "d2"))
+    osv = {"schema_version": "1.7.5", "id": "HW-D1", "modified": "2026-01-02T00:00:00Z",
+           "published": "2026-01-02T00:00:00Z", "summary": "train split relabelled",
+           "affected": [{"package": {"ecosystem": "GIT", "name": data.url()},
+                         "ranges": [{"type": "GIT", "repo": data.url(),
+                                     "events": [{"introduced": "0"}, {"fixed": new}]}]}]}  # fmt: skip
+    with Store.open(f"sqlite:///{tmp_path / 'hw.db'}") as store:
+        store.watch(data)
+        store.watch(model)
+        store.save_revision(data, RevisionRecord(old, None, t0, "v1", "", ()), [], {}, [], None, [])
+        store.save_revision(data, RevisionRecord(new, old, t0, "v2", "", ()), [], {}, [], None,
+                            [AdvisoryRecord("HW-D1", data, new, osv, t0)])
+        store.save_revision(model, RevisionRecord(old, None, t0, "m1", "", ()), [], {}, [], None, [])
+        text = (f'load_dataset("acme/reviews", revision="{old}")\nload_dataset("acme/reviews", revision="{new[:10]}")\n'
+                f'from_pretrained("acme/reviews", revision="{old}")\n')
+        affected, clean, as_model = check_pins(scan_text(text, "train.py", "python")[0], StoreSource(store))
+    assert affected.pin.name == "datasets/acme/reviews" and affected.status == "affected"
+    assert [h.id for h in affected.hits] == ["HW-D1"] and affected.commit == old
+    assert clean.status == "clean" and clean.commit == new
+    assert as_model.pin.name == "acme/reviews" and as_model.status == "clean" and as_model.hits == ()
