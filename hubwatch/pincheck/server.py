@@ -123,17 +123,23 @@ class ServerSource:
             raise ServerError(f"{what}: the server's answer is not a JSON object")
         return body
 
+    @staticmethod
+    def _repo_path(repo: RepoId) -> str:
+        """The server's JSON API path of `repo`: `/api/v1/models/ORG/NAME` or `/api/v1/datasets/ORG/NAME`."""
+        return f"/api/v1/{'datasets' if repo.is_dataset else 'models'}/{quote(repo.org)}/{quote(repo.name)}"
+
     def _base(self, repo: RepoId, revision: str) -> str:
-        return f"/api/v1/models/{quote(repo.org)}/{quote(repo.name)}/revisions/{quote(revision)}"
+        return f"{self._repo_path(repo)}/revisions/{quote(revision)}"
 
     def _repo_facts(self, repo: RepoId) -> RepoFacts | None:
-        """What the server holds of `repo` (`GET /api/v1/models/{org}/{name}`); None: not watched there."""
+        """What the server holds of `repo` (`GET /api/v1/models/{org}/{name}`, or `/datasets/…` for a
+        dataset); None: not watched there."""
         if repo not in self._facts:
-            response = self._get(f"/api/v1/models/{quote(repo.org)}/{quote(repo.name)}")
+            response = self._get(self._repo_path(repo))
             if response.status_code == 404:
                 self._facts[repo] = None
             else:
-                body = self._json(response, f"model {repo}")
+                body = self._json(response, f"{repo.repo_type.value} {repo}")
                 count = body.get("revision_count")
                 polled = body.get("last_polled_at")
                 self._facts[repo] = RepoFacts(True, count if isinstance(count, int) else 0,
@@ -184,9 +190,6 @@ class ServerSource:
             self.verify()
         out = []
         for repo, revision in queries:
-            if repo.is_dataset:  # the server's revision API (/api/v1/models/…) names models only
-                out.append(Lookup(None, note=f"{repo}: a dataset pin is answered from the store, not with --server yet"))
-                continue
             sha, why = self._resolve(repo, revision)
             out.append(self._standing(repo, sha, ignored) if sha else Lookup(None, note=why))
         return out

@@ -114,7 +114,14 @@ def test_a_dataset_pin_is_answered_from_the_dataset_history(tmp_path: Path) -> N
         store.save_revision(model, RevisionRecord(old, None, t0, "m1", "", ()), [], {}, [], None, [])
         text = (f'load_dataset("acme/reviews", revision="{old}")\nload_dataset("acme/reviews", revision="{new[:10]}")\n'
                 f'from_pretrained("acme/reviews", revision="{old}")\n')
-        affected, clean, as_model = check_pins(scan_text(text, "train.py", "python")[0], StoreSource(store))
+        pins = scan_text(text, "train.py", "python")[0]
+        affected, clean, as_model = check_pins(pins, StoreSource(store))
+        from hubwatch.feeds import create_app
+
+        with TestClient(create_app(Settings(), store)) as client:  # `check --server` gives the same answers
+            remote = check_pins(pins, ServerSource(client))
+    assert [(r.pin, r.status, r.commit, r.hits) for r in remote] == [
+        (r.pin, r.status, r.commit, r.hits) for r in (affected, clean, as_model)]
     assert affected.pin.name == "datasets/acme/reviews" and affected.status == "affected"
     assert [h.id for h in affected.hits] == ["HW-D1"] and affected.commit == old
     assert clean.status == "clean" and clean.commit == new
