@@ -1,8 +1,10 @@
 """What a Python expression's string value is, read from the file's syntax tree alone (nothing imported or run).
 
 A name bound exactly once, a dict entry, a dataclass or class field default, an argparse default, an
-attribute set in one place, `os.getenv(NAME, default)`, `+` and f-strings are followed; anything else
-(a parameter, a call, a name bound twice) is computed at run time and reads as `DYN`.
+attribute set in one place, `os.getenv(NAME, default)`, a parameter's string default (the value a call
+that passes nothing gets, as a getenv default is the value when the variable is unset), `+` and
+f-strings are followed; anything else (a parameter without a string default, a call, a name bound
+twice) is computed at run time and reads as `DYN`.
 """
 
 from __future__ import annotations
@@ -56,14 +58,18 @@ class Resolver:
         self.attrs: defaultdict[str, list[ast.expr | None]] = defaultdict(list)
         self.fields: list[tuple[ast.ClassDef, dict[str, ast.expr]]] = []
         self._read: set[int] = set()  # attribute stores read as plain assignments
+        self._defaulted: set[int] = set()  # parameters with a string default, bound once by it
         for node in ast.walk(tree):  # breadth first: an assignment comes before its target
             self._index(node)
 
     def _index(self, node: ast.AST) -> None:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             self.bound[node.id] += 1
+        elif isinstance(node, ast.arguments):
+            self._defaults(node)
         elif isinstance(node, ast.arg):
-            self.bound[node.arg] += 2  # a parameter: computed at run time
+            # A parameter is computed at run time, unless it has a string default (read as that value).
+            self.bound[node.arg] += 1 if id(node) in self._defaulted else 2
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 self.bound[name] += 2
@@ -94,6 +100,16 @@ class Resolver:
             if dest is not None:
                 default = next((kw.value for kw in node.keywords if kw.arg == "default"), None)
                 self.attrs[dest].append(default)
+
+    def _defaults(self, node: ast.arguments) -> None:
+        """Bind each parameter with a string default to it (walked before the parameters themselves)."""
+        positional = [*node.posonlyargs, *node.args]
+        pairs = [*zip(positional[len(positional) - len(node.defaults):], node.defaults),
+                 *zip(node.kwonlyargs, node.kw_defaults)]
+        for arg, default in pairs:
+            if default is not None and _is_str(default):
+                self._defaulted.add(id(arg))
+                self.values[arg.arg] = default
 
     def _bind(self, target: ast.expr, value: ast.expr) -> None:
         if isinstance(target, ast.Name):

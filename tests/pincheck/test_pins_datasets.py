@@ -188,3 +188,28 @@ def test_dataset_variables_no_command_reads_pair_by_name() -> None:
     assert pins(k8s, "deploy.yaml") == [(6, "datasets/o/d", S, "commit")]
     assert pins(f"DATASET_ID = o/d\nDATASET_REVISION = {S}\nall:\n\tpython x.py\n", "Makefile") == [
         (1, "datasets/o/d", S, "commit")]
+
+
+def test_parameter_string_defaults_are_the_pin_a_bare_call_gets() -> None:
+    text = ("class Env:\n"
+            "    @classmethod\n"
+            "    def load(cls, dataset_id: str = 'o/qa', dataset_revision: str = "
+            f"'{S}', *, split: str = 'test') -> None:\n"
+            "        return datasets.load_dataset(dataset_id, revision=dataset_revision, split=split)\n"
+            "def fetch(repo='o/moving', rev=None):\n"
+            "    return load_dataset(repo, revision=rev)\n"
+            "def twice(name='o/a'):\n"
+            "    return load_dataset(name)\n"
+            "def again(name='o/b'):\n"
+            "    return load_dataset(name)\n")
+    assert pins(text, "env.py") == [
+        (4, "datasets/o/qa", S, "commit"),  # the defaults a call passing nothing gets
+        (6, "datasets/o/moving", None, "dynamic"),  # a None default: the caller decides the revision
+    ]  # `name` is a parameter of two functions: neither default is known to be the one used
+
+
+def test_a_parameter_with_a_default_that_is_reassigned_is_computed() -> None:
+    text = (f"def load(repo='o/d', rev='{S}'):\n"
+            "    rev = resolve(rev)\n"
+            "    return load_dataset(repo, revision=rev)\n")
+    assert pins(text, "x.py") == [(3, "datasets/o/d", None, "dynamic")]
