@@ -1,7 +1,8 @@
-"""The derivatives page `/models/ORG/NAME/family`: a base's derivatives (docs/derivatives.md) with their
+"""The derivatives page `/models/ORG/NAME/derivatives`: a base's derivatives (docs/derivatives.md) with their
 relation, last change, parameters (derived and counted in the checkpoint, and the difference from
 the base's) and the inherited advisories and notes each carries; its JSON twin
-`/api/v1/models/ORG/NAME/family`."""
+`/api/v1/models/ORG/NAME/derivatives`. The pages' first URLs, `…/family`, answer 308 to these (the
+same query), so links and bookmarks made before the rename keep working."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from hubwatch.advisories.inherit import INHERITED_ID_SUFFIX, is_inherited
 from hubwatch.domain.records import AdvisoryRecord, RepoId, RevisionRecord
@@ -78,7 +79,7 @@ def _derivatives(ctx: AppContext, org: str, name: str) -> tuple[RepoId, RepoId, 
     return repo, base, member, derivatives_rows(ctx, base)
 
 
-@router.get("/models/{org}/{name}/family")
+@router.get("/models/{org}/{name}/derivatives")
 def derivatives_page(request: Request, org: str, name: str, ctx: Ctx) -> Response:
     repo, base, member, rows = _derivatives(ctx, org, name)
     context: dict[str, Any] = {"repo": repo, "base": base, "member": member, "rows": rows}
@@ -125,11 +126,21 @@ def derivatives_json(rows: list[DerivativesPageRow], repo: RepoId, base: RepoId,
     }  # fmt: skip
 
 
-@router.get("/api/v1/models/{org}/{name}/family", tags=["api"], response_class=JSONResponse)
+@router.get("/api/v1/models/{org}/{name}/derivatives", tags=["api"], response_class=JSONResponse)
 def derivatives_api(org: str, name: str, ctx: Ctx) -> dict[str, Any]:
     """The derivatives page as JSON: the base, then each watched derivative (relation, head, parameters
     and their difference from the base's, inherited advisories open or closed, notes)."""
     repo, base, member, rows = _derivatives(ctx, org, name)
     body = derivatives_json(rows, repo, base, member)
-    body["url"] = f"{ctx.base_url}/models/{base}/family"
+    body["url"] = f"{ctx.base_url}/models/{base}/derivatives"
     return body
+
+
+@router.get("/models/{org}/{name}/family", include_in_schema=False)
+@router.get("/api/v1/models/{org}/{name}/family", include_in_schema=False)
+def derivatives_moved(request: Request) -> Response:
+    """The derivatives pages' first URLs: 308 to the same page (and query) under `…/derivatives`."""
+    location = request.url.path.removesuffix("/family") + "/derivatives"
+    if request.url.query:
+        location += f"?{request.url.query}"
+    return RedirectResponse(location, status_code=308)

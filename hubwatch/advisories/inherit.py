@@ -231,7 +231,7 @@ def _details(ds: Mapping[str, Any], entries: Sequence[Mapping[str, Any]], hub: s
     else:
         lines.append(f"No fixed revision of {derivative} yet; {base} fixed it at `{base_sha[:12]}`: take its "
                      f"{_what(entries)} (or pin {base} itself).")  # fmt: skip
-    lines += ["", f"Family: {web}/models/{base.org}/{base.name}/family"]
+    lines += ["", f"Derivatives: {web}/models/{base.org}/{base.name}/derivatives"]
     return "\n".join(lines)
 
 
