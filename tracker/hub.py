@@ -398,6 +398,13 @@ class HfHubClient:
                 future.cancel()
             raise
 
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
+        """A dataset head's parquet conversion as `diff.dataset_parquet` keeps it, or None when the
+        hub has none for that head (`tracker.hub_parquet`: which conversion belongs to which head)."""
+        from hubwatch.tracker.hub_parquet import parquet_conversion
+
+        return parquet_conversion(self, repo, head) if repo.is_dataset else None
+
     def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> Snapshot:
         """What the estimator reads of one revision (default: main), as a Snapshot for
         `tracker.estimate_inputs.estimator_inputs`: the listing, the config and tokenizer/generation

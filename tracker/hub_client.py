@@ -56,3 +56,7 @@ class HubClient(Protocol):
     def snapshot(self, repo: RepoId, sha: str, *, previous: Snapshot | None = None) -> Snapshot:
         """One revision's listing, tracked contents and safetensors headers."""
         ...
+
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
+        """A dataset head's parquet conversion (`diff.dataset_parquet`'s document), or None."""
+        ...

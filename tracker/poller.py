@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, PollState, RepoId, RevisionRecord
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.tracker.errors import GatedRepo, HubError, RateLimited, RepoDisabled, RepoNotFound, TokenRejected
+from hubwatch.tracker.errors import (GatedRepo, HubError, InvalidContent, RateLimited, RepoDisabled, RepoNotFound,
+                                     RevisionNotFound, TokenRejected)
 from hubwatch.tracker.guard import end_poll_deadline, start_poll_deadline
 from hubwatch.tracker.hubstate import StoreWindow, clear_token_problem, record_token_problem
 from hubwatch.tracker.pipeline import ProcessedRevision, history_rewrite_change, load_baseline, process_revision
@@ -176,6 +177,8 @@ def poll_repo(
                 # next one's fetch started before this one is diffed, estimated and stored.
                 snapshot = ahead.take(revision, baseline.snapshot)
                 ahead.start(new[index] if index < len(new) else None, snapshot)
+                if repo.is_dataset and index == len(new) and revision.sha == head:
+                    snapshot = _with_conversion(hub, repo, revision, snapshot)
                 result = process_revision(
                     repo, revision, baseline, hub=hub, store=store, settings=settings,
                     extra_changes=extra if index == 1 else (), snapshot=snapshot,
@@ -229,6 +232,21 @@ def _upstream_below(
         return set()
     line = store.revisions.revision_shas(repo, oldest)
     return set(line) if line else None
+
+
+def _with_conversion(hub: HubClient, repo: RepoId, head: RevisionRecord, snapshot: Snapshot) -> Snapshot:
+    """A dataset head's snapshot with its parquet conversion kept, when the hub has one of this head
+    (`tracker.hub_parquet`). A conversion that cannot be read (a tree past the bounds, the branch
+    gone between two requests) is left out with a warning and the head stored without it; any other
+    hub failure fails the poll as any request's does (the next poll asks again)."""
+    from hubwatch.diff.dataset_parquet import with_conversion
+
+    try:
+        document = hub.parquet_conversion(repo, head)
+    except (InvalidContent, RevisionNotFound) as exc:
+        log.warning("%s: stored %s without its parquet conversion: %s", repo, head.sha[:12], exc)
+        return snapshot
+    return snapshot if document is None else with_conversion(snapshot, document)
 
 
 class _StoredShas:

@@ -55,7 +55,7 @@ def data_files_of(files: Iterable[str], configs: Mapping[str, ConfigMeta]) -> se
     out: set[str] = set()
     for path in files:
         name = posixpath.basename(path).lower()
-        if name in _NOT_DATA or name.endswith(".py") or name.startswith(".") or path.startswith("."):
+        if name in _NOT_DATA or name.endswith(".py") or name.startswith(".") or path.startswith((".", "/")):
             continue
         if file_format(path) is not None or any(fnmatch.fnmatchcase(path, p) for p in patterns):
             out.add(path)

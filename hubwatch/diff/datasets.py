@@ -18,6 +18,7 @@ from .card import DATASET_CARD, diff_card
 from .changes import as_initial
 from .dataset_files import data_files_of, diff_data_files
 from .dataset_meta import CARD_FILE, dataset_meta
+from .dataset_parquet import is_conversion_path
 from .dataset_schema import diff_schema
 from .dataset_splits import diff_splits, diff_subsets
 from .engine import order
@@ -27,7 +28,9 @@ __all__ = ["diff_dataset_snapshots"]
 
 
 def _without(snapshot: Snapshot, paths: set[str]) -> Snapshot:
-    return Snapshot(snapshot.sha, {p: f for p, f in snapshot.files.items() if p not in paths}, snapshot.contents)
+    """The listing less `paths` and the parquet conversion (a derived file, not one of the repo's)."""
+    files = {p: f for p, f in snapshot.files.items() if p not in paths and not is_conversion_path(p)}
+    return Snapshot(snapshot.sha, files, snapshot.contents)
 
 
 def _as_script(record: ChangeRecord) -> ChangeRecord:

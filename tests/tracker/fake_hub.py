@@ -105,3 +105,7 @@ class FakeHub:
         contents = next(files for record, files in state.revisions if record.sha == sha)
         listing = {path: FileRecord(path, len(raw), sha_of(raw.decode())) for path, raw in contents.items()}
         return Snapshot(sha=sha, files=listing, contents=dict(contents))
+
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
+        """The fake hub converts nothing: no dataset of it has a `refs/convert/parquet` branch."""
+        return None
