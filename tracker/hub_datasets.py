@@ -1,6 +1,7 @@
 """A dataset's sizes from the hub, for the estimator: `dataset_summary` reads one revision's card metadata
 (`HfApi.dataset_info`, `repo_type="dataset"`) and, only where the card states no sizes, its
-`dataset_infos.json`, and gives `estimator.dataset_size.DatasetSummary`.
+`dataset_infos.json`, then the hub's parquet conversion of it (`tracker.hub_parquet`: main's head
+only), and gives `estimator.dataset_size.DatasetSummary`.
 
 Part of the hub adapter beside `tracker/hub.py` (whose request guard and error translation it uses):
 no row is read, no data file opened and no loading script run. The card's YAML is read by the
@@ -14,10 +15,12 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from hubwatch.diff.dataset_meta import CARD_FILE, INFOS_FILE, DatasetMeta, dataset_meta
+from hubwatch.diff.dataset_parquet import CONVERSION_PATH, read_conversion, with_converted
 from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.estimator.dataset_size import ConfigSize, DatasetSummary, SplitSize
 from hubwatch.tracker.errors import InvalidContent
+from hubwatch.tracker.hub_parquet import parquet_conversion
 
 if TYPE_CHECKING:
     from hubwatch.tracker.hub import HfHubClient
@@ -55,7 +58,9 @@ def _card_text(card: Any) -> bytes | None:
 
 def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None = None) -> DatasetSummary:
     """The sizes a dataset revision's metadata states (default: main): one request for the card's
-    metadata, and one for `dataset_infos.json` when the card has no sizes and the revision lists it.
+    metadata, one for `dataset_infos.json` when the card has no sizes and the revision lists it, and
+    where neither states them the conversion's refs (one), and when they name one of this revision
+    (main's head) the head's and the converter's commit dates and the branch's tree (three).
 
     Raises the adapter's HubError types, their repo named `datasets/ORG/NAME`: RepoNotFound,
     RevisionNotFound, GatedRepo (a gated dataset whose sizes are only in `dataset_infos.json`), …
@@ -73,10 +78,16 @@ def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None =
         contents[CARD_FILE] = readme
     meta = dataset_meta(Snapshot(sha, {}, contents))
     listed = {s.rfilename for s in info.siblings or ()}
-    if INFOS_FILE in listed and (not meta.configs or any(not c.splits for c in meta.configs.values())):
+    if INFOS_FILE in listed and _unstated(meta):
         contents[INFOS_FILE] = _download(client, label, rid, sha, INFOS_FILE)
         meta = dataset_meta(Snapshot(sha, {}, contents))
+    if _unstated(meta) and (document := parquet_conversion(client, dataset, sha)) is not None:
+        meta = with_converted(meta, read_conversion(Snapshot(sha, {}, {CONVERSION_PATH: document})))
     return _summary(label, sha, meta)
+
+
+def _unstated(meta: DatasetMeta) -> bool:
+    return not meta.configs or any(not c.splits for c in meta.configs.values())
 
 
 def _download(client: HfHubClient, label: str, rid: str, sha: str, path: str) -> bytes:

@@ -34,7 +34,7 @@ MAX_TREE_ENTRIES = 50_000  # entries of the branch's tree read at most (the conv
 
 
 def _commit_date(client: HfHubClient, repo: RepoId, sha: str) -> datetime:
-    """The date of the converter's commit `sha`: the first entry of its commit listing (one page)."""
+    """The date of commit `sha`: the first entry of its commit listing (one page)."""
     from huggingface_hub.utils import build_hf_headers, paginate, parse_datetime  # type: ignore[attr-defined]
 
     def fetch() -> Any:
@@ -51,25 +51,34 @@ def _commit_date(client: HfHubClient, repo: RepoId, sha: str) -> datetime:
     except ValueError:
         when = None
     if when is None:
-        raise InvalidContent(f"{PARQUET_REF}: the converter's commit {sha[:12]} has no readable date",
+        raise InvalidContent(f"{PARQUET_REF}: commit {sha[:12]} has no readable date in the hub's commit list",
                              repo_id=str(repo), revision=sha)  # fmt: skip
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord) -> bytes | None:
-    """The conversion of `head` (the main branch's head this poll stores) as the stored document,
-    or None when the dataset has no conversion branch or its newest conversion is of an earlier
-    revision. Raises the adapter's HubError types (InvalidContent for a tree past the bounds)."""
+def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord | str) -> bytes | None:
+    """The conversion of `head` as the stored document, or None when the dataset has no conversion
+    branch or its newest conversion is of an earlier revision. `head`: the main branch's head a
+    poll stores (its commit and date), or a commit sha (`dataset_summary`): None unless it is
+    main's head now, whose date is then asked (one request more). Raises the adapter's HubError
+    types (InvalidContent for a tree past the bounds)."""
     from huggingface_hub.hf_api import RepoFile
 
     rid = str(repo)
     api = client._api
-    refs = client._call(lambda: api.list_repo_refs(repo.hub_id, repo_type="dataset"), rid, head.sha)
+    sha = head if isinstance(head, str) else head.sha
+    refs = client._call(lambda: api.list_repo_refs(repo.hub_id, repo_type="dataset"), rid, sha)
     target = next((r.target_commit for r in refs.converts or () if r.ref == PARQUET_REF), None)
     if not target:
         return None
+    if isinstance(head, str):
+        if next((b.target_commit for b in refs.branches or () if b.name == "main"), None) != head:
+            return None  # not main's head: the branch holds no conversion of it
+        head_date = _commit_date(client, repo, head)
+    else:
+        head_date = head.date
     converted = _commit_date(client, repo, target)
-    if converted < head.date:
+    if converted < head_date:
         return None  # converts an earlier revision; this head's conversion is not out yet
 
     def tree() -> list[tuple[str, int | None, str | None]] | None:

@@ -1,7 +1,8 @@
 """A dataset revision's own facts for its pages, in place of a model's estimate panel: its configs
 (subsets) with their splits (rows, bytes) and features, its data files by format, its licence and
 gating, all read from what the store kept of that revision (the card's YAML, `dataset_infos.json`,
-the file listing) by the diff's own parser: nothing is fetched, no loading script is run."""
+the hub's parquet conversion where the card states no splits, the file listing) by the diff's own
+parser: nothing is fetched, no loading script is run."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.diff.dataset_meta import ConfigMeta, dataset_meta
+from hubwatch.diff.dataset_parquet import is_conversion_path, read_conversion, with_converted
 from hubwatch.domain.records import FileRecord
 from hubwatch.domain.snapshot import Snapshot
 
@@ -42,6 +44,7 @@ class DatasetFacts:
     license: str | None
     gated: str | None  # what the card says of access ("gated: manual access requests …"), or None
     card_error: str | None
+    conversion: str | None = None  # `refs/convert/parquet@<commit>` when the conversion states splits
 
     @property
     def rows(self) -> int | None:
@@ -60,7 +63,7 @@ def _format(path: str) -> str | None:
 def _formats(files: Sequence[FileRecord]) -> tuple[FileFormat, ...]:
     found: dict[str, list[int | None]] = {}
     for record in files:
-        fmt = _format(record.path)
+        fmt = None if is_conversion_path(record.path) else _format(record.path)
         if fmt is not None:
             found.setdefault(fmt, []).append(record.size)
     rows = [FileFormat(fmt, len(sizes), None if None in sizes else sum(s or 0 for s in sizes))
@@ -87,7 +90,8 @@ def _gated(card: Mapping[str, Any]) -> str | None:
 
 def dataset_facts(sha: str, files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> DatasetFacts:
     """The facts of one stored dataset revision (`store.revisions.snapshot_files`)."""
-    meta = dataset_meta(Snapshot(sha, {f.path: f for f in files}, contents))
+    snapshot = Snapshot(sha, {f.path: f for f in files}, contents)
+    meta = with_converted(dataset_meta(snapshot), read_conversion(snapshot))
     card = meta.card or {}
     return DatasetFacts(
         configs=tuple(meta.configs.values()),
@@ -97,4 +101,5 @@ def dataset_facts(sha: str, files: Sequence[FileRecord], contents: Mapping[str, 
         license=_text(card.get("license")),
         gated=_gated(card),
         card_error=meta.card_error,
+        conversion=meta.conversion,
     )

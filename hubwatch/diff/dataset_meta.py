@@ -2,8 +2,9 @@
 
 Read from the card's YAML block (`dataset_info`, `configs`; parsed by `card.card_metadata`, within
 the same limits as a model card) and, for what the card lacks, the legacy `dataset_infos.json`
-(within `remote_data`'s JSON limits). Nothing else: a loading script is never run and no data
-file is opened, so a dataset that only a script describes has no schema or splits here.
+(within `remote_data`'s JSON limits); where neither states a config's splits, the hub's parquet
+conversion does (`dataset_parquet.with_converted`). Nothing else: a loading script is never run and
+no data file is opened, so a dataset that only a script describes has no schema or splits here.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from .card import card_metadata
 
 __all__ = [
     "CARD_FILE",
+    "DEFAULT_CONFIG",
     "INFOS_FILE",
     "Column",
     "ConfigMeta",
     "DatasetMeta",
     "SplitMeta",
     "dataset_meta",
+    "default_config",
     "type_family",
 ]
 
@@ -45,8 +48,13 @@ class Column:
 
 @dataclass(frozen=True)
 class SplitMeta:
+    """`rows` and `bytes` (the Arrow size) as stated; where only the hub's parquet conversion states
+    the split, `parquet_bytes` and `shards` are its shards' (`dataset_parquet.with_converted`)."""
+
     rows: int | None
     bytes: int | None
+    parquet_bytes: int | None = None
+    shards: int | None = None
 
 
 @dataclass(frozen=True)
@@ -59,18 +67,22 @@ class ConfigMeta:
     data_files: dict[str, tuple[str, ...]] | None = None
     dataset_size: int | None = None
     download_size: int | None = None
+    source: str | None = None  # where its splits were read when not the dataset's `source` (the conversion)
 
 
 @dataclass(frozen=True)
 class DatasetMeta:
     """What the diff knows of one dataset revision; `source` names where the features and
-    splits were read (`README.md`, `dataset_infos.json`, or None when neither has them)."""
+    splits were read (`README.md`, `dataset_infos.json`, `refs/convert/parquet` when only the hub's
+    parquet conversion states them, or None when none has them); `conversion` the conversion's
+    label (`refs/convert/parquet@<commit>`) when it filled any config."""
 
     configs: dict[str, ConfigMeta]
     default: str | None
     card: dict[str, Any] | None
     card_error: str | None = None
     source: str | None = None
+    conversion: str | None = None
 
 
 def _int(value: Any) -> int | None:
@@ -252,9 +264,12 @@ def dataset_meta(snapshot: Snapshot) -> DatasetMeta:
                     legacy.dataset_size, legacy.download_size,
                 )  # fmt: skip
                 source = source or INFOS_FILE
-    if default is None:
-        default = DEFAULT_CONFIG if DEFAULT_CONFIG in configs else next(iter(configs)) if len(configs) == 1 else None
-    return DatasetMeta(configs, default, card, error, source)
+    return DatasetMeta(configs, default if default is not None else default_config(configs), card, error, source)
+
+
+def default_config(configs: dict[str, ConfigMeta]) -> str | None:
+    """The default config when none is marked: `default`, else the only one."""
+    return DEFAULT_CONFIG if DEFAULT_CONFIG in configs else next(iter(configs)) if len(configs) == 1 else None
 
 
 _NUMERIC = ("int", "uint", "float", "double", "half", "decimal", "bool")

@@ -7,6 +7,9 @@ says in the revision's snapshot as one derived file, `CONVERSION_PATH`, whose co
 `read_conversion` (within `remote_data`'s limits, since what it lists came from the hub). No
 repo path begins with "/", so the derived file never meets one of the repo's own.
 
+Where the card (or `dataset_infos.json`) states no splits for a config, `with_converted` takes them
+from the conversion: which splits the viewer and `load_dataset` see, their shards and parquet bytes.
+
 The converter's layout is `<config>/<split>/NNNN.parquet`, and `<config>/partial-<split>/…` where
 it converted only the first part of a split (the viewer's size limit); an entry laid out otherwise
 is counted as `skipped`, never guessed at.
@@ -16,12 +19,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hubwatch.domain.files import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
+
+from .dataset_meta import ConfigMeta, DatasetMeta, SplitMeta, default_config
 
 __all__ = [
     "CONVERSION_PATH",
@@ -34,6 +39,7 @@ __all__ = [
     "is_conversion_path",
     "read_conversion",
     "with_conversion",
+    "with_converted",
 ]
 
 PARQUET_REF = "refs/convert/parquet"
@@ -157,3 +163,25 @@ def read_conversion(snapshot: Snapshot) -> Conversion | None:
                 configs.setdefault(str(config), {})[str(split)] = parsed
     date = doc.get("date")
     return Conversion(doc["commit"], date if isinstance(date, str) else None, configs, _int(doc.get("skipped")) or 0)
+
+
+def with_converted(meta: DatasetMeta, conversion: Conversion | None) -> DatasetMeta:
+    """`meta` with every config whose splits it does not state taken from `conversion` (its splits:
+    shards and parquet bytes; a config only the conversion names is added), marked `source =
+    PARQUET_REF`. The card's and `dataset_infos.json`'s statements always win."""
+    if conversion is None:
+        return meta
+    configs = dict(meta.configs)
+    filled = False
+    for name, splits in sorted(conversion.configs.items()):
+        known = configs.get(name)
+        if known is not None and known.splits:
+            continue
+        stated = {split: SplitMeta(None, None, c.bytes, len(c.shards)) for split, c in sorted(splits.items())}
+        configs[name] = (ConfigMeta(name, splits=stated, source=PARQUET_REF) if known is None
+                         else replace(known, splits=stated, source=PARQUET_REF))  # fmt: skip
+        filled = True
+    if not filled:
+        return meta
+    return replace(meta, configs=configs, default=meta.default or default_config(configs),
+                   source=meta.source or PARQUET_REF, conversion=conversion.label)  # fmt: skip

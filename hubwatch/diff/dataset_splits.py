@@ -12,7 +12,7 @@ from typing import Any
 
 from hubwatch.domain.records import ChangeRecord, Kind, Severity
 
-from .changes import make_change
+from .changes import counted, make_change
 from .dataset_meta import CARD_FILE, ConfigMeta, SplitMeta
 
 __all__ = ["diff_splits", "diff_subsets", "is_evaluation_split"]
@@ -29,6 +29,24 @@ def _count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
 
 
+def _stated(s: SplitMeta) -> dict[str, int | None]:
+    """What a record keeps of a split: rows and bytes, and the conversion's shards where it states them."""
+    out = {"rows": s.rows, "bytes": s.bytes}
+    if s.shards is not None:
+        out |= {"parquet_bytes": s.parquet_bytes, "shards": s.shards}
+    return out
+
+
+def _rows(s: SplitMeta) -> str:
+    if s.rows is None and s.shards is not None:
+        return f"in the hub's parquet conversion: {_shards(s)}"
+    return f"{_count(s.rows)} rows"
+
+
+def _shards(s: SplitMeta) -> str:
+    return f"{counted(s.shards or 0, 'shard')} of {_count(s.parquet_bytes)} bytes"
+
+
 def _split_record(source: str, config: str, split: str, a: SplitMeta, b: SplitMeta) -> ChangeRecord | None:
     if a == b:
         return None
@@ -37,6 +55,14 @@ def _split_record(source: str, config: str, split: str, a: SplitMeta, b: SplitMe
     grew = rows_changed and (b.rows or 0) > (a.rows or 0)
     extra: dict[str, Any] = {"config": config, "split": split, "evaluation": evaluation,
                                 "rows": {"old": a.rows, "new": b.rows}, "bytes": {"old": a.bytes, "new": b.bytes}}  # fmt: skip
+    if not rows_changed and a.bytes == b.bytes:  # only the parquet conversion's shards moved
+        if a.shards is None or b.shards is None:
+            return None  # one side's conversion does not state the split: nothing to compare
+        summary = (f"{config}/{split}: parquet conversion {_shards(a)} → {_shards(b)} (the viewer's copy of the split "
+                   "was rewritten; rows not stated)" if a.rows is None or b.rows is None else
+                   f"{config}/{split}: parquet conversion {_shards(a)} → {_shards(b)} (rows unchanged)")  # fmt: skip
+        return make_change(Kind.SPLITS, Severity.LOW, file=source, key=f"dataset_info.{config}.splits.{split}",
+                           old=_stated(a), new=_stated(b), summary=summary, op="parquet", **extra)  # fmt: skip
     if rows_changed:
         summary = f"{config}/{split}: {_count(a.rows)} → {_count(b.rows)} rows"
         if evaluation and grew:
@@ -51,8 +77,7 @@ def _split_record(source: str, config: str, split: str, a: SplitMeta, b: SplitMe
         severity, op = Severity.LOW, "bytes"
         summary = f"{config}/{split}: {_count(a.bytes)} → {_count(b.bytes)} bytes (rows unchanged)"
     return make_change(Kind.SPLITS, severity, file=source, key=f"dataset_info.{config}.splits.{split}",
-                       old={"rows": a.rows, "bytes": a.bytes}, new={"rows": b.rows, "bytes": b.bytes},
-                       summary=summary, op=op, **extra)  # fmt: skip
+                       old=_stated(a), new=_stated(b), summary=summary, op=op, **extra)  # fmt: skip
 
 
 def diff_splits(old: dict[str, ConfigMeta], new: dict[str, ConfigMeta], source: str = CARD_FILE) -> list[ChangeRecord]:
@@ -63,6 +88,7 @@ def diff_splits(old: dict[str, ConfigMeta], new: dict[str, ConfigMeta], source: 
         a = old.get(name)
         if a is None:
             continue
+        source_of = b.source or a.source or source  # the conversion, where it states this config's splits
         before = a.splits or {s: SplitMeta(None, None) for s in a.data_files or {}}
         after = b.splits or {s: SplitMeta(None, None) for s in b.data_files or {}}
         for split in sorted(set(before) | set(after)):
@@ -70,22 +96,22 @@ def diff_splits(old: dict[str, ConfigMeta], new: dict[str, ConfigMeta], source: 
             if split not in before:
                 s = after[split]
                 records.append(make_change(
-                    Kind.SPLITS, Severity.MEDIUM, file=source, key=key, old=None, new={"rows": s.rows, "bytes": s.bytes},
-                    summary=f"{name}: split {split} added ({_count(s.rows)} rows)", config=name, split=split, op="added",
+                    Kind.SPLITS, Severity.MEDIUM, file=source_of, key=key, old=None, new=_stated(s),
+                    summary=f"{name}: split {split} added ({_rows(s)})", config=name, split=split, op="added",
                     evaluation=is_evaluation_split(split),
                 ))  # fmt: skip
             elif split not in after:
                 s = before[split]
                 records.append(make_change(
-                    Kind.SPLITS, Severity.HIGH, file=source, key=key, old={"rows": s.rows, "bytes": s.bytes}, new=None,
-                    summary=f"{name}: split {split} removed ({_count(s.rows)} rows)", config=name, split=split,
+                    Kind.SPLITS, Severity.HIGH, file=source_of, key=key, old=_stated(s), new=None,
+                    summary=f"{name}: split {split} removed ({_rows(s)})", config=name, split=split,
                     op="removed", evaluation=is_evaluation_split(split),
                 ))  # fmt: skip
-            elif (record := _split_record(source, name, split, before[split], after[split])) is not None:
+            elif (record := _split_record(source_of, name, split, before[split], after[split])) is not None:
                 records.append(record)
         if a.dataset_size != b.dataset_size and a.dataset_size is not None and b.dataset_size is not None:
             records.append(make_change(
-                Kind.SPLITS, Severity.INFO, file=source, key=f"dataset_info.{name}.dataset_size", old=a.dataset_size,
+                Kind.SPLITS, Severity.INFO, file=source_of, key=f"dataset_info.{name}.dataset_size", old=a.dataset_size,
                 new=b.dataset_size, summary=f"{name}: dataset_size {_count(a.dataset_size)} → {_count(b.dataset_size)} bytes",
                 config=name, op="size",
             ))  # fmt: skip
@@ -100,16 +126,19 @@ def diff_subsets(old: dict[str, ConfigMeta], old_default: str | None, new: dict[
     for name in sorted(set(new) - set(old)):
         splits = new[name].splits
         shown = f" ({', '.join(f'{s} {_count(m.rows)}' for s, m in splits.items())} rows)" if splits else ""
+        if new[name].source is not None and splits and all(m.rows is None for m in splits.values()):
+            shown = f" (splits {', '.join(splits)}, seen by the dataset viewer in the hub's parquet conversion)"
         records.append(make_change(
-            Kind.SUBSETS, Severity.LOW, file=source, key=f"configs.{name}", old=None, new=name,
+            Kind.SUBSETS, Severity.LOW, file=new[name].source or source, key=f"configs.{name}", old=None, new=name,
             summary=f"config {name} added{shown}", config=name, op="added",
-            splits={s: {"rows": m.rows, "bytes": m.bytes} for s, m in splits.items()},
+            splits={s: _stated(m) for s, m in splits.items()},
             columns=[c.name for c in new[name].columns or ()],
         ))  # fmt: skip
     for name in sorted(set(old) - set(new)):
-        records.append(make_change(Kind.SUBSETS, Severity.HIGH, file=source, key=f"configs.{name}", old=name,
-                                   new=None, summary=f"config {name} removed (loading it fails)", config=name,
-                                   op="removed"))  # fmt: skip
+        seen = " from the hub's parquet conversion" if old[name].source is not None else ""
+        records.append(make_change(Kind.SUBSETS, Severity.HIGH, file=old[name].source or source, key=f"configs.{name}",
+                                   old=name, new=None, summary=f"config {name} removed{seen} (loading it fails)",
+                                   config=name, op="removed"))  # fmt: skip
     if old_default != new_default and old and new:
         records.append(make_change(
             Kind.SUBSETS, Severity.HIGH, file=source, key="configs.default", old=old_default, new=new_default,

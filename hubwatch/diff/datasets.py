@@ -1,7 +1,8 @@
 """diff_dataset_snapshots: what changed between two revisions of a dataset repo, in the one vocabulary.
 
 From the card's YAML (`dataset_info`, `configs`, licence, gating, task categories…), the legacy
-`dataset_infos.json` and the file listing with its oids; never a row of data, never a script run.
+`dataset_infos.json`, the hub's parquet conversion where the card states no splits
+(`dataset_parquet`) and the file listing with its oids; never a row of data, never a script run.
 The kinds: `schema`, `splits`, `subsets`, `data_files` (dataset_schema, dataset_splits,
 dataset_files), and as for models `custom_code` (a loading script), `pickle`, `license`, `card`,
 `files`. docs/changes.md, *Datasets*, gives each kind's severity and direction.
@@ -18,7 +19,7 @@ from .card import DATASET_CARD, diff_card
 from .changes import as_initial
 from .dataset_files import data_files_of, diff_data_files
 from .dataset_meta import CARD_FILE, dataset_meta
-from .dataset_parquet import is_conversion_path
+from .dataset_parquet import is_conversion_path, read_conversion, with_converted
 from .dataset_schema import diff_schema
 from .dataset_splits import diff_splits, diff_subsets
 from .engine import order
@@ -49,6 +50,12 @@ def diff_dataset_snapshots(old: Snapshot | None, new: Snapshot) -> list[ChangeRe
     `detail["initial"] = True`, as `diff_snapshots` does for models."""
     base = old if old is not None else Snapshot(sha="", files={})
     before, after = dataset_meta(base), dataset_meta(new)
+    # The parquet conversion states splits the card does not, and is compared only with another:
+    # a revision kept without one (its conversion was not out, or was of an earlier revision) says
+    # nothing of what the viewer saw, so no split or config appears or goes for want of it.
+    old_conversion, new_conversion = read_conversion(base), read_conversion(new)
+    if new_conversion is not None and (old is None or old_conversion is not None):
+        before, after = with_converted(before, old_conversion), with_converted(after, new_conversion)
     source = after.source or before.source or CARD_FILE
     described = diff_schema(before.configs, after.configs, source) + diff_splits(before.configs, after.configs, source)
     records = described + diff_subsets(before.configs, before.default, after.configs, after.default, source)

@@ -8,6 +8,7 @@ import json
 from hubwatch.diff import diff_dataset_snapshots
 from hubwatch.diff.dataset_parquet import (CONVERSION_PATH, MAX_SHARDS, conversion_document, read_conversion,
                                            with_conversion)  # fmt: skip
+from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 
 from dataset_histories import REVIEWS, dataset_versions
@@ -62,3 +63,53 @@ def test_the_derived_file_is_not_a_repo_file_to_the_diff() -> None:
     assert diff_dataset_snapshots(plain, converted) == []
     assert diff_dataset_snapshots(converted, plain) == []
     assert diff_dataset_snapshots(versions["v2"], converted) == diff_dataset_snapshots(versions["v2"], plain)
+
+
+# ---- meaning: the conversion where the card states no splits ------------------------------------
+
+CARD = b"---\nlicense: mit\nconfigs:\n- config_name: default\n  data_files: data/*.csv\n---\n# A CSV upload\n"
+
+
+def _csv(sha: str, *entries: tuple[str, int | None, str | None], date: str = "2025-01-01T00:00:00Z") -> Snapshot:
+    plain = Snapshot(sha, {"README.md": FileRecord("README.md", len(CARD), "r" * 40, None),
+                           "data/train.csv": FileRecord("data/train.csv", 10, "t" * 40, None)}, {"README.md": CARD})
+    return with_conversion(plain, conversion_document(sha[0] * 40, date, entries)) if entries else plain
+
+
+def _ops(records: list[ChangeRecord]) -> set[tuple[str, str, str, str | None]]:
+    return {(r.kind.value, r.severity.value, str(r.detail.get("op")), r.detail.get("split")) for r in records}
+
+
+def test_splits_the_card_does_not_state_come_from_the_conversion() -> None:
+    old = _csv("a" * 40, ("default/train/0000.parquet", 700, "1" * 64), ("default/test/0000.parquet", 90, "2" * 64))
+    new = _csv("b" * 40, ("default/train/0000.parquet", 600, "3" * 64), ("default/train/0001.parquet", 400, "4" * 64),
+               ("default/validation/0000.parquet", 50, "5" * 64), ("extra/train/0000.parquet", 5, "6" * 64))
+    records = diff_dataset_snapshots(old, new)
+    assert _ops(records) == {("splits", "low", "parquet", "train"), ("splits", "high", "removed", "test"),
+                             ("splits", "medium", "added", "validation"), ("subsets", "low", "added", None)}
+    train = next(r for r in records if r.detail.get("split") == "train")
+    assert train.summary == ("default/train: parquet conversion 1 shard of 700 bytes → 2 shards of 1,000 bytes "
+                             "(the viewer's copy of the split was rewritten; rows not stated)")
+    assert train.detail["file"] == "refs/convert/parquet" and train.detail["new"] == {
+        "rows": None, "bytes": None, "parquet_bytes": 1000, "shards": 2}
+    test = next(r for r in records if r.detail.get("split") == "test")
+    assert test.summary == "default: split test removed (in the hub's parquet conversion: 1 shard of 90 bytes)"
+    extra = next(r for r in records if r.kind is Kind.SUBSETS)
+    assert extra.summary == "config extra added (splits train, seen by the dataset viewer in the hub's parquet conversion)"
+    assert diff_dataset_snapshots(new, new) == []
+
+
+def test_a_side_without_a_conversion_says_nothing_of_splits() -> None:
+    converted = _csv("a" * 40, ("default/train/0000.parquet", 700, None), ("default/test/0000.parquet", 90, None))
+    plain = _csv("b" * 40)
+    assert diff_dataset_snapshots(converted, plain) == []  # not removed: only not known for the newer one
+    assert diff_dataset_snapshots(plain, converted) == []  # nor added
+    first = diff_dataset_snapshots(None, converted)  # the first revision is described from its conversion
+    assert all(r.severity is Severity.INFO for r in first)
+
+
+def test_the_card_wins_over_the_conversion() -> None:
+    v3 = dataset_versions(REVIEWS)["v3"]
+    one = with_conversion(v3, conversion_document(SHA, None, ENTRIES[:3]))  # the card's one config
+    other = with_conversion(v3, conversion_document("e" * 40, None, ENTRIES[:1]))
+    assert diff_dataset_snapshots(one, other) == []  # the card states train and test: the shards say nothing

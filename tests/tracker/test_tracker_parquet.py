@@ -6,21 +6,26 @@ client really sent (huggingface_hub's `set_client_factory`), not from hubwatch's
 from __future__ import annotations
 
 import hashlib
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 from huggingface_hub import HfApi
 
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH, read_conversion
 from hubwatch.domain.records import RepoId
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.settings import Settings
+from hubwatch.feeds import create_app
 from hubwatch.tracker.hub import HubClient
+from hubwatch.tracker.hub_datasets import dataset_summary
 from hubwatch.tracker.poller import NewRevisions, poll_repos
 
 REVIEWS = RepoId.parse("datasets/hubwatch-test/reviews")
+UPLOAD = RepoId.parse("datasets/hubwatch-test/csv-upload")
 IMDB = RepoId.parse("datasets/stanfordnlp/imdb")
 PARQUET = Path(__file__).parents[1] / "data" / "datasets" / "hubwatch-test__reviews" / "PARQUET"
 
@@ -113,3 +118,54 @@ def test_a_dataset_without_conversion_asks_its_refs_only(
     assert [s.split("?")[0] for s in sent if s.startswith(f"{base}/refs")] == [f"{base}/refs"]
     assert not [s for s in sent if "convert" in s]
     assert CONVERSION_PATH not in _stored(store, IMDB, outcome.shas[-1]).files
+
+
+CARD = "---\nlicense: mit\nconfigs:\n- config_name: default\n  data_files: data/*.csv\n---\n# A CSV upload, no sizes stated\n"
+
+
+def csv_upload(root: Path) -> Path:
+    """A dataset whose card states no splits or sizes (a CSV upload), converted at each of its two
+    versions: v2 re-uploads train (two shards now) and adds a validation split."""
+    folder = root / "datasets" / "hubwatch-test__csv-upload"
+    for version, splits in (("v1", {"train": ("v1",), "test": ("v1",)}),
+                            ("v2", {"train": ("v1", "v3"), "test": ("v1",), "validation": ("v3",)})):  # fmt: skip
+        (folder / version / "data").mkdir(parents=True)
+        (folder / version / "README.md").write_text(CARD)
+        for split, sources in splits.items():
+            (folder / version / "data" / f"{split}.csv").write_text(f"text,label\n{version} {split},1\n")
+            for number, source in enumerate(sources):
+                shard = folder / "PARQUET" / version / "default" / split / f"{number:04d}.parquet"
+                shard.parent.mkdir(parents=True, exist_ok=True)
+                name = "train" if split == "validation" else split
+                shutil.copyfile(PARQUET / source / "default" / name / "0000.parquet", shard)
+    return folder
+
+
+def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(
+    hubsim_factory: Callable[..., Any], tmp_path: Path, store: Any
+) -> None:
+    folder = csv_upload(tmp_path)
+    sim = hubsim_factory(root=tmp_path, at="v1")
+    first = _poll(sim, store, UPLOAD)
+    assert isinstance(first, NewRevisions) and len(first.shas) == 1
+    sim.advance(str(UPLOAD))
+    second = _poll(sim, store, UPLOAD)
+    assert isinstance(second, NewRevisions) and len(second.shas) == 1
+    (entry,) = [e for e in store.history(UPLOAD) if e.revision.sha == second.shas[0]]
+    found = {(c.kind.value, c.severity.value, c.detail.get("op"), c.detail.get("split")) for c in entry.changes}
+    assert {("splits", "medium", "added", "validation"), ("splits", "low", "parquet", "train")} <= found
+    train = next(c for c in entry.changes if c.detail.get("op") == "parquet")
+    size = lambda *p: sum((folder / "PARQUET" / "v2" / "default" / "train" / n).stat().st_size for n in p)  # noqa: E731
+    assert train.detail["new"]["parquet_bytes"] == size("0000.parquet", "0001.parquet") and train.detail["new"]["shards"] == 2
+    assert train.detail["file"] == "refs/convert/parquet"
+
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, hf_token="")
+    with TestClient(create_app(settings, store)) as client:
+        page = client.get(UPLOAD.url_path)
+    assert page.status_code == 200, page.text
+    assert "Splits from the hub&#39;s parquet conversion" in page.text or "Splits from the hub's parquet conversion" in page.text
+    assert "<code>validation</code>" in page.text and "2 shards" in page.text
+
+    summary = dataset_summary(HubClient.from_settings(settings), UPLOAD)
+    assert summary.source == "refs/convert/parquet" and list(summary.configs) == ["default"]
+    assert set(summary.configs["default"].splits) == {"train", "test", "validation"}
