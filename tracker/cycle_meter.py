@@ -1,4 +1,5 @@
-"""Measures one poll cycle for `poll_cycles`: requests by status, outcomes, rate-limit waits, lag."""
+"""Measures one poll cycle for `poll_cycles`: each repo type's listing, requests by status, outcomes,
+rate-limit waits, lag."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from hubwatch.domain.clock import Clock
+from hubwatch.domain.records import RepoType
 from hubwatch.tracker import requests_seen, transport
 from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome
 
@@ -43,7 +45,9 @@ class CycleMeter:
         self._endpoint, self._worker, self._clock = endpoint, worker, clock
         self._before = requests_seen.snapshot(endpoint)
         self.started_at = clock()
-        self.listing = "none"
+        # How each repo type's recently-modified listing went: ok, busy or failed; a type not read
+        # (none of it watched, or a webhook's poll) is absent and reported as none.
+        self.listings: dict[RepoType, str] = {}
 
     def report(self, outcomes: Sequence[PollOutcome], store: Store) -> CycleReport:
         from hubwatch.storage.ops.telemetry import CycleReport
@@ -65,7 +69,8 @@ class CycleMeter:
             worker=self._worker,
             started_at=self.started_at,
             finished_at=max(finished, self.started_at),
-            listing=self.listing,
+            listing=self.listings.get(RepoType.MODEL, "none"),
+            datasets_listing=self.listings.get(RepoType.DATASET, "none"),
             repos=len(outcomes),
             new_revisions=sum(len(o.shas) for o in outcomes if isinstance(o, NewRevisions)),
             failures=len(failures),

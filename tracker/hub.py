@@ -6,7 +6,7 @@ into `hubwatch.tracker.errors` types here and nowhere else, each carrying the re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 import contextvars
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -15,7 +15,7 @@ from functools import partial
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from hubwatch.domain.records import FileRecord, InvalidRepoId, RepoId, RevisionRecord
+from hubwatch.domain.records import FileRecord, InvalidRepoId, RepoId, RepoType, RevisionRecord
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.guard import HubGuard
 from hubwatch.tracker.hub_errors import translate_errors
@@ -37,7 +37,7 @@ _SNAPSHOTS_AT_ONCE = 4  # a client's fetch threads: _PARALLEL for each of this m
 
 @dataclass(frozen=True)
 class RecentModel:
-    """One entry of the hub's recently-modified listing."""
+    """One entry of the hub's recently-modified listing of models or of datasets (`repo` says which)."""
 
     repo: RepoId
     sha: str | None
@@ -200,17 +200,25 @@ class HfHubClient:
             parent = sha
         return records[-limit:] if limit is not None and limit < len(records) else records
 
-    def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
-        """Models modified on the hub at or after `since` (one listing request per page).
+    def recently_modified(
+        self, since: datetime, *, max_items: int = 10_000, repo_type: RepoType = RepoType.MODEL
+    ) -> dict[RepoId, RecentModel] | None:
+        """Repos of `repo_type` (models, or datasets: `list_datasets`) modified on the hub at or after
+        `since` (one listing request per page).
 
         Pages are read newest first and stop at the first older entry; None when `max_items`
         entries did not reach back to `since` (the listing cannot vouch for the others then).
         """
+        repo_type = RepoType.parse(repo_type)
+
+        def listed() -> Iterable[Any]:
+            if repo_type is RepoType.DATASET:
+                return self._api.list_datasets(sort="last_modified", expand=["sha", "lastModified"])
+            return self._api.list_models(sort="last_modified", expand=["sha", "lastModified"])
 
         def fetch() -> dict[RepoId, RecentModel] | None:
             out: dict[RepoId, RecentModel] = {}
-            models = self._api.list_models(sort="last_modified", expand=["sha", "lastModified"])
-            for count, info in enumerate(models):
+            for count, info in enumerate(listed()):
                 modified = info.last_modified
                 if modified is not None and modified.tzinfo is None:
                     modified = modified.replace(tzinfo=timezone.utc)
@@ -221,7 +229,7 @@ class HfHubClient:
                 if count >= max_items:
                     return None
                 try:
-                    rid = RepoId.parse(info.id)
+                    rid = RepoId.parse(info.id, repo_type)
                 except ValueError:
                     continue
                 out.setdefault(rid, RecentModel(rid, info.sha, modified))

@@ -9,6 +9,8 @@ from collections.abc import Container, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from hubwatch.domain.records import RepoType
+
 if TYPE_CHECKING:
     from hubwatch.domain.records import RepoId, RevisionRecord
     from hubwatch.domain.snapshot import Snapshot
@@ -43,8 +45,11 @@ class HubClient(Protocol):
         """The main branch's commits oldest first: the newest `limit`, or down to the first in `since`."""
         ...
 
-    def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
-        """Repos modified at or after `since`; None when the listing holds more than `max_items`."""
+    def recently_modified(
+        self, since: datetime, *, max_items: int = 10_000, repo_type: RepoType = RepoType.MODEL
+    ) -> dict[RepoId, RecentModel] | None:
+        """Repos of `repo_type` modified at or after `since` (the hub lists models and datasets
+        apart); None when the listing holds more than `max_items`."""
         ...
 
     def derivatives(

@@ -1,12 +1,13 @@
 """Poll cycles on a timer: APScheduler 3 behind a small interface, due repos claimed by lease.
 
-Each cycle reads the hub's recently-modified listing once, makes the watched repos it shows
-moved due, then claims due repos from the store (`claim_due`: on PostgreSQL, FOR UPDATE SKIP
-LOCKED with a lease), polls them, and releases each with its next poll time, so any number of
-worker processes share the repos without duplicate work. While the listing works, a polled repo
-waits `recheck_interval_s` for its next own head request (the safety re-check) and a cycle in
-which nothing moved costs the listing alone; without the listing, each repo is polled every
-`poll_interval_s`, and a repo the listing missed is still checked by its due time.
+Each cycle reads the hub's recently-modified listing once per repo type watched (models, datasets:
+the hub lists them apart, and each listing's busy, failed and since window are its own), makes the
+watched repos they show moved due, then claims due repos from the store (`claim_due`: on
+PostgreSQL, FOR UPDATE SKIP LOCKED with a lease), polls them, and releases each with its next poll
+time, so any number of worker processes share the repos without duplicate work. While its type's
+listing works, a polled repo waits `recheck_interval_s` for its next own head request (the safety
+re-check) and a cycle in which nothing moved costs the listings alone; without it, each repo of the
+type is polled every `poll_interval_s`, and a repo the listing missed is still checked by its due time.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import os
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.tracker.cycle_meter import CycleMeter
 from hubwatch.tracker.errors import HubError
 from hubwatch.tracker.heartbeat import Heartbeat
@@ -101,8 +102,8 @@ class PollCycle:
         self._lease_s = lease_s or settings.lease_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._since: datetime | None = None  # where the next listing must reach back to
-        self._listed_at: datetime | None = None  # when this worker's previous listing was read
+        self._since: dict[RepoType, datetime] = {}  # per repo type, where its next listing must reach back to
+        self._listed_at: dict[RepoType, datetime] = {}  # per repo type, when this worker last read its listing
         self._stopping = threading.Event()
         self.heartbeat = Heartbeat(store, self.worker_id, self._lease_s, clock)
         hub.guard.share(StoreWindow(store, clock))  # one rate-limit window for every worker on the store
@@ -111,10 +112,12 @@ class PollCycle:
         """Run one cycle until no repo is due (or `stop()`); returns every outcome, in order.
 
         Store work follows what is due or moved, not the watch list: the recently-modified
-        listing names the repos that moved since the last cycle, those that are watched are
-        made due (one batched query each), and `claim_due` hands out those plus the repos whose
-        safety re-check is due. A listing too busy to reach back (over its entry limit) makes
-        every watched repo due for this one cycle, and the next listing reaches back only to it.
+        listing of each repo type watched (one indexed query says which) names the repos that
+        moved since the last cycle, those that are watched are made due (one batched query each),
+        and `claim_due` hands out those plus the repos whose safety re-check is due. A listing too
+        busy to reach back (over its entry limit) makes every watched repo of its type due for this
+        one cycle, and its next listing reaches back only to it; a failed one leaves its type to
+        the re-checks and backoff of a cycle without the listing. Types are independent.
         """
         if self._stopping.is_set() or not self._lock.acquire(blocking=False):
             return []  # stopping, or a cycle is already running in this process
@@ -123,29 +126,45 @@ class PollCycle:
                 return []  # the hub rejected this token: no request until the token changes
             meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
             listed_at = self._clock()
-            # Every repo not due was polled within the re-check interval: no listing need reach further.
-            floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
-            since = max(self._since, floor) if self._since is not None else floor
-            recent, meter.listing = self._listing(since)
-            moved_since: datetime | None = None  # when the newest work this listing shows appeared
-            if recent:
-                moved_since = self._mark_moved(recent, listed_at)
-            if meter.listing == "busy":
-                made = self._store.leases.mark_all_due(listed_at)
-                log.warning("recently-modified listing too busy to reach back to %s: %d watched repos get their "
-                            "own head request this cycle", since.isoformat(), made)
-            if meter.listing != "failed":  # a failed listing leaves its window to the next one
-                self._since = listed_at - timedelta(seconds=LISTING_MARGIN_S)
-                self._listed_at = listed_at
-            share = self._fair_share(moved_since)
-            outcomes = self._poll_due(share, listing_ok=meter.listing != "failed")
+            watched = self._store.repos.watched_types()  # one indexed statement, not the watch list
+            moved: list[datetime] = []  # per listing, when the newest work it shows appeared
+            for repo_type in RepoType:
+                if repo_type in watched:
+                    meter.listings[repo_type] = self._read_listing(repo_type, listed_at, moved)
+            share = self._fair_share(min(moved) if moved else None)
+            # A type not listed this cycle (none watched when asked) counts as listed: its next
+            # listing reaches back past any poll of it now, as a fresh worker's does.
+            working = {t for t in RepoType if meter.listings.get(t, "none") != "failed"}
+            outcomes = self._poll_due(share, listing_ok=working)
             _log_cycle(outcomes)
             self._record(meter, outcomes)
             return outcomes
         finally:
             self._lock.release()
 
-    def _poll_due(self, share: float, *, listing_ok: bool) -> list[PollOutcome]:
+    def _read_listing(self, repo_type: RepoType, listed_at: datetime, moved: list[datetime]) -> str:
+        """Read `repo_type`'s listing back to its previous one less the clock-skew margin, make the
+        watched repos it shows moved due (or, busy, every watched repo of the type) and say how it
+        went; the time its newest work appeared goes in `moved`."""
+        # Every repo not due was polled within the re-check interval: no listing need reach further.
+        floor = listed_at - timedelta(seconds=self._settings.recheck_interval_s + LISTING_MARGIN_S)
+        previous = self._since.get(repo_type)
+        since = max(previous, floor) if previous is not None else floor
+        recent, outcome = self._listing(repo_type, since)
+        if recent:
+            appeared = self._mark_moved(repo_type, recent, listed_at)
+            if appeared is not None:
+                moved.append(appeared)
+        if outcome == "busy":
+            made = self._store.leases.mark_all_due(listed_at, repo_type)
+            log.warning("recently-modified %s listing too busy to reach back to %s: %d watched %ss get their "
+                        "own head request this cycle", repo_type, since.isoformat(), made, repo_type)
+        if outcome != "failed":  # a failed listing leaves its window to the next one
+            self._since[repo_type] = listed_at - timedelta(seconds=LISTING_MARGIN_S)
+            self._listed_at[repo_type] = listed_at
+        return outcome
+
+    def _poll_due(self, share: float, *, listing_ok: Container[RepoType]) -> list[PollOutcome]:
         """Claim due repos and poll them, at most `min(poll_concurrency, claim_batch)` at once: as
         soon as one poll ends its slot is claimed for again (no batch waits for its slowest repo),
         until nothing new is due, this cycle has its `share`, it stops or the token is rejected.
@@ -168,7 +187,7 @@ class PollCycle:
         def one(repo: RepoId, prior_failures: int) -> None:
             if self._stopping.is_set() or halt.is_set():
                 return
-            outcome = self._poll_one(repo, prior_failures, listing_ok=listing_ok)
+            outcome = self._poll_one(repo, prior_failures, listing_ok=repo.repo_type in listing_ok)
             outcomes[repo] = outcome
             if isinstance(outcome, Failed) and outcome.token_rejected:
                 halt.set()  # every later request would be refused the same way
@@ -252,7 +271,7 @@ class PollCycle:
             return None
         meter = CycleMeter(self._hub.endpoint, self.worker_id, self._clock)
         with self.heartbeat.holding([repo]):
-            outcome = self._poll_one(repo, state.failures, listing_ok=self._since is not None)
+            outcome = self._poll_one(repo, state.failures, listing_ok=repo.repo_type in self._since)
         self._record(meter, [outcome])
         return outcome
 
@@ -295,26 +314,29 @@ class PollCycle:
     def close(self) -> None:
         self.heartbeat.close()
 
-    def _listing(self, since: datetime) -> tuple[dict[RepoId, RecentModel] | None, str]:
-        """Models modified on the hub since `since` (a page per ~1000) and how the listing went:
-        `ok`, `busy` (more entries than it reads: None) or `failed` (None)."""
+    def _listing(self, repo_type: RepoType, since: datetime) -> tuple[dict[RepoId, RecentModel] | None, str]:
+        """Repos of `repo_type` modified on the hub since `since` (a page per ~1000) and how the
+        listing went: `ok`, `busy` (more entries than it reads: None) or `failed` (None)."""
         try:
-            recent = self._hub.recently_modified(since)
+            recent = self._hub.recently_modified(since, repo_type=repo_type)
         except HubError as exc:
-            log.info("recently-modified listing unavailable (%s); repos are checked when due", exc)
+            log.info("recently-modified %s listing unavailable (%s); %ss are checked when due", repo_type, exc,
+                     repo_type)
             return None, "failed"
         return recent, "ok" if recent is not None else "busy"
 
-    def _mark_moved(self, recent: dict[RepoId, RecentModel], now: datetime) -> datetime | None:
-        """Make the watched repos the listing shows at another commit than the stored head due now;
-        returns the earliest time a watched repo moved since this worker's previous listing (None: none did)."""
-        watched = self._store.repos.watched_among(recent)
+    def _mark_moved(self, repo_type: RepoType, recent: dict[RepoId, RecentModel], now: datetime) -> datetime | None:
+        """Make the watched repos `repo_type`'s listing shows at another commit than the stored head
+        due now; returns the earliest time a watched repo moved since this worker's previous listing
+        of the type (None: none did)."""
+        listed_at = self._listed_at.get(repo_type)
+        watched = self._store.repos.watched_among(r for r in recent if r.repo_type is repo_type)
         moved = [s.repo for s in watched if recent[s.repo].sha != s.head_sha]
         if moved:
             self._store.repos.mark_due(moved, now)
         times = [t for t in (recent[s.repo].last_modified for s in watched) if t is not None]
-        fresh = [t for t in times if self._listed_at is None or t >= self._listed_at]
-        return min(fresh) if fresh and self._listed_at is not None else None
+        fresh = [t for t in times if listed_at is None or t >= listed_at]
+        return min(fresh) if fresh and listed_at is not None else None
 
     def _poll_one(self, repo: RepoId, prior_failures: int, *, listing_ok: bool) -> PollOutcome:
         """Poll a due repo by its own head request; the next is the re-check while the listing works."""

@@ -61,6 +61,7 @@ class RepoRow(SQLModel, table=True):
         sa.UniqueConstraint("org", "name", "repo_type", name="uq_repos_org_name_type"),
         sa.Index("uq_repos_key", "key", unique=True),
         sa.Index("ix_repos_due", "watched", "next_poll_at"),
+        sa.Index("ix_repos_type_watched", "repo_type", "watched"),  # is a dataset watched? (watched_types)
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -284,7 +285,8 @@ class PollCycleRow(SQLModel, table=True):
     worker: str = Field(sa_type=sa.String(200))
     started_at: datetime = Field(sa_type=UTCDateTime)
     finished_at: datetime = Field(sa_type=UTCDateTime)
-    listing: str = Field(sa_type=sa.String(16))  # ok, busy (too many entries), failed, none (a webhook's poll)
+    listing: str = Field(sa_type=sa.String(16))  # the models' listing: ok, busy (too many entries), failed, none
+    datasets_listing: str = Field(default="none", sa_type=sa.String(16))  # the datasets' one, the same words
     repos: int = Field(default=0)
     new_revisions: int = Field(default=0)
     failures: int = Field(default=0)

@@ -158,14 +158,14 @@ def drop_leases(conn: Connection, worker_id: str) -> int:
     return int(result.rowcount)
 
 
-def mark_all_due(conn: Connection, now: datetime) -> int:
-    """Make every watched repo due at `now` (a listing too busy to vouch for what did not move)."""
+def mark_all_due(conn: Connection, now: datetime, repo_type: RepoType | None = None) -> int:
+    """Make every watched repo (of `repo_type`, when given) due at `now` (a listing too busy to
+    vouch for what did not move)."""
     now = checked_utc(now, "due time")
-    result = conn.execute(
-        sa.update(REPOS)
-        .where(REPOS.c.watched.is_(True), sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at > now))
-        .values(next_poll_at=now)
-    )
+    where = [REPOS.c.watched.is_(True), sa.or_(REPOS.c.next_poll_at.is_(None), REPOS.c.next_poll_at > now)]
+    if repo_type is not None:
+        where.append(REPOS.c.repo_type == RepoType.parse(repo_type).value)
+    result = conn.execute(sa.update(REPOS).where(*where).values(next_poll_at=now))
     return int(result.rowcount)
 
 
@@ -213,9 +213,10 @@ class Leases(Transactions):
         """Drop every lease `worker_id` holds (a restarted worker under the same id)."""
         return self._write(lambda c: drop_leases(c, worker_id))
 
-    def mark_all_due(self, now: datetime) -> int:
-        """Make every watched repo due at `now` (one cycle's fallback when the listing is too busy)."""
-        return self._write(lambda c: mark_all_due(c, now))
+    def mark_all_due(self, now: datetime, repo_type: RepoType | None = None) -> int:
+        """Make every watched repo (of `repo_type`: that type's listing) due at `now` (one cycle's
+        fallback when the listing is too busy)."""
+        return self._write(lambda c: mark_all_due(c, now, repo_type))
 
     def due_count(self, now: datetime) -> int:
         with self._read() as c:

@@ -32,7 +32,7 @@ class CycleReport:
     worker: str
     started_at: datetime
     finished_at: datetime
-    listing: str  # ok, busy, failed, none
+    listing: str  # the models' recently-modified listing: ok, busy, failed, none (not read)
     repos: int = 0
     new_revisions: int = 0
     failures: int = 0
@@ -45,6 +45,7 @@ class CycleReport:
     requests_failed: int = 0  # sent, no answer (connection refused or reset, timeout)
     lag_max_s: float | None = None  # upstream commit date → stored, over this cycle's new revisions
     lag_mean_s: float | None = None
+    datasets_listing: str = "none"  # the datasets' listing, the same words (none: no dataset watched)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ def record_cycle(conn: Connection, report: CycleReport) -> None:
     conn.execute(
         sa.insert(POLL_CYCLES).values(
             worker=report.worker[:200], started_at=started, finished_at=finished, listing=report.listing[:16],
-            lag_max_s=report.lag_max_s, lag_mean_s=report.lag_mean_s, **values,
+            datasets_listing=report.datasets_listing[:16], lag_max_s=report.lag_max_s, lag_mean_s=report.lag_mean_s,
+            **values,
         )
     )
 
@@ -85,7 +87,8 @@ def cycle_totals(conn: Connection) -> CycleTotals:
     if row is not None:
         latest = CycleReport(
             worker=row.worker, started_at=row.started_at, finished_at=row.finished_at, listing=row.listing,
-            lag_max_s=row.lag_max_s, lag_mean_s=row.lag_mean_s, **{n: int(getattr(row, n)) for n in _COUNTS},
+            datasets_listing=row.datasets_listing, lag_max_s=row.lag_max_s, lag_mean_s=row.lag_mean_s,
+            **{n: int(getattr(row, n)) for n in _COUNTS},
         )
     lag_row = conn.execute(
         sa.select(POLL_CYCLES.c.lag_max_s, POLL_CYCLES.c.lag_mean_s)

@@ -31,6 +31,7 @@ __all__ = [
     "repos_match",
     "set_watched",
     "watched_among",
+    "watched_types",
 ]
 
 # Repos per IN-list: well under SQLite's and PostgreSQL's bound-parameter limits (2 per repo).
@@ -223,6 +224,16 @@ def watched_among(conn: Connection, repos: Iterable[RepoId]) -> list[RepoState]:
         )
         found.extend(_state(r) for r in conn.execute(query))
     return found
+
+
+def watched_types(conn: Connection) -> set[RepoType]:
+    """The repo types at least one watched repo has: one statement of an EXISTS per type, each a
+    seek in `ix_repos_type_watched`, so its cost does not grow with the watch list."""
+    checks = [
+        sa.exists().where(REPOS.c.repo_type == t.value, REPOS.c.watched.is_(True)).label(t.value) for t in RepoType
+    ]
+    row = conn.execute(sa.select(*checks)).one()
+    return {t for t, present in zip(RepoType, row) if present}
 
 
 def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:

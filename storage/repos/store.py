@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from hubwatch.domain.clock import Clock
-from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, RepoType, Severity
 from hubwatch.storage.core.transactions import Transactions
 from hubwatch.storage.core.values import FeedItem, RepoRename, RepoState
 from hubwatch.storage.ops import stats as agg
@@ -66,6 +66,12 @@ class Repos(Transactions):
         """The states of those of `repos_` that are watched, by org/name (batched IN-lists)."""
         with self._read() as c:
             return repos.watched_among(c, repos_)
+
+    def watched_types(self) -> set[RepoType]:
+        """The repo types (model, dataset) of which at least one repo is watched: one indexed
+        statement, not a read of the watch list (the poll cycle reads a type's listing only then)."""
+        with self._read() as c:
+            return repos.watched_types(c)
 
     def mark_due(self, repos_: Iterable[RepoId], now: datetime) -> int:
         """Make those of `repos_` that are watched due at `now` (e.g. the hub listing shows them moved)."""

@@ -11,9 +11,9 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
-from hubwatch.domain.records import FileRecord, RepoId, RevisionRecord
+from hubwatch.domain.records import FileRecord, RepoId, RepoType, RevisionRecord
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.tracker.errors import RepoNotFound
+from hubwatch.tracker.errors import HubUnavailable, RepoNotFound
 from hubwatch.tracker.guard import HubGuard
 from hubwatch.tracker.hub import RecentModel
 
@@ -41,6 +41,8 @@ class FakeHub:
         self.repos: dict[RepoId, FakeRepo] = {}
         self.children: dict[RepoId, list[tuple[RepoId, str]]] = {}
         self.requests: dict[str, int] = {}
+        self.failing: set[RepoType] = set()  # repo types whose recently-modified listing fails
+        self.busy: set[RepoType] = set()  # repo types whose listing is too busy (more than max_items)
         self._count = threading.Lock()
 
     # -- building it ----------------------------------------------------------------------------
@@ -86,11 +88,19 @@ class FakeHub:
                 break
         return records[-limit:] if limit is not None else records
 
-    def recently_modified(self, since: datetime, *, max_items: int = 10_000) -> dict[RepoId, RecentModel] | None:
-        self._asked("recently_modified")
+    def recently_modified(
+        self, since: datetime, *, max_items: int = 10_000, repo_type: RepoType = RepoType.MODEL
+    ) -> dict[RepoId, RecentModel] | None:
+        """The listing of `repo_type`'s repos (counted as `recently_modified` for models, as
+        `recently_modified:dataset` for datasets); `failing` and `busy` hold the types whose
+        listing raises HubUnavailable or is too busy to reach back."""
+        self._asked("recently_modified" if repo_type is RepoType.MODEL else f"recently_modified:{repo_type}")
+        if repo_type in self.failing:
+            raise HubUnavailable(f"the {repo_type} listing is down (FakeHub.failing)")
         found = {repo: RecentModel(repo, s.revisions[-1][0].sha, s.modified)
-                 for repo, s in self.repos.items() if s.revisions and s.modified >= since}  # fmt: skip
-        return None if len(found) > max_items else found
+                 for repo, s in self.repos.items()
+                 if repo.repo_type is repo_type and s.revisions and s.modified >= since}  # fmt: skip
+        return None if len(found) > max_items or repo_type in self.busy else found
 
     def derivatives(
         self, base: RepoId, relations: Sequence[str], *, limit: int | None = None

@@ -95,3 +95,28 @@ def test_gated_dataset_whose_sizes_need_its_files(hubsim_factory: Callable[..., 
 def test_no_sizes_stated_is_an_empty_summary(sim: Any) -> None:
     summary = dataset_summary(_client(sim), RepoId.parse("hubsim-test/gated-data"))  # card without dataset_info
     assert summary.configs == {} and summary.source is None
+
+
+def test_the_recently_modified_listing_of_datasets_names_datasets_only(
+    hubsim_factory: Callable[..., Any], datasets_root: Path
+) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from hubwatch.domain.records import RepoType
+
+    sim = hubsim_factory(root=datasets_root, at="v1")
+    hub = _client(sim)
+    since = datetime.now(timezone.utc) - timedelta(minutes=1)
+    assert hub.recently_modified(since, repo_type=RepoType.DATASET) == {}  # nothing moved in the last minute
+    new_sha = sim.advance(str(REVIEWS))
+    listed = hub.recently_modified(since, repo_type=RepoType.DATASET)
+    assert listed is not None and list(listed) == [REVIEWS] and listed[REVIEWS].sha == new_sha
+    assert listed[REVIEWS].repo.is_dataset
+    assert hub.recently_modified(since) == {}  # the models' listing: the dataset is not in it
+    old = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    everything = hub.recently_modified(old, repo_type=RepoType.DATASET)
+    assert everything is not None and {str(r) for r in everything} == {
+        str(REVIEWS), str(IMDB), str(EMOTION), "datasets/hubsim-test/gated-data"}
+    assert hub.recently_modified(old, repo_type=RepoType.DATASET, max_items=2) is None  # busy: cannot vouch
+    models = hub.recently_modified(old)
+    assert models is not None and [str(r) for r in models] == ["hubsim-test/tiny-llama"]

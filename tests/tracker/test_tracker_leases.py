@@ -146,7 +146,7 @@ def test_a_busy_listing_degrades_for_one_cycle_and_recovers(hubsim: Any, store: 
     # 10,050 other models changed an hour ago: more than the listing reads (10,000).
     hubsim.state.busy_listing = (10_050, datetime.now(timezone.utc) - timedelta(hours=1))
     clock.offset += timedelta(seconds=61)
-    cycle._since = None  # a fresh worker: its first listing reaches back the whole re-check interval
+    cycle._since.clear()  # a fresh worker: its first listing reaches back the whole re-check interval
     hub_requests.clear()
     outcomes = cycle()
     assert sum(r == "GET /api/models" for r in hub_requests) == 11  # 10,000 entries and one more: it gives up

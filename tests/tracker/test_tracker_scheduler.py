@@ -1,5 +1,5 @@
 """Poll cycles: due repos claimed by lease, released with their next time, shared by workers;
-an unchanged cycle costs one listing request, not one request per repo."""
+an unchanged cycle costs one listing request per repo type watched, not one request per repo."""
 
 from __future__ import annotations
 
@@ -112,6 +112,41 @@ def test_a_moved_repo_that_is_not_watched_is_left_alone(
     store.unwatch(LLAMA)
     sim.advance(str(LLAMA))
     clock.offset = timedelta(seconds=61)
+    hub_requests.clear()
+    assert cycle() == []
+    assert hub_requests == ["GET /api/models"]
+
+
+def test_an_idle_cycle_lists_models_and_datasets_once_each_and_a_moved_dataset_alone_is_fetched(
+    hubsim_factory: Any, datasets_root: Any, store: Any, hub_requests: list[str]
+) -> None:
+    sim = hubsim_factory(root=datasets_root, at="v1")
+    clock = Clock()
+    cycle = cycle_for(sim, store, clock)
+    model, dataset = RepoId.parse("hubsim-test/tiny-llama"), RepoId.parse("datasets/hubwatch-test/reviews")
+    for repo in (model, dataset):
+        store.watch(repo)
+    assert sorted(str(o.repo) for o in cycle()) == sorted([str(model), str(dataset)])
+
+    # Nothing moved: one listing of each type, no request about any repo.
+    clock.offset = timedelta(seconds=61)
+    hub_requests.clear()
+    assert cycle() == []
+    assert sorted(hub_requests) == ["GET /api/datasets", "GET /api/models"]
+
+    # The dataset moves: its listing makes it due, and only it is asked about.
+    new_sha = sim.advance(str(dataset))
+    clock.offset = timedelta(seconds=122)
+    hub_requests.clear()
+    assert cycle() == [NewRevisions(dataset, (new_sha,))]
+    assert sorted(hub_requests[:2]) == ["GET /api/datasets", "GET /api/models"]
+    asked = hub_requests[2:]
+    assert asked and all("/datasets/hubwatch-test/reviews" in r for r in asked), asked
+    assert not any("tiny-llama" in r for r in hub_requests)
+
+    # With the dataset unwatched, a cycle reads the models' listing alone.
+    store.unwatch(dataset)
+    clock.offset = timedelta(seconds=183)
     hub_requests.clear()
     assert cycle() == []
     assert hub_requests == ["GET /api/models"]
