@@ -152,11 +152,8 @@ def process_revision(
     """
     from hubwatch.advisories.advise import plan_advisories
     from hubwatch.advisories.advise_match import change_keys, direction_of
-    from hubwatch.diff import diff_dataset_snapshots, diff_snapshots
+    from hubwatch.diff import diff_repo_snapshots
 
-    # A dataset's revisions are read in the dataset vocabulary (schema, splits, data files, subsets,
-    # a loading script, the card); a model's in the model's.
-    differ = diff_dataset_snapshots if repo.is_dataset else diff_snapshots
     # A revision compared with nothing (a repo's first, or the oldest kept by a backfill limit)
     # is the starting state: described at info (each record says the severity it would have had
     # as a change); only the hazards it carries are advised (a baseline hazard record).
@@ -167,7 +164,8 @@ def process_revision(
     # when it holds the same bytes (the memo keeps this revision's files only).
     parsed = {} if baseline.parsed is None else dict(baseline.parsed)
     with parse_once(parsed):
-        changes = list(extra_changes) + list(differ(None if initial else baseline.snapshot, snapshot))
+        old = None if initial else baseline.snapshot
+        changes = list(extra_changes) + diff_repo_snapshots(repo.repo_type, old, snapshot)
         estimate, inputs = estimate_with_inputs(
             snapshot, None if initial else (baseline.snapshot, baseline.estimate), baseline.inputs
         )

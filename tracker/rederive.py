@@ -55,7 +55,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
     """Re-derive one repo's changes and advisories from its stored history; write the differences."""
     from hubwatch.advisories.advise import plan_advisories
     from hubwatch.advisories.standing import standing
-    from hubwatch.diff import diff_dataset_snapshots, diff_snapshots
+    from hubwatch.diff import diff_repo_snapshots
 
     derived: dict[str, AdvisoryRecord] = {}
     # Each force-push's old head, by the revisions it dropped (what its rewrite change names).
@@ -83,8 +83,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
             line = store.revisions.revision_shas(repo, tip=old_head) or [old_head]
             carried = list(standing(line, list(derived.values()), old_head).carries)
         changes = [history_rewrite_change(list(c.detail.get("old") or [])) for c in rewrite]
-        differ = diff_dataset_snapshots if repo.is_dataset else diff_snapshots  # as the poll read it
-        changes += differ(None if initial else base.snapshot, current.snapshot)
+        changes += diff_repo_snapshots(repo.repo_type, None if initial else base.snapshot, current.snapshot)
         moved = estimate_change(base.estimate, current.estimate)
         if moved is not None:
             changes.append(moved)

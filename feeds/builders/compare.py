@@ -2,7 +2,7 @@
 
 The range is GitHub's URL shape, `BASE...HEAD` (`BASE..HEAD` is read the same: a hubwatch history
 is a line, so both mean "from BASE to HEAD"). The two snapshots are rebuilt from the store's files
-and run through the diff engine exactly as `hubwatch diff` does (`diff_snapshots(base, head)`:
+and run through the diff engine exactly as `hubwatch diff` does (`diff_repo_snapshots(repo_type, base, head)`:
 every file's semantic diff, chat templates rendered in the sandbox); the estimate deltas come from
 the two stored estimates, and the advisories resolved and introduced from the standing of a pin at
 BASE and at HEAD.

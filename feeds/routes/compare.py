@@ -13,7 +13,7 @@ from markupsafe import Markup
 
 from hubwatch.advisories.pin_standing import steps_along
 from hubwatch.advisories.standing import Standing
-from hubwatch.diff import diff_snapshots
+from hubwatch.diff import diff_repo_snapshots
 from hubwatch.domain.parsed_json import parse_once
 from hubwatch.domain.records import ChangeRecord, Kind, RepoId
 from hubwatch.feeds.builders.compare import (
@@ -93,7 +93,7 @@ def _compare(ctx: AppContext, cache: DiffCache, repo: RepoId, spec: str) -> tupl
     def diff() -> DiffResult:
         old, new = _snapshot(ctx, repo, base.revision.sha), _snapshot(ctx, repo, head.revision.sha)
         with parse_once():  # the diff and the full template texts read each JSON file once
-            rows: Rows = tuple((c, *template_texts(c, old, new)) for c in diff_snapshots(old, new))
+            rows: Rows = tuple((c, *template_texts(c, old, new)) for c in diff_repo_snapshots(repo.repo_type, old, new))
         html = ctx.templates.get_template("compare_changes.html").render(rows=rows)  # autoescaped
         return DiffResult(rows, html)
 

@@ -206,7 +206,7 @@ def history(repo: RepoId, as_json: bool, limit: int | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the changes as JSON.")
 def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
     """What changed in ORG/NAME between two stored revisions OLD and NEW (commit shas or prefixes)."""
-    from hubwatch.diff import diff_snapshots
+    from hubwatch.diff import diff_repo_snapshots
     from hubwatch.tracker.pipeline import load_baseline
     from hubwatch.wiring import open_runtime
 
@@ -219,7 +219,7 @@ def diff(repo: RepoId, old: str, new: str, as_json: bool) -> None:
             shas.append(entry.revision.sha)
         before = load_baseline(rt.store, repo, shas[0]).snapshot
         after = load_baseline(rt.store, repo, shas[1]).snapshot
-    changes = diff_snapshots(before, after)
+    changes = diff_repo_snapshots(repo.repo_type, before, after)
     if as_json:
         payload = {"repo": str(repo), "old": shas[0], "new": shas[1], "changes": [_change_json(c) for c in changes]}
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False))

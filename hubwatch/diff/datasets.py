@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hubwatch.domain.records import ChangeRecord, Kind, Severity
+from hubwatch.domain.records import ChangeRecord, Kind, RepoType, Severity
 from hubwatch.domain.snapshot import Snapshot
 
 from .card import DATASET_CARD, diff_card
@@ -22,10 +22,10 @@ from .dataset_meta import CARD_FILE, dataset_meta
 from .dataset_parquet import is_conversion_path, read_conversion, with_converted
 from .dataset_schema import diff_schema
 from .dataset_splits import diff_splits, diff_subsets
-from .engine import order
+from .engine import diff_snapshots, order
 from .files import diff_files
 
-__all__ = ["diff_dataset_snapshots"]
+__all__ = ["diff_dataset_snapshots", "diff_repo_snapshots"]
 
 
 def _without(snapshot: Snapshot, paths: set[str]) -> Snapshot:
@@ -68,3 +68,13 @@ def diff_dataset_snapshots(old: Snapshot | None, new: Snapshot) -> list[ChangeRe
     if old is None:
         records = as_initial(records)
     return sorted(records, key=order)
+
+
+def diff_repo_snapshots(repo_type: RepoType, old: Snapshot | None, new: Snapshot) -> list[ChangeRecord]:
+    """What changed from `old` to `new` in the vocabulary of the repo's type: a dataset's revisions
+    read as data (`diff_dataset_snapshots`), a model's as a model's (`diff_snapshots`). Every reader
+    of two stored revisions (the poll, a re-derived history, `hubwatch diff`, the compare page) asks
+    this, so none reads a dataset as a model."""
+    if repo_type is RepoType.DATASET:
+        return diff_dataset_snapshots(old, new)
+    return diff_snapshots(old, new)

@@ -57,6 +57,11 @@ def test_a_watched_dataset_is_polled_read_as_data_and_its_pins_checked(
     assert any(k == "splits" and s == "high" and "contamination" in text for k, s, text in changes)
     assert any(k == "schema" and s == "high" and "ClassLabel names reordered" in text for k, s, text in changes)
     first, last = history[0]["sha"], history[-1]["sha"]
+    # `hubwatch diff` of two stored revisions reads them as data too, as the poll did.
+    diffed = _run(env, "diff", "datasets/hubwatch-test/reviews", history[2]["sha"], history[3]["sha"], "--json")
+    assert diffed.exit_code == 0, diffed.output
+    assert {(c["kind"], c["summary"]) for c in json.loads(diffed.output)["changes"]} == {
+        (c["kind"], c["summary"]) for c in history[3]["changes"] if c["kind"] != "advisory"}
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "train.py").write_text(
         "from datasets import load_dataset\n"

@@ -13,7 +13,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "changes.md"
 
 def test_public_names() -> None:
     assert set(diff.__all__) == {
-        "CONVERSATIONS", "Conversation", "RenderLimits", "RenderResult", "diff_dataset_snapshots", "diff_snapshots",
+        "CONVERSATIONS", "Conversation", "RenderLimits", "RenderResult", "diff_dataset_snapshots", "diff_repo_snapshots", "diff_snapshots",
         "diff_text", "render_chat_template",
     }  # fmt: skip
     for name in diff.__all__:

@@ -162,7 +162,11 @@ def test_dataset_twins_feeds_badges_and_compare_are_the_datasets(ds_client: tupl
     assert client.get(f"/api/v1{base}/revisions/{new}/standing").json()["known"] is True
     compare = client.get(f"{base}/compare/{old}...{new}")
     assert compare.status_code == 200 and "<script>" not in compare.text
-    assert client.get(f"/api/v1{base}/compare/{old}...{new}").status_code == 200
+    compared = client.get(f"/api/v1{base}/compare/{old}...{new}").json()
+    # Read as data, as the poll read it: the split's rows, never a model's config or tokenizer diff.
+    kinds = {c["kind"] for c in compared["changes"]}
+    assert "splits" in kinds and not kinds & {"config", "tokenizer", "weights"}, compared["changes"]
+    assert "default: split train removed (1,000 rows)" in {c["summary"] for c in compared["changes"]}
     assert client.get(f"/api/v1/datasets/nobody/nothing/history").status_code == 404
 
 
