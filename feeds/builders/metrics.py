@@ -20,6 +20,7 @@ class MetricsSnapshot:
     last_cycle_duration_s: float | None = None
     last_cycle_lag_max_s: float | None = None
     last_cycle_lag_mean_s: float | None = None
+    last_cycle_listings: Mapping[str, str] = field(default_factory=dict)  # repo type → ok, busy, failed, none
     notifications: Mapping[str, int] = field(default_factory=dict)  # outbox rows by state (hubwatch notify)
     # This web process's request coalescing (feeds/coalesce.py): runs others could join, answers copied.
     reads_led: int = 0
@@ -85,3 +86,8 @@ def _cycle_metrics(lines: list[str], snapshot: MetricsSnapshot) -> None:
     ):
         if value is not None:
             _metric(lines, name, help_text, [("", round(value, 3))])
+    if snapshot.last_cycle_listings:
+        _metric(lines, "hubwatch_last_cycle_listing",
+                "Latest poll cycle: how each repo type's recently-modified listing went (ok, busy, failed; "
+                "none: not read, no repo of the type watched or a webhook's poll).",
+                [(f'{{type="{t}",outcome="{o}"}}', 1.0) for t, o in sorted(snapshot.last_cycle_listings.items())])

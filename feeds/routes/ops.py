@@ -159,6 +159,7 @@ def metrics(request: Request, ctx: Ctx) -> PlainTextResponse:
         last_cycle_duration_s=(latest.finished_at - latest.started_at).total_seconds() if latest else None,
         last_cycle_lag_max_s=cycles.lag[0] if cycles.lag else None,
         last_cycle_lag_mean_s=cycles.lag[1] if cycles.lag else None,
+        last_cycle_listings={"model": latest.listing, "dataset": latest.datasets_listing} if latest else {},
         notifications=_notification_counts(ctx),
         **_coalescing(request),
     )

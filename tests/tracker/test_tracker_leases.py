@@ -187,4 +187,7 @@ def test_each_cycle_records_its_telemetry(hubsim: Any, store: Any) -> None:
     assert "hubwatch_poll_cycles_total 1" in text
     assert f"hubwatch_poll_new_revisions_total {len(outcome.shas)}" in text
     assert 'hubwatch_hub_requests_total{status="ok"}' in text and "hubwatch_last_cycle_lag_max_seconds" in text
+    # Only a model watched: its listing was read, the datasets' was not.
+    assert 'hubwatch_last_cycle_listing{type="model",outcome="ok"} 1\n' in text
+    assert 'hubwatch_last_cycle_listing{type="dataset",outcome="none"} 1\n' in text
     cycle.close()
