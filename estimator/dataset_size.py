@@ -8,16 +8,21 @@ BPE tokenizers), and only for a config whose columns are all text, labels or num
 audio or video column's bytes are not text; columns the metadata does not name give no estimate).
 The Arrow size counts every column and its offsets, so the estimate runs high for short texts with
 many label or number columns. No row is read.
+
+`summary_of` builds the summary from any metadata of the diff's shape (`hubwatch.diff.dataset_meta`'s
+`DatasetMeta`, read from the hub by the tracker or from the store by the web app), described here
+by protocols so the estimator imports nothing else of hubwatch.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-__all__ = ["BYTES_PER_TOKEN", "ConfigSize", "DatasetRun", "DatasetSizeError", "DatasetSummary", "SplitSize",
-           "dataset_run"]
+__all__ = ["BYTES_PER_TOKEN", "ConfigSize", "DatasetRun", "DatasetSizeError", "DatasetSummary", "MetaLike", "SplitSize",
+           "dataset_run", "summary_of"]
 
 BYTES_PER_TOKEN = 4.0  # bytes of text per token, roughly, for English and BPE tokenizers
 # Column types whose bytes are not text, inside the written-out types of hubwatch.diff.dataset_meta
@@ -83,6 +88,48 @@ class DatasetRun:
                 "tokens_per_sample": self.tokens_per_sample, "tokens_per_sample_estimated": True,
                 "tokens_from": self.tokens_from,
                 "bytes_per_row": None if self.bytes_per_row is None else round(self.bytes_per_row, 1)}
+
+
+class _ColumnLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+
+
+class _SplitLike(Protocol):
+    @property
+    def rows(self) -> int | None: ...
+    @property
+    def bytes(self) -> int | None: ...
+
+
+class _ConfigLike(Protocol):
+    @property
+    def splits(self) -> Mapping[str, _SplitLike]: ...
+    @property
+    def columns(self) -> Sequence[_ColumnLike] | None: ...
+
+
+class MetaLike(Protocol):
+    """A dataset revision's metadata as the diff reads it: configs by name, the default config, the source."""
+
+    @property
+    def configs(self) -> Mapping[str, _ConfigLike]: ...
+    @property
+    def default(self) -> str | None: ...
+    @property
+    def source(self) -> str | None: ...
+
+
+def summary_of(dataset: str, revision: str, meta: MetaLike) -> DatasetSummary:
+    """The sizes `meta` states of `dataset` at commit `revision` (rows and bytes per split, column types)."""
+    configs = {
+        name: ConfigSize(name, {split: SplitSize(s.rows, s.bytes) for split, s in config.splits.items()},
+                         None if config.columns is None else tuple((c.name, c.type) for c in config.columns))
+        for name, config in meta.configs.items()
+    }  # fmt: skip
+    return DatasetSummary(dataset, revision, configs, meta.default, meta.source)
 
 
 def _pick_config(summary: DatasetSummary, config: str | None) -> ConfigSize:

@@ -5,7 +5,8 @@ only), and gives `estimator.dataset_size.DatasetSummary`.
 
 Part of the hub adapter beside `tracker/hub.py` (whose request guard and error translation it uses):
 no row is read, no data file opened and no loading script run. The card's YAML is read by the
-dataset diff's parser (`diff.dataset_meta`), within the same limits as a model card.
+dataset diff's parser (`diff.dataset_meta`), within the same limits as a model card, and made a summary by
+`estimator.dataset_size.summary_of`, as the web app does from a stored revision.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from hubwatch.diff.dataset_meta import CARD_FILE, INFOS_FILE, DatasetMeta, datas
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH, read_conversion, with_converted
 from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.domain.snapshot import Snapshot
-from hubwatch.estimator.dataset_size import ConfigSize, DatasetSummary, SplitSize
+from hubwatch.estimator.dataset_size import DatasetSummary, summary_of
 from hubwatch.tracker.errors import InvalidContent
 from hubwatch.tracker.hub_parquet import parquet_conversion
 
@@ -36,15 +37,6 @@ def parse_dataset_ref(text: str) -> tuple[RepoId, str | None]:
     InvalidRepoId if not."""
     name, sep, revision = text.strip().partition("@")
     return RepoId.parse(name, RepoType.DATASET), (revision or None) if sep else None
-
-
-def _summary(label: str, sha: str, meta: DatasetMeta) -> DatasetSummary:
-    configs = {
-        name: ConfigSize(name, {split: SplitSize(s.rows, s.bytes) for split, s in config.splits.items()},
-                         None if config.columns is None else tuple((c.name, c.type) for c in config.columns))
-        for name, config in meta.configs.items()
-    }  # fmt: skip
-    return DatasetSummary(label, sha, configs, meta.default, meta.source)
 
 
 def _card_text(card: Any) -> bytes | None:
@@ -83,7 +75,7 @@ def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None =
         meta = dataset_meta(Snapshot(sha, {}, contents))
     if _unstated(meta) and (document := parquet_conversion(client, dataset, sha)) is not None:
         meta = with_converted(meta, read_conversion(Snapshot(sha, {}, {CONVERSION_PATH: document})))
-    return _summary(label, sha, meta)
+    return summary_of(label, sha, meta)
 
 
 def _unstated(meta: DatasetMeta) -> bool:

@@ -88,6 +88,8 @@ class CostView:
     utilisation: float
     price_table_date: str
     chosen: bool  # True: the card asked for; False: the cheapest that fits
+    tokens_per_sample: int = 0  # the sequence length, or a dataset's estimate capped at it
+    tokens_estimated: bool = False  # tokens per sample from a dataset's metadata (below the sequence length)
 
 
 @dataclass(frozen=True)
@@ -176,9 +178,11 @@ def _cost(estimate: Estimate, settings: PlanSettings) -> CostView | None:
     c = estimate.cost
     if c is None:
         return None
+    per_sample = round(c.tokens / (c.epochs * c.samples))  # RunShape.sample_tokens at the resolved seq len
     return CostView(c.method, c.card, c.cards, c.hours, round(c.hours * c.cards, 3), c.usd, c.usd_per_card_hour,
                     c.tokens, c.flops, c.epochs, c.samples, c.utilisation, c.price_table_date,
-                    settings.card is not None)
+                    settings.card is not None, per_sample,
+                    settings.run.tokens_per_sample is not None and per_sample == settings.run.tokens_per_sample)
 
 
 def _card_rows(estimate: Estimate) -> tuple[CardRow, ...]:

@@ -18,6 +18,7 @@ from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import unreadable_header
 from hubwatch.estimator.inputs import EstimatorInputs, inputs_from_files, is_estimator_file
 from hubwatch.feeds.builders.estimate_panel import EstimatePanel, PanelCache, PanelError, estimate_panel
+from hubwatch.feeds.builders.plan_dataset import with_dataset
 from hubwatch.feeds.builders.plan_settings import PlanInputError, PlanSettings, settings_from_json
 from hubwatch.feeds.errors import ApiError, bad_request, not_found
 
@@ -28,8 +29,8 @@ __all__ = ["MAX_CONFIG_BYTES", "config_inputs", "config_panel", "plan_estimate",
            "stored_inputs"]
 
 MAX_CONFIG_BYTES = 512 * 1024  # a pasted config.json (the largest real ones are ~20 KB)
-_KEYS = ("config", "repo", "revision", "settings", "epochs", "samples", "card")
-_COST_KEYS = ("epochs", "samples", "card")
+_COST_KEYS = ("epochs", "samples", "card", "dataset", "dataset_config", "dataset_split")
+_KEYS = ("config", "repo", "revision", "settings", *_COST_KEYS)
 
 
 def _json_object(raw: bytes | None) -> dict[str, Any] | None:
@@ -112,14 +113,17 @@ def _api_error(exc: PlanInputError) -> ApiError:
 def plan_estimate(body: Any, store: Store) -> dict[str, Any]:
     """`analyze(...).to_json()` plus `"memory"`: the memory report (per method, batch per card, cost) at
     the settings and cost inputs, of a pasted `config` or of a watched `repo`'s stored `revision`
-    (default: the latest). A config, repo or setting the estimator rejects is a 400 naming the key."""
+    (default: the latest), with `"dataset"` (its rows, tokens per sample and where they came from) when the run
+    is costed on a watched dataset's stored revision. A config, repo, dataset or setting the estimator rejects
+    is a 400 naming the key."""
     from hubwatch.estimator.config import ConfigError
     from hubwatch.estimator.inputs import estimate_inputs
     from hubwatch.estimator.memory.settings import MemorySettingsError
 
     if not isinstance(body, dict):
         raise bad_request('body must be a JSON object: {"config": {...}} or {"repo": "org/name"}, '
-                          'with optional "settings", "epochs", "samples", "card"')
+                          'with optional "settings", "epochs", "samples", "card", "dataset", "dataset_config", '
+                          '"dataset_split"')
     unknown = sorted(set(body) - set(_KEYS))
     if unknown:
         raise bad_request(f"{unknown[0]} is not a plan field (use {', '.join(_KEYS)})")
@@ -130,7 +134,8 @@ def plan_estimate(body: Any, store: Store) -> dict[str, Any]:
     if revision is not None and (repo_text is None or not isinstance(revision, str)):
         raise bad_request("revision: give it as text, with repo (a stored commit sha or prefix; default: latest)")
     try:
-        settings = settings_from_json(body.get("settings"), {k: body[k] for k in _COST_KEYS if k in body})
+        settings, chosen = with_dataset(store, settings_from_json(body.get("settings"),
+                                                                  {k: body[k] for k in _COST_KEYS if k in body}))
         model = None
         if repo_text is not None:
             if not isinstance(repo_text, str):
@@ -163,4 +168,6 @@ def plan_estimate(body: Any, store: Store) -> dict[str, Any]:
     words = support_words(analysis.params.support)
     result["support"] = None if words is None else words.to_json()
     result["memory"] = {**estimate.memory_json(), "verdicts": [v.to_json() for v in estimate_verdicts(estimate)]}
+    if chosen is not None:
+        result["dataset"] = chosen.to_json()
     return result

@@ -17,6 +17,7 @@ from hubwatch.domain.records import RepoId
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.feeds.builders.estimate_panel import EstimatePanel, PanelCache, PanelError
 from hubwatch.feeds.builders.plan import MAX_CONFIG_BYTES, config_panel, resolve_revision, revision_panel
+from hubwatch.feeds.builders.plan_dataset import PlanDataset, with_dataset
 from hubwatch.feeds.builders.plan_settings import CHOICES, PlanInputError, form_values, plan_settings
 from hubwatch.feeds.context import AppContext, get_ctx, read_form
 from hubwatch.feeds.errors import ApiError
@@ -44,12 +45,14 @@ def model_estimate(request: Request, ctx: AppContext, repo: RepoId, sha: str | N
     params = request.query_params
     values = form_values(params)
     panel: EstimatePanel | PanelError | None = None
+    chosen: PlanDataset | None = None
     if sha is not None:
         try:
-            panel = revision_panel(ctx.store, panel_cache(request), repo, sha, plan_settings(params))
+            settings, chosen = with_dataset(ctx.store, plan_settings(params))
+            panel = revision_panel(ctx.store, panel_cache(request), repo, sha, settings)
         except PlanInputError as exc:
             panel = PanelError(exc.field, str(exc))
-    return {"estimate_panel": panel, "estimate_form": values, "estimate_choices": CHOICES}
+    return {"estimate_panel": panel, "estimate_form": values, "estimate_choices": CHOICES, "estimate_dataset": chosen}
 
 
 async def form_body(request: Request) -> dict[str, str]:
@@ -90,8 +93,9 @@ def _render(request: Request, ctx: AppContext, params: Mapping[str, str], *, pas
     revision = (params.get("revision") or "").strip()
     panel: EstimatePanel | PanelError | None = None
     source: str | None = None
+    chosen: PlanDataset | None = None
     try:
-        settings = plan_settings(params)
+        settings, chosen = with_dataset(ctx.store, plan_settings(params))
         if config_text.strip():
             panel = config_panel(panel_cache(request), _parse_config(config_text), settings)
             source = "the pasted config.json (no weights: the checkpoint count needs a watched repo)"
@@ -109,6 +113,7 @@ def _render(request: Request, ctx: AppContext, params: Mapping[str, str], *, pas
         panel = PanelError("revision", f"revision: {exc}: give more characters of the commit sha")
     context: dict[str, Any] = {
         "estimate_panel": panel, "estimate_form": form_values(params), "estimate_choices": CHOICES,
+        "estimate_dataset": chosen if not isinstance(panel, PanelError) else None,
         "config_text": config_text[:MAX_CONFIG_BYTES], "repo_text": repo_text[:200], "revision": revision[:64],
         "source": source, "max_config_bytes": MAX_CONFIG_BYTES,
     }

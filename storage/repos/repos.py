@@ -166,9 +166,10 @@ def repo_states(
     limit: int | None = None,
     where: sa.ColumnElement[bool] | None = None,
     after: RepoId | None = None,
+    repo_type: RepoType | None = None,
 ) -> list[RepoState]:
-    """Repos ordered by org/name with their revision counts; optionally one repo or one org's, or
-    those meeting `where` (a condition on `repos`: the index's filters), `limit` of them after the
+    """Repos ordered by org/name with their revision counts; optionally one repo or one org's, one
+    type's, or those meeting `where` (a condition on `repos`: the index's filters), `limit` of them after the
     keyset cursor `after` (the last repo of the page before: read through the (org, name, repo_type)
     index, however deep in the watch list) or from `offset`."""
     if not 0 <= offset <= _MAX_INT64 or (limit is not None and not 0 <= limit <= _MAX_INT64):
@@ -181,6 +182,8 @@ def repo_states(
                             > sa.tuple_(after.org, after.name, after.repo_type.value))  # fmt: skip
     if where is not None:
         query = query.where(where)
+    if repo_type is not None:
+        query = query.where(REPOS.c.repo_type == repo_type.value)
     if watched_only:
         query = query.where(REPOS.c.watched.is_(True))
     if limit is not None:

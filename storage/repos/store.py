@@ -26,12 +26,14 @@ class Repos(Transactions):
         self._clock = clock
 
     def watched(
-        self, *, org: str | None = None, offset: int = 0, limit: int | None = None, after: RepoId | None = None
+        self, *, org: str | None = None, offset: int = 0, limit: int | None = None, after: RepoId | None = None,
+        repo_type: RepoType | None = None,
     ) -> list[RepoState]:
         """Watched repos ordered by org/name: all, or one org's, or `limit` of them after the
-        keyset cursor `after` (the last repo of the page before) or from `offset`."""
+        keyset cursor `after` (the last repo of the page before) or from `offset`; only models or
+        only datasets with `repo_type`."""
         with self._read() as c:
-            return repos.repo_states(c, org=org, offset=offset, limit=limit, after=after)
+            return repos.repo_states(c, org=org, offset=offset, limit=limit, after=after, repo_type=repo_type)
 
     def watched_matching(
         self, f: IndexFilter, *, offset: int = 0, limit: int | None = None, after: RepoId | None = None

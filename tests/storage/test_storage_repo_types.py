@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from hubwatch.domain.records import RepoId
+from hubwatch.domain.records import RepoId, RepoType
 from hubwatch.storage import Store
 from storage_helpers import downgrade_to, rev, upgrade_to_head
 
@@ -85,3 +85,17 @@ def test_upgrade_from_0016_reads_no_datasets_listing_in_earlier_cycles(database_
         assert latest is not None and (latest.listing, latest.datasets_listing) == ("ok", "none")
         store.telemetry.record_cycle(CycleReport("w", at, at, "failed", datasets_listing="ok"))
         assert store.telemetry.cycle_totals().cycles == 2
+
+
+def test_the_watch_list_of_one_type_is_read_page_by_page(database_url: str) -> None:
+    with Store.open(database_url) as store:
+        for text in ("a/m", "datasets/a/d", "b/m", "datasets/b/d", "datasets/c/d", "c/unwatched"):
+            store.watch(RepoId.parse(text))
+        store.unwatch(RepoId.parse("c/unwatched"))
+        models = store.repos.watched(repo_type=RepoType.MODEL)
+        datasets = store.repos.watched(repo_type=RepoType.DATASET, limit=2)
+        assert [str(s.repo) for s in models] == ["a/m", "b/m"]
+        assert [str(s.repo) for s in datasets] == ["datasets/a/d", "datasets/b/d"]
+        after = store.repos.watched(repo_type=RepoType.DATASET, after=datasets[-1].repo)
+        assert [str(s.repo) for s in after] == ["datasets/c/d"]
+        assert len(store.repos.watched()) == 5
