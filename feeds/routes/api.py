@@ -1,4 +1,4 @@
-"""The JSON API: watched models, one model's state, its history, one revision, a pin's standing, and
+"""The JSON API: watched models and datasets, one repo's state, its history, one revision, a pin's standing, and
 `POST /api/v1/plan`."""
 
 from __future__ import annotations
@@ -12,8 +12,17 @@ from hubwatch.feeds.builders.standing import load_standing
 from hubwatch.feeds.builders.views import history_json, revision_json
 from hubwatch.feeds.context import AppContext, JsonBody, get_ctx, repo_from_path
 from hubwatch.feeds.errors import bad_request, not_found
-from hubwatch.feeds.routes.common import AfterQuery, PageQuery, not_watched, parse_after, parse_cursor, require_known
+from hubwatch.feeds.routes.common import (
+    AfterQuery,
+    PageQuery,
+    not_watched,
+    parse_after,
+    parse_cursor,
+    parse_type,
+    require_known,
+)
 from hubwatch.feeds.builders.plan import plan_estimate
+from hubwatch.storage.repos.index import IndexFilter
 from hubwatch.feeds.text import page_path, rfc3339
 
 if TYPE_CHECKING:
@@ -34,25 +43,31 @@ def models(
     ctx: Ctx,
     page: PageQuery = 0,
     after: AfterQuery = None,
+    repo_type: Annotated[str, Query(alias="type", max_length=40, description="model or dataset")] = "",
 ) -> dict[str, Any]:
-    """Watched models by org/name, 1000 a page; `next` is the URL of the next page when there is
-    one (a keyset cursor, `?after=org/name`: read through the index at any depth; `?page=` still answers)."""
+    """Watched repos (models and datasets, each with its `type`; `?type=model|dataset` for one kind)
+    by org/name, 1000 a page; `next` is the URL of the next page when there is one (a keyset cursor,
+    `?after=org/name`: read through the index at any depth; `?page=` still answers)."""
     if page < 0:
         raise bad_request(f"page must be ≥ 0, got {page}")
     cursor = parse_after(after)
+    wanted = IndexFilter(repo_type=parse_type(repo_type.strip()))
     if cursor is not None:
-        states = ctx.store.repos.watched(after=cursor, limit=MODELS_PAGE + 1)
+        states = ctx.store.repos.watched_matching(wanted, after=cursor, limit=MODELS_PAGE + 1)
     else:
-        states = ctx.store.repos.watched(offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
+        states = ctx.store.repos.watched_matching(wanted, offset=page * MODELS_PAGE, limit=MODELS_PAGE + 1)
     out: dict[str, Any] = {"models": [_model_row(ctx, state) for state in states[:MODELS_PAGE]]}
     if len(states) > MODELS_PAGE:
-        out["next"] = f"{ctx.base_url}/api/v1/models?{urlencode({'after': str(states[MODELS_PAGE - 1].repo)})}"
+        query = [("type", wanted.repo_type.value)] if wanted.repo_type is not None else []
+        query.append(("after", str(states[MODELS_PAGE - 1].repo)))
+        out["next"] = f"{ctx.base_url}/api/v1/models?{urlencode(query)}"
     return out
 
 
 def _model_row(ctx: AppContext, state: RepoState) -> dict[str, Any]:
     return {
         "repo": str(state.repo),
+        "type": state.repo.repo_type.value,
         "state": state.state,
         "last_error": state.last_error,
         "head_sha": state.head_sha,

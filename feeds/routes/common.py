@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 from fastapi import Query
 
 from hubwatch.feeds.errors import ApiError, bad_request, not_found
-from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.records import InvalidRepoId, Kind, RepoId, RepoType, Severity
 
 if TYPE_CHECKING:
     from hubwatch.storage import RepoState, Store
@@ -21,6 +21,7 @@ __all__ = [
     "parse_cursor",
     "parse_kinds",
     "parse_severity",
+    "parse_type",
     "repo_state",
     "require_known",
 ]
@@ -76,6 +77,17 @@ def parse_severity(value: str | None, name: str = "min_severity") -> Severity | 
     except ValueError as exc:
         allowed = ", ".join(s.value for s in Severity)
         raise bad_request(f"{name} {value!r} is not a severity (one of: {allowed})") from exc
+
+
+def parse_type(value: str | None) -> RepoType | None:
+    """`?type=model` or `?type=dataset` (also "models"/"datasets") → RepoType; empty: both; a 400
+    naming the fault otherwise."""
+    if not value:
+        return None
+    try:
+        return RepoType.parse(value.lower())
+    except InvalidRepoId as exc:
+        raise bad_request(f"type {value[:40]!r} is not a repo type: give type=model or type=dataset") from exc
 
 
 def repo_state(store: "Store", repo: RepoId) -> "RepoState | None":

@@ -1,5 +1,6 @@
-"""The index of watched models (all, or one org's): search by name (`?q=`) and filters by org,
-change kind, lowest severity and date (`?since=`), as a plain GET form; a fixed number of queries."""
+"""The index of watched repos, models and datasets (all, or one org's): search by name (`?q=`) and
+filters by org, repo type (`?type=model|dataset`), change kind, lowest severity and date
+(`?since=`), as a plain GET form; a fixed number of queries."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Annotated, Any
 from fastapi import Query, Request, Response
 
 from hubwatch.domain.hub_status import TOKEN_KEY, TokenProblem
-from hubwatch.domain.records import Kind, RepoId, Severity
+from hubwatch.domain.records import Kind, RepoId, RepoType, Severity
 from hubwatch.domain.times import as_utc
 from hubwatch.feeds.context import AppContext, org_from_path
 from hubwatch.feeds.errors import bad_request
-from hubwatch.feeds.routes.common import parse_kinds, parse_severity
+from hubwatch.feeds.routes.common import parse_kinds, parse_severity, parse_type
 from hubwatch.storage.repos.index import IndexFilter
 from hubwatch.storage.core.values import FeedItem
 
@@ -42,6 +43,7 @@ def parse_since(value: str | None) -> datetime | None:
 def index_filter(
     q: Annotated[str, Query(max_length=MAX_Q, description="part of org/name, any case")] = "",
     org_name: Annotated[str, Query(alias="org", max_length=96, description="one organisation")] = "",
+    repo_type: Annotated[str, Query(alias="type", max_length=40, description="model or dataset")] = "",
     kind: Annotated[list[str] | None, Query(description="change kinds (repeat, or comma-separated)")] = None,
     severity: Annotated[str, Query(description="lowest severity of a change")] = "",
     since: Annotated[str, Query(description="changes dated at or after (YYYY-MM-DD)")] = "",
@@ -50,6 +52,7 @@ def index_filter(
     return IndexFilter(
         q=q.strip(),
         org=org_from_path(org_name.strip()) if org_name.strip() else None,
+        repo_type=parse_type(repo_type.strip()),
         kinds=tuple(parse_kinds(kind or []) or ()),
         min_severity=parse_severity(severity or None, "severity"),
         since=parse_since(since.strip() or None),
@@ -62,6 +65,8 @@ def _query_string(f: IndexFilter, after: RepoId | None, with_org: bool) -> str:
     pairs: list[tuple[str, str]] = [("q", f.q)] if f.q else []
     if with_org and f.org:
         pairs.append(("org", f.org))
+    if f.repo_type is not None:
+        pairs.append(("type", f.repo_type.value))
     pairs += [("kind", k.value) for k in f.kinds]
     if f.min_severity is not None:
         pairs.append(("severity", f.min_severity.value))
@@ -78,8 +83,8 @@ def listing(
     """One page of the (filtered) watch list with each repo's newest matching revision — the most
     important change first, every other hazard at medium or above shown too: four queries.
 
-    Pages are keyset pages: `after` (org/name, the last repo of the page before) is read through
-    the (org, name) index at any depth; `page` (an offset, from links of earlier versions) still
+    Pages are keyset pages: `after` (org/name or datasets/org/name, the last repo of the page
+    before) is read through the (org, name, repo_type) index at any depth, with or without a filter; `page` (an offset, from links of earlier versions) still
     answers, and its "Next page" link is a keyset one."""
     if after is not None:
         states = ctx.store.repos.watched_matching(f, after=after, limit=PAGE_SIZE + 1)
@@ -94,7 +99,7 @@ def listing(
         {"state": state, "latest": latest.get(state.repo), "newer": _newer(latest.get(state.repo), newest.get(state.repo))}
         for state in shown
     ]
-    filtered = bool(f.q) or f.on_changes or (f.org is not None and not org_page)
+    filtered = bool(f.q) or f.on_changes or f.repo_type is not None or (f.org is not None and not org_page)
     context: dict[str, Any] = {
         "rows": rows,
         "page": page,
@@ -106,11 +111,20 @@ def listing(
         "filter": f,
         "filtered": filtered,
         "matching_column": f.on_changes,
+        "noun": _noun(f.repo_type),
+        "repo_types": [t.value for t in RepoType],
         "kinds": [k.value for k in Kind],
         "severities": [s.value for s in Severity],
         "token_problem": TokenProblem.loads(ctx.store.meta(TOKEN_KEY)),
     }
     return ctx.templates.TemplateResponse(request, "index.html", context)
+
+
+def _noun(repo_type: RepoType | None) -> tuple[str, str]:
+    """What the page lists, singular and plural: models, datasets, or both."""
+    if repo_type is None:
+        return "model or dataset", "models and datasets"
+    return repo_type.value, f"{repo_type.value}s"
 
 
 def _newer(matching: FeedItem | None, newest: FeedItem | None) -> FeedItem | None:

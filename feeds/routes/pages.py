@@ -99,8 +99,8 @@ def history_charts(points: Sequence[EstimatePoint]) -> list[Markup]:
 
 @router.get("/")
 def index(request: Request, ctx: Ctx, f: IndexQuery, page: PageQuery = 0, after: AfterQuery = None) -> Response:
-    """Watched models: `?q=` part of the name, `?org=`, `?kind=`, `?severity=` (lowest), `?since=`;
-    `?after=org/name` for the next page."""
+    """Watched models and datasets: `?q=` part of the name, `?type=model|dataset`, `?org=`, `?kind=`,
+    `?severity=` (lowest), `?since=`; `?after=org/name` for the next page."""
     return listing(request, ctx, page, f, after=parse_after(after))
 
 
@@ -108,12 +108,13 @@ def index(request: Request, ctx: Ctx, f: IndexQuery, page: PageQuery = 0, after:
 def org_page(
     request: Request, org: str, ctx: Ctx, f: IndexQuery, page: PageQuery = 0, after: AfterQuery = None
 ) -> Response:
-    """The watched models of one organisation (user) on the hub, with its feed (and the same filters)."""
+    """The watched models and datasets of one organisation (user) on the hub, with its feed (and the
+    same filters)."""
     org = org_from_path(org)
     first = ctx.store.repos.watched(org=org, limit=1)  # the org matched case-insensitively, as the hub does
     cursor = parse_after(after)
     if page == 0 and cursor is None and not first:
-        raise not_found(f"no watched model of {org!r} in this hubwatch")
+        raise not_found(f"no watched model or dataset of {org!r} in this hubwatch")
     spelled = first[0].repo.org if first else org  # shown as the store spells it
     return listing(request, ctx, page, replace(f, org=spelled), org_page=True, after=cursor)
 

@@ -1,5 +1,5 @@
-"""The index page's reads: watched repos found by name and filtered by org, change kind, severity and
-date, and each one's newest matching revision — a fixed number of queries however many repos match."""
+"""The index page's reads: watched repos found by name and filtered by org, repo type (models or
+datasets), change kind, severity and date, and each one's newest matching revision — a fixed number of queries however many repos match."""
 
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ _MAX_QUERY = 200  # characters of a name search
 
 @dataclass(frozen=True)
 class IndexFilter:
-    """What the index asks for: `q` a part of org/name (any case), one org, the change kinds, a
-    lowest severity, revisions dated at or after `since`. Empty fields filter nothing."""
+    """What the index asks for: `q` a part of org/name (any case), one org, one repo type (models
+    or datasets), the change kinds, a lowest severity, revisions dated at or after `since`. Empty
+    fields filter nothing."""
 
     q: str = ""
     org: str | None = None
+    repo_type: RepoType | None = None
     kinds: tuple[Kind, ...] = ()
     min_severity: Severity | None = None
     since: datetime | None = None
@@ -68,6 +70,8 @@ def filtered_repos(
     condition: sa.ColumnElement[bool] = sa.true()
     if f.q:
         condition = sa.and_(condition, REPOS.c.key.like(_like(f.q.strip()), escape="\\"))
+    if f.repo_type is not None:
+        condition = sa.and_(condition, REPOS.c.repo_type == f.repo_type.value)
     if f.on_changes:
         matching = sa.select(REVISIONS.c.id).join(CHANGES, _change_match(f)).where(REVISIONS.c.repo_id == REPOS.c.id)
         condition = sa.and_(condition, matching.exists())

@@ -138,7 +138,7 @@ def visitor(request: pytest.FixtureRequest, browser: Any, site: Site, artifacts:
 def test_click_from_the_index_to_a_model_a_revision_and_an_advisory(visitor: Visitor) -> None:
     page = visitor.page
     visitor.goto("/")
-    assert page.locator("h1").inner_text() == "Watched models"
+    assert page.locator("h1").inner_text() == "Watched models and datasets"
 
     visitor.click('a[href="/models/meta-llama/Llama-2-7b-hf"]')
     assert page.locator("h1").inner_text() == "meta-llama/Llama-2-7b-hf"

@@ -40,7 +40,7 @@ def test_search_and_filters_narrow_the_list(client: TestClient) -> None:
         response = client.get("/" + query)
         assert response.status_code == 200, (query, response.text)
         assert _listed(response.text) == expected, query
-    assert "No watched model matches these filters." in client.get("/?q=nothing-like-this").text
+    assert "No watched model or dataset matches these filters." in client.get("/?q=nothing-like-this").text
     assert _listed(client.get("/orgs/meta-llama?kind=pickle").text) == {str(LLAMA3)}
 
 
