@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
+from hubwatch.feeds.builders.card_datasets import CardDatasets, card_datasets
 from hubwatch.feeds.builders.dataset_facts import DatasetFacts, dataset_facts
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.head_cache import head_standing, per_version
@@ -187,6 +188,7 @@ def model_page(request: Request, org: str, name: str, ctx: Ctx, before: str | No
         "charts": charts,
         **_head_standing(ctx, repo, newest.revision.sha if newest is not None else None, summary),
         **_facts_or_estimate(request, ctx, repo, newest.revision.sha if newest is not None else None),
+        "card_datasets": _card_datasets(ctx, repo, newest.revision.sha if newest is not None else None),
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "in_derivatives": ctx.store.derivatives(ctx.clock).in_derivatives(repo),  # the derivatives page link
     }
@@ -234,6 +236,15 @@ def _dataset_facts(ctx: AppContext, repo: RepoId, sha: str | None) -> DatasetFac
     return dataset_facts(sha, files, contents)
 
 
+def _card_datasets(ctx: AppContext, repo: RepoId, sha: str | None) -> CardDatasets | None:
+    """The datasets a model's card names at `sha` (its README.md alone read back), the watched
+    ones found in one query; None for a dataset, or a card naming none."""
+    if repo.is_dataset or sha is None:
+        return None
+    readme = ctx.store.revisions.stored_file(repo, sha, "README.md")
+    return card_datasets(readme, ctx.store.repos.watched_ids, ctx.settings.hub_web_url)
+
+
 @router.get("/models/{org}/{name}/revisions/{sha}")
 @router.get("/datasets/{org}/{name}/revisions/{sha}")
 def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> Response:
@@ -261,6 +272,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "rows": revision_rows(ctx, repo, entry),
         "latest": result.newest,
         "dataset": _dataset_facts(ctx, repo, shown) if repo.is_dataset else None,
+        "card_datasets": _card_datasets(ctx, repo, shown),
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)
 

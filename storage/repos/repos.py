@@ -31,6 +31,7 @@ __all__ = [
     "repos_match",
     "set_watched",
     "watched_among",
+    "watched_ids",
     "watched_types",
 ]
 
@@ -237,6 +238,28 @@ def watched_types(conn: Connection) -> set[RepoType]:
     ]
     row = conn.execute(sa.select(*checks)).one()
     return {t for t, present in zip(RepoType, row) if present}
+
+
+def watched_ids(conn: Connection, repos: Iterable[RepoId]) -> dict[RepoId, RepoId]:
+    """Which of `repos` name a watched repo, by any spelling or an id it had before a rename: each
+    one found → the id as the store spells it. One query per IN-list of up to BATCH ids (a model
+    card's `datasets:` list is one): the cost follows the ids asked about, not the watch list."""
+    asked = {_check_repo(r).key: r for r in repos}
+    found: dict[RepoId, RepoId] = {}
+    for batch in _batches(asked.values()):
+        alias = REPO_ALIASES.c.key.label("alias")
+        query = (
+            sa.select(REPOS.c.org, REPOS.c.name, REPOS.c.repo_type, REPOS.c.key, alias)
+            .select_from(REPOS.outerjoin(REPO_ALIASES, sa.and_(REPO_ALIASES.c.repo_id == REPOS.c.id,
+                                                               REPO_ALIASES.c.key.in_(batch))))
+            .where(REPOS.c.watched.is_(True), sa.or_(REPOS.c.key.in_(batch), REPO_ALIASES.c.key.isnot(None)))
+        )  # fmt: skip
+        for r in conn.execute(query):
+            spelled = RepoId(r.org, r.name, RepoType(r.repo_type))
+            for key in (r.key, r.alias):
+                if key in asked:
+                    found[asked[key]] = spelled
+    return found
 
 
 def mark_due(conn: Connection, repos: Iterable[RepoId], now: datetime) -> int:

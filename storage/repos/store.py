@@ -75,6 +75,12 @@ class Repos(Transactions):
         with self._read() as c:
             return repos.watched_types(c)
 
+    def watched_ids(self, repos_: Iterable[RepoId]) -> dict[RepoId, RepoId]:
+        """Which of `repos_` name a watched repo (any spelling, or an id before a rename), each →
+        its id as the store spells it: one query for up to 500 ids (a card's `datasets:` list)."""
+        with self._read() as c:
+            return repos.watched_ids(c, repos_)
+
     def mark_due(self, repos_: Iterable[RepoId], now: datetime) -> int:
         """Make those of `repos_` that are watched due at `now` (e.g. the hub listing shows them moved)."""
         return self._write(lambda c: repos.mark_due(c, repos_, now))

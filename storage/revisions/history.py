@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from hubwatch.storage.core.blobs import get_blobs
+from hubwatch.storage.core.blobs import get_blob, get_blobs
 from hubwatch.storage.core.lookup import resolve_sha
 from hubwatch.domain.records import ChangeRecord, Direction, FileRecord, Kind, RepoId, RevisionRecord, Severity
 from hubwatch.storage.repos.repos import find_repo
@@ -35,6 +35,7 @@ __all__ = [
     "revision_record",
     "sample_positions",
     "snapshot_files",
+    "stored_file",
 ]
 
 
@@ -338,3 +339,18 @@ def snapshot_files(conn: Connection, repo: RepoId, sha: str) -> tuple[list[FileR
     ]
     blobs = get_blobs(conn, [r.content_sha256 for r in rows if r.content_sha256])
     return files, {r.path: blobs[r.content_sha256] for r in rows if r.content_sha256 in blobs}
+
+
+def stored_file(conn: Connection, repo: RepoId, sha: str, path: str) -> bytes | None:
+    """The decompressed content of one tracked file (`README.md`) of the stored revision with the
+    full commit `sha`; None when the repo, the revision or the file's content is not stored. Reads
+    that file alone, not the revision's other files."""
+    repo_id = find_repo(conn, repo)
+    if repo_id is None:
+        return None
+    content = conn.execute(
+        sa.select(FILE_VERSIONS.c.content_sha256)
+        .join(REVISIONS, REVISIONS.c.id == FILE_VERSIONS.c.revision_id)
+        .where(REVISIONS.c.repo_id == repo_id, REVISIONS.c.sha == sha, FILE_VERSIONS.c.path == path)
+    ).scalar_one_or_none()
+    return get_blob(conn, content) if content else None

@@ -46,6 +46,11 @@ class Revisions(Transactions):
         with self._read() as c:
             return history.snapshot_files(c, repo, sha)
 
+    def stored_file(self, repo: RepoId, sha: str, path: str) -> bytes | None:
+        """One tracked file's content at the stored revision `sha` (full), e.g. its card; None when not stored."""
+        with self._read() as c:
+            return history.stored_file(c, repo, sha, path)
+
     def save_estimate(self, repo: RepoId, sha: str, version: str, data: dict[str, Any]) -> bool:
         """Add or replace the estimate of a stored revision for one estimator version."""
         return self._write(lambda c: revisions.save_estimate(c, repo, sha, version, data, self._clock()))
