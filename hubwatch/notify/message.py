@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from hubwatch.domain.records import Severity
+from hubwatch.domain.records import InvalidRepoId, RepoId, Severity
 from hubwatch.notify.targets import Outgoing
 
 __all__ = ["advisory_url", "escape_md", "one_line", "render", "revision_url"]
@@ -34,8 +34,15 @@ def escape_md(value: object, limit: int = 300) -> str:
 
 
 def revision_url(public_url: str, repo: str, sha: str) -> str:
-    org, _, name = repo.partition("/")
-    return f"{public_url.rstrip('/')}/models/{quote(org, safe='')}/{quote(name, safe='')}/revisions/{quote(sha, safe='')}"
+    """The revision's page: `/models/ORG/NAME/…` for a model, `/datasets/ORG/NAME/…` for a dataset
+    (`repo` as the store writes it, `datasets/org/name` for a dataset)."""
+    try:
+        parsed = RepoId.parse(repo)
+        section, org, name = ("datasets" if parsed.is_dataset else "models"), parsed.org, parsed.name
+    except InvalidRepoId:  # not an id the store writes: kept as given, still escaped
+        section, (org, _, name) = "models", repo.partition("/")
+    return (f"{public_url.rstrip('/')}/{section}/{quote(org, safe='')}/{quote(name, safe='')}"
+            f"/revisions/{quote(sha, safe='')}")
 
 
 def advisory_url(public_url: str, advisory_id: str) -> str:

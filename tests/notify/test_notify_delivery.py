@@ -329,3 +329,23 @@ def test_a_grouped_message_renders_markdown_for_chat_targets() -> None:
     assert out.title == "[HIGH] hubwatch 2 revisions in 1 repo"
     assert "**acme/model** — [first \\*bold\\*]" in out.markdown and "second\\_one" in out.markdown
     assert "first *bold*" in out.text and "**" not in out.text
+
+
+def test_a_dataset_revision_links_the_dataset_page(opened: Store, clock: Clock, receiver: WebhookReceiver) -> None:
+    dataset = RepoId.parse("datasets/acme/model")  # a dataset of the model's org/name: its own page
+    secret = new_secret()
+    receiver.secret = secret
+    subscribe(opened, clock, receiver.url, secret=secret, repos=(str(dataset),))
+    opened.watch(dataset)
+    when = datetime(2026, 3, 1, tzinfo=UTC)
+    assert opened.save_revision(dataset, RevisionRecord("c" * 40, None, when, "upload"), [], {}, [], None, [])
+    change = ChangeRecord(Kind.SPLITS, Severity.HIGH, "README.md:dataset_info.default.splits.test",
+                          "default/test: 20 → 30 rows", {}, Direction.HAZARD)
+    assert opened.save_revision(dataset, RevisionRecord("d" * 40, "c" * 40, when, "more test rows"),
+                                [], {}, [change], None, [])
+    assert commit(opened, "b" * 40, "a" * 40)  # the model's revision: not this subscription's
+    assert Sender(opened, settings(), clock=clock).flush().sent == 1
+    (body,) = receiver.received
+    (revision,) = body["data"]["revisions"]
+    assert revision["repo"] == "datasets/acme/model" and revision["changes"][0]["kind"] == "splits"
+    assert revision["links"]["revision"] == f"{PUBLIC}/datasets/acme/model/revisions/{'d' * 40}"
