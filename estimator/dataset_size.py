@@ -1,7 +1,8 @@
 """Samples per epoch and an estimated tokens per sample of a training run, from a dataset's metadata.
 
 The summary is what a dataset's card (`dataset_info`) or `dataset_infos.json` states per config and
-split: rows (`num_examples`) and bytes (`num_bytes`, the Arrow size of every column). Samples per
+split: rows (`num_examples`) and bytes (`num_bytes`, the Arrow size of every column); or, where
+neither does, the hub's parquet conversion: rows from its shards' footers, and no Arrow bytes. Samples per
 epoch are the split's rows, as stated. Tokens per sample are an estimate, never a count: the
 split's bytes per row divided by `BYTES_PER_TOKEN` (about 4 bytes of English text per token for
 BPE tokenizers), and only for a config whose columns are all text, labels or numbers (an image,
@@ -66,6 +67,7 @@ class DatasetSummary:
     configs: Mapping[str, ConfigSize]
     default: str | None = None
     source: str | None = None
+    rows_from: str = "num_examples"  # what the source calls a split's rows
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,13 @@ class MetaLike(Protocol):
     def default(self) -> str | None: ...
     @property
     def source(self) -> str | None: ...
+    @property
+    def conversion(self) -> str | None:
+        """`refs/convert/parquet@<commit>` when the hub's parquet conversion stated the splits."""
+        ...
+
+
+_CONVERSION = "refs/convert/parquet"  # the source the diff names when only the parquet conversion states splits
 
 
 def summary_of(dataset: str, revision: str, meta: MetaLike) -> DatasetSummary:
@@ -129,6 +138,10 @@ def summary_of(dataset: str, revision: str, meta: MetaLike) -> DatasetSummary:
                          None if config.columns is None else tuple((c.name, c.type) for c in config.columns))
         for name, config in meta.configs.items()
     }  # fmt: skip
+    if meta.source == _CONVERSION:  # rows from the shards' parquet footers, no Arrow bytes
+        return DatasetSummary(dataset, revision, configs, meta.default,
+                              f"the hub's parquet conversion ({meta.conversion or _CONVERSION})",
+                              "rows in its parquet footers")  # fmt: skip
     return DatasetSummary(dataset, revision, configs, meta.default, meta.source)
 
 
@@ -185,4 +198,4 @@ def dataset_run(summary: DatasetSummary, config: str | None = None, split: str =
     where = summary.source or "the card"
     tokens, how, per_row = _tokens(chosen, size, size.rows)
     return DatasetRun(summary.dataset, summary.revision, chosen.name, split, size.rows,
-                      f"{where}: {chosen.name}/{split} num_examples", tokens, how, per_row)
+                      f"{where}: {chosen.name}/{split} {summary.rows_from}", tokens, how, per_row)

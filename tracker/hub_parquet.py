@@ -9,18 +9,26 @@ commit (an older one converted an earlier revision: the head gets none rather th
 Revisions below the head (a backfill, several commits in one poll) get none: what the branch said
 of them is gone.
 
+Each split's rows and columns come from its shards' parquet footers, read by range requests (the
+last 64 KiB of a shard, and the footer itself when it is longer; at most 1 MiB) and parsed by
+`diff.parquet_footer`; never a row. A footer that cannot be read (not parquet, a length past the
+bounds, truncated, garbage) is noted on its split, whose rows are then unknown; the rest is kept.
+
 Requests, per poll that stores new revisions of a dataset (an idle cycle asks none): the refs (1),
-and where they name a conversion the converter commit's date (1) and the branch's tree (1).
+and where they name a conversion the converter commit's date (1), the branch's tree (1) and one or
+two per shard whose footer is read (`dataset_parquet.footers_to_read`: at most 32 a split, 256 in all).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hubwatch.diff.dataset_parquet import PARQUET_REF, conversion_document
+from hubwatch.diff.dataset_parquet import PARQUET_REF, conversion_document, footers_to_read
+from hubwatch.diff.parquet_footer import Footer, ParquetFooterError, footer_length, read_footer
 from hubwatch.domain.records import RepoId, RevisionRecord
 from hubwatch.domain.times import rfc3339
 from hubwatch.tracker.errors import InvalidContent
@@ -31,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_TREE_ENTRIES", "parquet_conversion"]
 
 MAX_TREE_ENTRIES = 50_000  # entries of the branch's tree read at most (the converter writes one per shard)
+FOOTER_TAIL = 64 * 1024  # the last bytes of a shard asked first: its footer, most often, in one request
 
 
 def _commit_date(client: HfHubClient, repo: RepoId, sha: str) -> datetime:
@@ -94,4 +103,51 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
     if entries is None:
         raise InvalidContent(f"{PARQUET_REF}: more than {MAX_TREE_ENTRIES:,} files in the conversion's tree",
                              repo_id=rid, revision=target)  # fmt: skip
-    return conversion_document(target, rfc3339(converted), entries)
+    wanted = footers_to_read(entries)
+    jobs = {path: partial(_footer, client, repo, target, path, size) for path, size in wanted.items()}
+    footers = {path: found for path, found in client._fetch_all(jobs).items() if isinstance(found, (Footer, str))}
+    return conversion_document(target, rfc3339(converted), entries, footers)
+
+
+def _tail(client: HfHubClient, repo: RepoId, sha: str, path: str, start: int, end: int) -> bytes:
+    """Bytes `start`..`end` (inclusive) of one file of the branch: one range request, never more read."""
+    from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
+
+    wanted = end - start + 1
+
+    def fetch() -> bytes | None:
+        url = hf_hub_url(repo.hub_id, path, repo_type="dataset", revision=sha, endpoint=client.endpoint)
+        headers = build_hf_headers(token=client._api.token, library_name="hubwatch") | {"Range": f"bytes={start}-{end}"}
+        with get_session().stream("GET", url, headers=headers, follow_redirects=True,
+                                  timeout=client._timeout) as response:  # fmt: skip
+            hf_raise_for_status(response)
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > wanted:
+                    return None  # the range was not honoured: the rest is not read
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+    body = client._call(fetch, str(repo), sha, path)
+    if body is None or len(body) != wanted:
+        raise InvalidContent(f"{path}: asked for {wanted:,} bytes of its end, answered "
+                             f"{'more' if body is None else f'{len(body):,}'}", repo_id=str(repo), revision=sha)  # fmt: skip
+    return body
+
+
+def _footer(client: HfHubClient, repo: RepoId, sha: str, path: str, size: int) -> Footer | str:
+    """One shard's footer (at most two range requests: its last `FOOTER_TAIL` bytes, and the footer
+    itself when it is longer), or why it cannot be read, in one line."""
+    try:
+        tail = _tail(client, repo, sha, path, max(0, size - FOOTER_TAIL), size - 1)
+        length = footer_length(tail, size)
+        if length + 8 <= len(tail):
+            raw = tail[len(tail) - 8 - length:-8]
+        else:
+            raw = _tail(client, repo, sha, path, size - 8 - length, size - 9)
+        return read_footer(raw)
+    except (ParquetFooterError, InvalidContent) as exc:
+        return f"{path}: {str(exc).removeprefix(f'{repo}@{sha[:12]}: ')}"[:300]

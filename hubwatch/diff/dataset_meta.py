@@ -28,6 +28,7 @@ __all__ = [
     "SplitMeta",
     "dataset_meta",
     "default_config",
+    "infos_columns",
     "type_family",
 ]
 
@@ -55,6 +56,7 @@ class SplitMeta:
     bytes: int | None
     parquet_bytes: int | None = None
     shards: int | None = None
+    note: str | None = field(default=None, compare=False)  # why the conversion's rows are unknown
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,12 @@ def _infos_type(spec: Any) -> tuple[str, tuple[str, ...] | None]:
     return str(kind).lower(), None  # Image, Audio, Translation, …
 
 
+def infos_columns(features: dict[str, Any]) -> tuple[Column, ...]:
+    """The columns of a `datasets` features mapping (`dataset_infos.json`'s, or the `huggingface`
+    key of a parquet file's footer): name → `{"_type": "Value", …}`."""
+    return tuple(Column(str(k), *_infos_type(v)) for k, v in features.items())
+
+
 def _data_files(value: Any) -> dict[str, tuple[str, ...]] | None:
     """`data_files` as split → patterns: a pattern, a list of patterns (train), or split entries."""
     if isinstance(value, str):
@@ -232,7 +240,7 @@ def _from_infos(raw: bytes) -> dict[str, ConfigMeta]:
         features = info.get("features")
         columns = None
         if isinstance(features, dict):
-            columns = tuple(Column(str(k), *_infos_type(v)) for k, v in features.items())
+            columns = infos_columns(features)
         splits = info.get("splits")
         parsed = {
             str(k): SplitMeta(_int(v.get("num_examples")), _int(v.get("num_bytes")))

@@ -1,5 +1,6 @@
 """A dataset's parquet conversion as hubwatch keeps it: the hub's converter branch
-(`refs/convert/parquet`) per config and split, its shards (paths, sizes, LFS oids) and their bytes.
+(`refs/convert/parquet`) per config and split, its shards (paths, sizes, LFS oids), their bytes and,
+from the shards' parquet footers (`parquet_footer`), each split's rows and columns.
 
 The tracker reads the branch's tree for the head it polls (`tracker.hub_parquet`) and keeps what it
 says in the revision's snapshot as one derived file, `CONVERSION_PATH`, whose content is the JSON
@@ -8,7 +9,8 @@ says in the revision's snapshot as one derived file, `CONVERSION_PATH`, whose co
 repo path begins with "/", so the derived file never meets one of the repo's own.
 
 Where the card (or `dataset_infos.json`) states no splits for a config, `with_converted` takes them
-from the conversion: which splits the viewer and `load_dataset` see, their shards and parquet bytes.
+from the conversion: which splits the viewer and `load_dataset` see, their rows, shards and parquet
+bytes, and the config's columns where neither states them.
 
 The converter's layout is `<config>/<split>/NNNN.parquet`, and `<config>/partial-<split>/…` where
 it converted only the first part of a split (the viewer's size limit); an entry laid out otherwise
@@ -18,7 +20,7 @@ is counted as `skipped`, never guessed at.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,16 +28,20 @@ from hubwatch.domain.files import FileRecord
 from hubwatch.domain.remote_data import load_remote_json
 from hubwatch.domain.snapshot import Snapshot
 
-from .dataset_meta import ConfigMeta, DatasetMeta, SplitMeta, default_config
+from .dataset_meta import Column, ConfigMeta, DatasetMeta, SplitMeta, default_config
+from .parquet_footer import Footer
 
 __all__ = [
     "CONVERSION_PATH",
+    "MAX_FOOTERS",
+    "MAX_FOOTERS_PER_SPLIT",
     "MAX_SHARDS",
     "PARQUET_REF",
     "Conversion",
     "ConvertedSplit",
     "Shard",
     "conversion_document",
+    "footers_to_read",
     "is_conversion_path",
     "read_conversion",
     "with_conversion",
@@ -45,6 +51,8 @@ __all__ = [
 PARQUET_REF = "refs/convert/parquet"
 CONVERSION_PATH = "/" + PARQUET_REF  # the derived file's path in a snapshot (never a repo path)
 MAX_SHARDS = 10_000  # shards kept of one conversion; the rest are counted as skipped
+MAX_FOOTERS_PER_SPLIT = 32  # a split with more shards has its first one's footer read (columns, no rows)
+MAX_FOOTERS = 256  # footers read of one conversion, in all
 _PARTIAL = "partial-"
 _FORMAT = 1  # the document's own version
 
@@ -58,11 +66,16 @@ class Shard:
 
 @dataclass(frozen=True)
 class ConvertedSplit:
-    """One split as converted: its shards; `partial` when the converter took only its first part."""
+    """One split as converted: its shards; `partial` when the converter took only its first part;
+    from the shards' parquet footers its `rows` (None unless every shard's was read) and `columns`
+    (the first shard's); `note` why rows or columns are missing."""
 
     name: str
     shards: tuple[Shard, ...]
     partial: bool = False
+    rows: int | None = None
+    columns: tuple[Column, ...] | None = None
+    note: str | None = None
 
     @property
     def bytes(self) -> int | None:
@@ -101,21 +114,68 @@ def _layout(path: str) -> tuple[str, str, bool] | None:
     return config, split[len(_PARTIAL):] if partial else split, partial
 
 
-def conversion_document(commit: str, date: str | None, entries: Iterable[tuple[str, int | None, str | None]]) -> bytes:
-    """The stored form of a conversion from its tree entries (path, size, LFS sha256), sorted and
-    canonical, so the same branch state always stores the same bytes."""
-    configs: dict[str, dict[str, dict[str, Any]]] = {}
+Entry = tuple[str, int | None, str | None]  # a tree entry: path, size, LFS sha256
+
+
+def _splits(entries: Iterable[Entry]) -> tuple[dict[tuple[str, str], tuple[bool, list[Entry]]], int]:
+    """The shards by (config, split), in path order, at most `MAX_SHARDS`; and how many were skipped."""
+    out: dict[tuple[str, str], tuple[bool, list[Entry]]] = {}
     skipped = kept = 0
-    for path, size, oid in sorted(entries, key=lambda e: e[0]):
-        where = _layout(path)
+    for entry in sorted(entries, key=lambda e: e[0]):
+        where = _layout(entry[0])
         if where is None or kept >= MAX_SHARDS:
-            skipped += int(where is not None or path.endswith(".parquet"))  # .gitattributes and the like are no shards
+            skipped += int(where is not None or entry[0].endswith(".parquet"))  # .gitattributes and the like are no shards
             continue
         config, split, partial = where
-        entry = configs.setdefault(config, {}).setdefault(split, {"partial": False, "shards": []})
-        entry["partial"] = entry["partial"] or partial
-        entry["shards"].append({"path": path, "size": size, "oid": oid})
+        was, shards = out.get((config, split), (False, []))
+        shards.append(entry)
+        out[(config, split)] = (was or partial, shards)
         kept += 1
+    return out, skipped
+
+
+def footers_to_read(entries: Iterable[Entry]) -> dict[str, int]:
+    """The shards whose footers are read (path → size): every shard of a split of at most
+    `MAX_FOOTERS_PER_SPLIT`, the first of a larger one, at most `MAX_FOOTERS` in all."""
+    out: dict[str, int] = {}
+    for _, shards in _splits(entries)[0].values():
+        chosen = shards if len(shards) <= MAX_FOOTERS_PER_SPLIT else shards[:1]
+        if len(out) + len(chosen) > MAX_FOOTERS:
+            chosen = chosen[:1] if len(out) < MAX_FOOTERS else []
+        out.update({path: size for path, size, _ in chosen if size is not None})
+    return out
+
+
+def _read_split(shards: list[Entry], footers: Mapping[str, Footer | str]) -> dict[str, Any]:
+    """A split's rows, columns and note from the footers read of its shards."""
+    found = [footers.get(path) for path, _, _ in shards]
+    errors = [f for f in found if isinstance(f, str)]
+    read = [f for f in found if isinstance(f, Footer)]
+    rows = sum(f.rows for f in read) if len(read) == len(shards) else None
+    note = errors[0] + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "") if errors else None
+    if note is None and rows is None and footers:
+        note = f"rows not counted: {len(read)} of {len(shards)} shards' footers read"
+    columns = [[c.name, c.type, list(c.names) if c.names is not None else None] for c in read[0].columns] if read else None
+    return {"rows": rows, "columns": columns, "note": note}
+
+
+def conversion_document(commit: str, date: str | None, entries: Iterable[Entry],
+                        footers: Mapping[str, Footer | str] | None = None) -> bytes:  # fmt: skip
+    """The stored form of a conversion from its tree entries and the footers read of its shards
+    (path → `Footer`, or why it could not be read), sorted and canonical, so the same branch state
+    always stores the same bytes."""
+    splits, skipped = _splits(entries)
+    configs: dict[str, dict[str, dict[str, Any]]] = {}
+    for (config, split), (partial, shards) in splits.items():
+        entry: dict[str, Any] = {"partial": partial,
+                                 "shards": [{"path": p, "size": size, "oid": oid} for p, size, oid in shards]}  # fmt: skip
+        if footers is not None:
+            entry |= _read_split(shards, footers)
+            for shard in entry["shards"]:
+                footer = footers.get(shard["path"])
+                if isinstance(footer, Footer):
+                    shard["rows"] = footer.rows
+        configs.setdefault(config, {})[split] = entry
     doc = {"format": _FORMAT, "ref": PARQUET_REF, "commit": commit, "date": date, "configs": configs,
            "skipped": skipped}  # fmt: skip
     return json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
@@ -142,7 +202,20 @@ def _split(name: str, value: Any) -> ConvertedSplit | None:
         Shard(s["path"], _int(s.get("size")), s.get("oid") if isinstance(s.get("oid"), str) else None)
         for s in value["shards"] if isinstance(s, dict) and isinstance(s.get("path"), str)
     )  # fmt: skip
-    return ConvertedSplit(name, shards, value.get("partial") is True)
+    note = value.get("note")
+    return ConvertedSplit(name, shards, value.get("partial") is True, _int(value.get("rows")),
+                          _columns(value.get("columns")), note if isinstance(note, str) else None)  # fmt: skip
+
+
+def _columns(value: Any) -> tuple[Column, ...] | None:
+    if not isinstance(value, list):
+        return None
+    out: list[Column] = []
+    for item in value:
+        if isinstance(item, list) and len(item) == 3 and isinstance(item[0], str) and isinstance(item[1], str):
+            names = item[2]
+            out.append(Column(item[0], item[1], tuple(str(n) for n in names) if isinstance(names, list) else None))
+    return tuple(out)
 
 
 def read_conversion(snapshot: Snapshot) -> Conversion | None:
@@ -177,11 +250,18 @@ def with_converted(meta: DatasetMeta, conversion: Conversion | None) -> DatasetM
         known = configs.get(name)
         if known is not None and known.splits:
             continue
-        stated = {split: SplitMeta(None, None, c.bytes, len(c.shards)) for split, c in sorted(splits.items())}
-        configs[name] = (ConfigMeta(name, splits=stated, source=PARQUET_REF) if known is None
-                         else replace(known, splits=stated, source=PARQUET_REF))  # fmt: skip
+        stated = {split: SplitMeta(c.rows, None, c.bytes, len(c.shards), c.note) for split, c in sorted(splits.items())}
+        columns = known.columns if known is not None and known.columns is not None else _config_columns(splits)
+        configs[name] = (ConfigMeta(name, columns, stated, source=PARQUET_REF) if known is None
+                         else replace(known, columns=columns, splits=stated, source=PARQUET_REF))  # fmt: skip
         filled = True
     if not filled:
         return meta
     return replace(meta, configs=configs, default=meta.default or default_config(configs),
                    source=meta.source or PARQUET_REF, conversion=conversion.label)  # fmt: skip
+
+
+def _config_columns(splits: Mapping[str, ConvertedSplit]) -> tuple[Column, ...] | None:
+    """A config's columns from its footers: its train split's, else the first split's that has them."""
+    ordered = sorted(splits.values(), key=lambda c: (c.name != "train", c.name))
+    return next((c.columns for c in ordered if c.columns is not None), None)

@@ -18,6 +18,7 @@ from huggingface_hub import HfApi
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH, read_conversion
 from hubwatch.domain.records import RepoId
 from hubwatch.domain.snapshot import Snapshot
+from hubwatch.estimator.dataset_size import dataset_run
 from hubwatch.settings import Settings
 from hubwatch.feeds import create_app
 from hubwatch.tracker.hub import HubClient
@@ -83,6 +84,9 @@ def test_the_head_keeps_its_conversion_and_older_revisions_none(
     asked = [s for s in sent if s.startswith((f"{base}/refs", f"{base}/commits/{target}", f"{base}/tree/{target}"))]
     assert [a.split("?")[0] for a in asked] == [f"{base}/refs", f"{base}/commits/{target}",
                                                 f"{base}/tree/{target}"]  # once each, for the head alone
+    footers = sorted(s for s in sent if s.startswith(f"GET /datasets/{REVIEWS.hub_id}/resolve/{target}/"))
+    assert footers == [f"GET /datasets/{REVIEWS.hub_id}/resolve/{target}/default/{split}/0000.parquet"
+                       for split in ("test", "train")]  # one range request each: the footer is in the last 64 KiB
     head = _stored(store, REVIEWS, outcome.shas[-1])
     conversion = read_conversion(head)
     assert conversion is not None and conversion.commit == target and conversion.label == f"refs/convert/parquet@{target[:12]}"
@@ -92,6 +96,8 @@ def test_the_head_keeps_its_conversion_and_older_revisions_none(
     assert [(s.path, s.size, s.oid) for s in train.shards] == [
         ("default/train/0000.parquet", len(raw), hashlib.sha256(raw).hexdigest())]
     assert train.bytes == len(raw) and not train.partial
+    assert (train.rows, conversion.configs["default"]["test"].rows) == (150, 20)  # the footers' num_rows
+    assert [c.name for c in train.columns or ()] == ["text", "label", "score", "title"]
     assert head.files[CONVERSION_PATH].size == len(head.contents[CONVERSION_PATH])
     for older in outcome.shas[:-1]:  # v1 had a conversion once, but the branch now holds v3's only
         assert CONVERSION_PATH not in _stored(store, REVIEWS, older).files
@@ -103,6 +109,7 @@ def test_the_head_keeps_its_conversion_and_older_revisions_none(
     assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 1
     asked = [s.split("?")[0] for s in sent if s.startswith((f"{base}/refs", f"{base}/commits/{target}", f"{base}/tree/{target}"))]
     assert asked == [f"{base}/refs", f"{base}/commits/{target}"]  # no tree read of a conversion that is not v4's
+    assert not [s for s in sent if "/resolve/" in s and s.endswith(".parquet")]  # nor any footer
     assert CONVERSION_PATH not in _stored(store, REVIEWS, outcome.shas[0]).files
 
 
@@ -125,10 +132,11 @@ CARD = "---\nlicense: mit\nconfigs:\n- config_name: default\n  data_files: data/
 
 def csv_upload(root: Path) -> Path:
     """A dataset whose card states no splits or sizes (a CSV upload), converted at each of its two
-    versions: v2 re-uploads train (two shards now) and adds a validation split."""
+    versions (the reviews' real parquet files): v2's train has two shards (250 rows; its first with
+    a title column and float scores) and a validation split appears."""
     folder = root / "datasets" / "hubwatch-test__csv-upload"
     for version, splits in (("v1", {"train": ("v1",), "test": ("v1",)}),
-                            ("v2", {"train": ("v1", "v3"), "test": ("v1",), "validation": ("v3",)})):  # fmt: skip
+                            ("v2", {"train": ("v3", "v1"), "test": ("v1",), "validation": ("v3",)})):  # fmt: skip
         (folder / version / "data").mkdir(parents=True)
         (folder / version / "README.md").write_text(CARD)
         for split, sources in splits.items():
@@ -153,11 +161,20 @@ def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(
     assert isinstance(second, NewRevisions) and len(second.shas) == 1
     (entry,) = [e for e in store.history(UPLOAD) if e.revision.sha == second.shas[0]]
     found = {(c.kind.value, c.severity.value, c.detail.get("op"), c.detail.get("split")) for c in entry.changes}
-    assert {("splits", "medium", "added", "validation"), ("splits", "low", "parquet", "train")} <= found
-    train = next(c for c in entry.changes if c.detail.get("op") == "parquet")
+    assert {("splits", "medium", "added", "validation"), ("splits", "medium", "rows", "train")} <= found
+    train = next(c for c in entry.changes if c.detail.get("split") == "train")  # rows from the shards' footers
+    assert train.summary == "default/train: 100 → 250 rows" and train.detail["file"] == "refs/convert/parquet"
     size = lambda *p: sum((folder / "PARQUET" / "v2" / "default" / "train" / n).stat().st_size for n in p)  # noqa: E731
-    assert train.detail["new"]["parquet_bytes"] == size("0000.parquet", "0001.parquet") and train.detail["new"]["shards"] == 2
-    assert train.detail["file"] == "refs/convert/parquet"
+    assert train.detail["new"] == {"rows": 250, "bytes": None, "parquet_bytes": size("0000.parquet", "0001.parquet"),
+                                   "shards": 2}
+    added = next(c for c in entry.changes if c.detail.get("split") == "validation")
+    assert added.summary == "default: split validation added (150 rows)"
+    schema = {(c.severity.value, c.summary) for c in entry.changes if c.kind.value == "schema"}
+    assert schema == {("low", "default: column title (string) added"),
+                      ("medium", "default: column score retyped int32 → float32")}, schema  # the footers' features
+    (initial,) = [e for e in store.history(UPLOAD) if e.revision.sha == first.shas[0]]
+    (config,) = [c for c in initial.changes if c.kind.value == "subsets"]
+    assert config.detail["columns"] == ["text", "label", "score"] and config.detail["file"] == "refs/convert/parquet"
 
     settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, hf_token="")
     with TestClient(create_app(settings, store)) as client:
@@ -166,6 +183,40 @@ def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(
     assert "Splits from the hub&#39;s parquet conversion" in page.text or "Splits from the hub's parquet conversion" in page.text
     assert "<code>validation</code>" in page.text and "2 shards" in page.text
 
+    assert "<td>250</td>" in page.text and "<code>label</code>" in page.text
+
     summary = dataset_summary(HubClient.from_settings(settings), UPLOAD)
-    assert summary.source == "refs/convert/parquet" and list(summary.configs) == ["default"]
+    assert summary.source is not None and summary.source.startswith("the hub's parquet conversion (refs/convert/parquet@")
     assert set(summary.configs["default"].splits) == {"train", "test", "validation"}
+    run = dataset_run(summary)
+    assert run.samples == 250 and run.samples_from.endswith("default/train rows in its parquet footers")
+    assert run.tokens_per_sample is None  # parquet bytes are compressed: no Arrow size to estimate tokens from
+
+
+def test_hostile_footers_are_noted_and_the_revision_stored_without_their_rows(
+    hubsim_factory: Callable[..., Any], tmp_path: Path, store: Any
+) -> None:
+    folder = csv_upload(tmp_path)
+    shards = folder / "PARQUET" / "v1" / "default"
+    real = (shards / "train" / "0000.parquet").read_bytes()
+    (shards / "test" / "0000.parquet").write_bytes(b"PAR1 converted test v1 PAR1")  # garbage: the old stand-in
+    (shards / "huge" / "0000.parquet").parent.mkdir()
+    (shards / "huge" / "0000.parquet").write_bytes(b"PAR1" + b"x" * 100 + (2**31).to_bytes(4, "little") + b"PAR1")
+    (shards / "cut" / "0000.parquet").parent.mkdir()
+    (shards / "cut" / "0000.parquet").write_bytes(real[:-700] + real[-500:])  # 200 bytes gone from its footer
+    sim = hubsim_factory(root=tmp_path, at="v1")
+    outcome = _poll(sim, store, UPLOAD)
+    assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 1
+    conversion = read_conversion(_stored(store, UPLOAD, outcome.shas[0]))
+    assert conversion is not None
+    splits = conversion.configs["default"]
+    assert splits["train"].rows == 100 and splits["train"].note is None
+    assert splits["test"].rows is None and splits["test"].note is not None
+    assert "default/test/0000.parquet" in splits["test"].note and "past the 1,048,576 read" in splits["test"].note
+    assert splits["huge"].rows is None and "footer of 2,147,483,648 bytes, past the" in (splits["huge"].note or "")
+    assert splits["cut"].rows is None and "footer" in (splits["cut"].note or ""), splits["cut"].note
+    settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, hf_token="")
+    with TestClient(create_app(settings, store)) as client:
+        page = client.get(UPLOAD.url_path)
+    assert page.status_code == 200 and "<td>100</td>" in page.text
+    assert "default/huge/0000.parquet: footer of 2,147,483,648 bytes, past the 1,048,576 read" in page.text
