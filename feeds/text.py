@@ -26,7 +26,7 @@ def xml_safe(text: str) -> str:
 def page_path(repo: RepoId) -> str:
     """Where a repo's pages live in the app: `/models/org/name` for a model, `/datasets/org/name`
     for a dataset (the same `org/name` may be both; their pages never mix)."""
-    return f"/{'datasets' if repo.is_dataset else 'models'}/{repo.hub_id}"
+    return repo.page_path
 
 
 def short_sha(sha: str) -> str:

@@ -286,7 +286,7 @@ def _build(
         ],
         "references": [
             {"type": "INTRODUCED" if direction is Direction.HAZARD else "FIX", "url": f"{repo_url}/commit/{revision.sha}"},
-            {"type": "WEB", "url": f"{web}/models/{repo.org}/{repo.name}/revisions/{revision.sha}"},
+            {"type": "WEB", "url": f"{web}{repo.page_path}/revisions/{revision.sha}"},
         ],
         "database_specific": ds,
     }

@@ -93,5 +93,5 @@ def render_details(repo: RepoId, ds: Mapping[str, Any], repo_url: str, web_url: 
         lines.append(f"**Hazard.** Revision `{sha[:12]}` and every later revision carry it, until upstream removes it.")
     if ds.get("reverted_by"):
         lines.append(_undone_line(ds))
-    lines += ["", f"Diff: {web_url}/models/{repo.org}/{repo.name}/revisions/{sha}"]
+    lines += ["", f"Diff: {web_url}{repo.page_path}/revisions/{sha}"]
     return "\n".join(lines)

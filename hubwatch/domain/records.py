@@ -103,6 +103,12 @@ class RepoId:
         """The repo's path on the hub (and on hubwatch's pages): `/org/name` or `/datasets/org/name`."""
         return f"/{self}"
 
+    @property
+    def page_path(self) -> str:
+        """Where hubwatch's web app keeps the repo's pages: `/models/org/name` for a model,
+        `/datasets/org/name` for a dataset (one `org/name` may be both; their pages never mix)."""
+        return f"/{'datasets' if self.is_dataset else 'models'}/{self.hub_id}"
+
     def __eq__(self, other: object) -> bool:
         return self.key == other.key if isinstance(other, RepoId) else NotImplemented
 

@@ -130,10 +130,11 @@ def advisory_url(web_url: str | None, advisory_id: str) -> str | None:
 
 
 def compare_link(web_url: str | None, report: PinReport) -> str | None:
-    """The web app's compare page from the pin to its suggested commit (`/models/ORG/NAME/compare/BASE...HEAD`)."""
+    """The web app's compare page from the pin to its suggested commit (`/models/ORG/NAME/compare/BASE...HEAD`,
+    `/datasets/ORG/NAME/…` for a dataset pin)."""
     if not web_url or report.suggestion is None or not report.commit:
         return None
-    return (f"{web_url.rstrip('/')}/models/{report.pin.repo}/compare/"
+    return (f"{web_url.rstrip('/')}{report.pin.repo.page_path}/compare/"
             f"{report.commit[:12]}...{report.suggestion.commit[:12]}")
 
 

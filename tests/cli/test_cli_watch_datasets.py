@@ -44,7 +44,8 @@ def test_a_watched_dataset_is_polled_read_as_data_and_its_pins_checked(
     datasets/…`, `poll`, the history in the dataset vocabulary (kinds, severities), and `check`
     answering `load_dataset` pins from it, while a model of the same org/name stays apart."""
     sim = hubsim_factory(root=datasets_root, at=None)
-    env = {"HUBWATCH_DATABASE_URL": database_url, "HUBWATCH_HUB_ENDPOINT": sim.url, "HF_TOKEN": "", "COLUMNS": "200"}
+    env = {"HUBWATCH_DATABASE_URL": database_url, "HUBWATCH_HUB_ENDPOINT": sim.url, "HF_TOKEN": "", "COLUMNS": "200",
+           "HUBWATCH_PUBLIC_URL": "https://hw.example"}
     assert _run(env, "watch", "add", "datasets/hubwatch-test/reviews").exit_code == 0
     polled = _run(env, "poll")
     assert polled.exit_code == 0 and "datasets/hubwatch-test/reviews: 9 new revisions stored" in polled.output, polled.output
@@ -74,3 +75,13 @@ def test_a_watched_dataset_is_polled_read_as_data_and_its_pins_checked(
     assert pins[2]["repo"] == "datasets/hubwatch-test/reviews" and pins[2]["status"] == "affected"
     assert {a["severity"] for a in pins[2]["advisories"]} >= {"high"}
     assert pins[3]["repo"] == "hubwatch-test/reviews" and pins[3]["status"] == "unknown"  # the model is not watched
+    # Every link hubwatch writes for the dataset reaches its pages under /datasets/…: each advisory's web
+    # reference and its text, and the pin's compare link to the revision to move to.
+    page = "https://hw.example/datasets/hubwatch-test/reviews"
+    records = json.loads(_run(env, "advisories", "--repo", "datasets/hubwatch-test/reviews", "--json").output)
+    assert records
+    for osv in records:
+        (web,) = [r["url"] for r in osv["references"] if r["type"] == "WEB"]
+        assert web.startswith(f"{page}/revisions/"), web
+        assert f"Diff: {page}/revisions/" in osv["details"]
+    assert pins[2]["suggested"]["compare_url"].startswith(f"{page}/compare/{first[:12]}...")
