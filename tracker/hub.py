@@ -406,12 +406,13 @@ class HfHubClient:
                 future.cancel()
             raise
 
-    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord, previous: bytes | None = None) -> bytes | None:
         """A dataset head's parquet conversion as `diff.dataset_parquet` keeps it, or None when the
-        hub has none for that head (`tracker.hub_parquet`: which conversion belongs to which head)."""
+        hub has none for that head (`tracker.hub_parquet`: which conversion belongs to which head);
+        the footers `previous` (the parent's kept conversion) holds of the same shards are reused."""
         from hubwatch.tracker.hub_parquet import parquet_conversion
 
-        return parquet_conversion(self, repo, head) if repo.is_dataset else None
+        return parquet_conversion(self, repo, head, previous) if repo.is_dataset else None
 
     def fetch_estimate_inputs(self, repo_id: RepoId | str, revision: str | None = None) -> Snapshot:
         """What the estimator reads of one revision (default: main), as a Snapshot for

@@ -62,6 +62,7 @@ class HubClient(Protocol):
         """One revision's listing, tracked contents and safetensors headers."""
         ...
 
-    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
-        """A dataset head's parquet conversion (`diff.dataset_parquet`'s document), or None."""
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord, previous: bytes | None = None) -> bytes | None:
+        """A dataset head's parquet conversion (`diff.dataset_parquet`'s document), or None; the
+        footers of shards `previous` (the parent's document) read already are not read again."""
         ...

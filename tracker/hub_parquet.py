@@ -16,7 +16,8 @@ bounds, truncated, garbage) is noted on its split, whose rows are then unknown; 
 
 Requests, per poll that stores new revisions of a dataset (an idle cycle asks none): the refs (1),
 and where they name a conversion the converter commit's date (1), the branch's tree (1) and one or
-two per shard whose footer is read (`dataset_parquet.footers_to_read`: at most 32 a split, 256 in all).
+two per shard whose footer is read (`dataset_parquet.footers_to_read`: at most 32 a split, 256 in all;
+a shard whose LFS oid the parent's kept conversion read already is not read again).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hubwatch.diff.dataset_parquet import PARQUET_REF, conversion_document, footers_to_read
+from hubwatch.diff.dataset_parquet import PARQUET_REF, conversion_document, footers_known, footers_to_read
 from hubwatch.diff.parquet_footer import Footer, ParquetFooterError, footer_length, read_footer
 from hubwatch.domain.records import RepoId, RevisionRecord
 from hubwatch.domain.times import rfc3339
@@ -65,12 +66,14 @@ def _commit_date(client: HfHubClient, repo: RepoId, sha: str) -> datetime:
     return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
-def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord | str) -> bytes | None:
+def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord | str,
+                       previous: bytes | None = None) -> bytes | None:  # fmt: skip
     """The conversion of `head` as the stored document, or None when the dataset has no conversion
     branch or its newest conversion is of an earlier revision. `head`: the main branch's head a
     poll stores (its commit and date), or a commit sha (`dataset_summary`): None unless it is
-    main's head now, whose date is then asked (one request more). Raises the adapter's HubError
-    types (InvalidContent for a tree past the bounds)."""
+    main's head now, whose date is then asked (one request more). `previous`: an earlier kept
+    document, whose footers of shards with the same LFS oid are taken instead of read again.
+    Raises the adapter's HubError types (InvalidContent for a tree past the bounds)."""
     from huggingface_hub.hf_api import RepoFile
 
     rid = str(repo)
@@ -104,8 +107,10 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
         raise InvalidContent(f"{PARQUET_REF}: more than {MAX_TREE_ENTRIES:,} files in the conversion's tree",
                              repo_id=rid, revision=target)  # fmt: skip
     wanted = footers_to_read(entries)
-    jobs = {path: partial(_footer, client, repo, target, path, size) for path, size in wanted.items()}
-    footers = {path: found for path, found in client._fetch_all(jobs).items() if isinstance(found, (Footer, str))}
+    known = footers_known(previous, entries) if previous is not None else {}
+    jobs = {path: partial(_footer, client, repo, target, path, size) for path, size in wanted.items() if path not in known}
+    footers: dict[str, Footer | str] = {path: known[path] for path in wanted if path in known}
+    footers |= {path: found for path, found in client._fetch_all(jobs).items() if isinstance(found, (Footer, str))}
     return conversion_document(target, rfc3339(converted), entries, footers)
 
 

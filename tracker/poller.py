@@ -178,7 +178,7 @@ def poll_repo(
                 snapshot = ahead.take(revision, baseline.snapshot)
                 ahead.start(new[index] if index < len(new) else None, snapshot)
                 if repo.is_dataset and index == len(new) and revision.sha == head:
-                    snapshot = _with_conversion(hub, repo, revision, snapshot)
+                    snapshot = _with_conversion(hub, repo, revision, snapshot, baseline.snapshot)
                 result = process_revision(
                     repo, revision, baseline, hub=hub, store=store, settings=settings,
                     extra_changes=extra if index == 1 else (), snapshot=snapshot,
@@ -234,15 +234,16 @@ def _upstream_below(
     return set(line) if line else None
 
 
-def _with_conversion(hub: HubClient, repo: RepoId, head: RevisionRecord, snapshot: Snapshot) -> Snapshot:
+def _with_conversion(hub: HubClient, repo: RepoId, head: RevisionRecord, snapshot: Snapshot, parent: Snapshot) -> Snapshot:
     """A dataset head's snapshot with its parquet conversion kept, when the hub has one of this head
-    (`tracker.hub_parquet`). A conversion that cannot be read (a tree past the bounds, the branch
-    gone between two requests) is left out with a warning and the head stored without it; any other
-    hub failure fails the poll as any request's does (the next poll asks again)."""
-    from hubwatch.diff.dataset_parquet import with_conversion
+    (`tracker.hub_parquet`; the footers the parent's kept conversion read of the same shards are
+    reused). A conversion that cannot be read (a tree past the bounds, the branch gone between two
+    requests) is left out with a warning and the head stored without it; any other hub failure
+    fails the poll as any request's does (the next poll asks again)."""
+    from hubwatch.diff.dataset_parquet import CONVERSION_PATH, with_conversion
 
     try:
-        document = hub.parquet_conversion(repo, head)
+        document = hub.parquet_conversion(repo, head, parent.contents.get(CONVERSION_PATH))
     except (InvalidContent, RevisionNotFound) as exc:
         log.warning("%s: stored %s without its parquet conversion: %s", repo, head.sha[:12], exc)
         return snapshot

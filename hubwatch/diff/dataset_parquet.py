@@ -41,6 +41,7 @@ __all__ = [
     "ConvertedSplit",
     "Shard",
     "conversion_document",
+    "footers_known",
     "footers_to_read",
     "is_conversion_path",
     "read_conversion",
@@ -62,6 +63,7 @@ class Shard:
     path: str
     size: int | None
     oid: str | None  # the LFS sha256 (a re-upload with other content changes it)
+    rows: int | None = None  # its footer's num_rows, where read
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,21 @@ def footers_to_read(entries: Iterable[Entry]) -> dict[str, int]:
     return out
 
 
+def footers_known(previous: bytes, entries: Iterable[Entry]) -> dict[str, Footer]:
+    """The footers an earlier kept document read of `entries`' shards (path → Footer), by LFS oid:
+    a shard of the same content has the same footer, whatever its path. Its columns are those the
+    earlier document kept for the shard's split."""
+    earlier = read_conversion(Snapshot("", {}, {CONVERSION_PATH: previous}))
+    if earlier is None:
+        return {}
+    by_oid: dict[str, Footer] = {}
+    for split in (s for splits in earlier.configs.values() for s in splits.values()):
+        for shard in split.shards:
+            if shard.oid is not None and shard.rows is not None and split.columns is not None:
+                by_oid.setdefault(shard.oid, Footer(shard.rows, split.columns))
+    return {path: by_oid[oid] for path, _, oid in entries if oid is not None and oid in by_oid}
+
+
 def _read_split(shards: list[Entry], footers: Mapping[str, Footer | str]) -> dict[str, Any]:
     """A split's rows, columns and note from the footers read of its shards."""
     found = [footers.get(path) for path, _, _ in shards]
@@ -199,7 +216,7 @@ def _split(name: str, value: Any) -> ConvertedSplit | None:
     if not isinstance(value, dict) or not isinstance(value.get("shards"), list):
         return None
     shards = tuple(
-        Shard(s["path"], _int(s.get("size")), s.get("oid") if isinstance(s.get("oid"), str) else None)
+        Shard(s["path"], _int(s.get("size")), s.get("oid") if isinstance(s.get("oid"), str) else None, _int(s.get("rows")))
         for s in value["shards"] if isinstance(s, dict) and isinstance(s.get("path"), str)
     )  # fmt: skip
     note = value.get("note")

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 
 from hubwatch.diff import diff_dataset_snapshots
-from hubwatch.diff.dataset_parquet import (CONVERSION_PATH, MAX_SHARDS, conversion_document, read_conversion,
-                                           with_conversion)  # fmt: skip
+from hubwatch.diff.dataset_meta import Column
+from hubwatch.diff.dataset_parquet import (CONVERSION_PATH, MAX_SHARDS, conversion_document, footers_known,
+                                           read_conversion, with_conversion)  # fmt: skip
+from hubwatch.diff.parquet_footer import Footer
 from hubwatch.domain.records import ChangeRecord, FileRecord, Kind, Severity
 from hubwatch.domain.snapshot import Snapshot
 
@@ -113,3 +115,21 @@ def test_the_card_wins_over_the_conversion() -> None:
     one = with_conversion(v3, conversion_document(SHA, None, ENTRIES[:3]))  # the card's one config
     other = with_conversion(v3, conversion_document("e" * 40, None, ENTRIES[:1]))
     assert diff_dataset_snapshots(one, other) == []  # the card states train and test: the shards say nothing
+
+
+def test_footers_read_before_are_known_by_content() -> None:
+    columns = (Column("text", "string"),)
+    footers: dict[str, Footer | str] = {"default/train/0000.parquet": Footer(70, columns),
+                                        "default/train/0001.parquet": Footer(30, columns),
+                                        "default/test/0000.parquet": "default/test/0000.parquet: footer unreadable"}
+    earlier = conversion_document(SHA, None, ENTRIES[:3], footers)
+    moved = [("default/train/0005.parquet", 300, "b" * 64),  # train/0001's content under another path
+             ("default/test/0000.parquet", 90, None),  # no oid: nothing to know it by
+             ("default/train/0000.parquet", 700, "f" * 64)]  # same path, other content
+    assert footers_known(earlier, moved) == {"default/train/0005.parquet": Footer(30, columns)}
+    assert footers_known(b"not json", moved) == {}
+    conversion = read_conversion(Snapshot("x", {}, {CONVERSION_PATH: earlier}))
+    assert conversion is not None
+    train, test = conversion.configs["default"]["train"], conversion.configs["default"]["test"]
+    assert (train.rows, train.columns, train.note) == (100, columns, None)
+    assert (test.rows, test.note) == (None, "default/test/0000.parquet: footer unreadable")

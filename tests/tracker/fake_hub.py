@@ -116,6 +116,6 @@ class FakeHub:
         listing = {path: FileRecord(path, len(raw), sha_of(raw.decode())) for path, raw in contents.items()}
         return Snapshot(sha=sha, files=listing, contents=dict(contents))
 
-    def parquet_conversion(self, repo: RepoId, head: RevisionRecord) -> bytes | None:
+    def parquet_conversion(self, repo: RepoId, head: RevisionRecord, previous: bytes | None = None) -> bytes | None:
         """The fake hub converts nothing: no dataset of it has a `refs/convert/parquet` branch."""
         return None

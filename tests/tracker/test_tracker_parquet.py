@@ -6,6 +6,7 @@ client really sent (huggingface_hub's `set_client_factory`), not from hubwatch's
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -150,15 +151,20 @@ def csv_upload(root: Path) -> Path:
 
 
 def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(
-    hubsim_factory: Callable[..., Any], tmp_path: Path, store: Any
+    hubsim_factory: Callable[..., Any], tmp_path: Path, store: Any, sent: list[str]
 ) -> None:
     folder = csv_upload(tmp_path)
     sim = hubsim_factory(root=tmp_path, at="v1")
     first = _poll(sim, store, UPLOAD)
     assert isinstance(first, NewRevisions) and len(first.shas) == 1
     sim.advance(str(UPLOAD))
+    sent.clear()
     second = _poll(sim, store, UPLOAD)
     assert isinstance(second, NewRevisions) and len(second.shas) == 1
+    # Footers read again only of shards whose content the first conversion did not have (by LFS oid):
+    # v2's test shard and its second train shard are v1's test and train shards.
+    read = sorted(s.split("/resolve/", 1)[1].split("/", 1)[1] for s in sent if "/resolve/" in s and s.endswith(".parquet"))
+    assert read == ["default/train/0000.parquet", "default/validation/0000.parquet"]
     (entry,) = [e for e in store.history(UPLOAD) if e.revision.sha == second.shas[0]]
     found = {(c.kind.value, c.severity.value, c.detail.get("op"), c.detail.get("split")) for c in entry.changes}
     assert {("splits", "medium", "added", "validation"), ("splits", "medium", "rows", "train")} <= found
@@ -220,3 +226,29 @@ def test_hostile_footers_are_noted_and_the_revision_stored_without_their_rows(
         page = client.get(UPLOAD.url_path)
     assert page.status_code == 200 and "<td>100</td>" in page.text
     assert "default/huge/0000.parquet: footer of 2,147,483,648 bytes, past the 1,048,576 read" in page.text
+
+
+def test_estimate_dataset_takes_its_samples_from_the_conversion(
+    hubsim_factory: Callable[..., Any], tmp_path: Path, data_dir: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`hubwatch estimate MODEL --dataset` on a dataset whose card states no sizes: the rows its
+    conversion's footers count, said to come from there, and no tokens-per-sample guess."""
+    from hubwatch.cli import main
+
+    csv_upload(tmp_path)
+    tiny = data_dir / "hubsim" / "hubsim-test__tiny-llama"
+    (tmp_path / tiny.name).symlink_to(tiny.resolve(), target_is_directory=True)
+    sim = hubsim_factory(root=tmp_path, at=None)
+    monkeypatch.setenv("HUBWATCH_HUB_ENDPOINT", sim.url)
+    with pytest.raises(SystemExit) as exited:
+        main(["estimate", "hubsim-test/tiny-llama", "--dataset", str(UPLOAD), "--split", "validation", "--json"])
+    out = capsys.readouterr().out
+    assert exited.value.code in (0, None), out
+    (entry,) = json.loads(out)
+    shown = entry["dataset"]
+    assert (shown["config"], shown["split"], shown["rows"], shown["samples"]) == ("default", "validation", 150, 150)
+    assert shown["revision"] == sim.head(str(UPLOAD)) and shown["tokens_per_sample"] is None
+    assert shown["rows_from"].startswith("the hub's parquet conversion (refs/convert/parquet@")
+    assert shown["rows_from"].endswith("default/validation rows in its parquet footers")
+    assert entry["cost"]["samples"] == 150
