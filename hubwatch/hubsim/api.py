@@ -20,7 +20,7 @@ from hubwatch.hubsim.documents import (
     folders_of,
     model_document,
 )
-from hubwatch.hubsim.busy import busy_models
+from hubwatch.hubsim.busy import busy_datasets, busy_models
 from hubwatch.hubsim.modes import deleted
 from hubwatch.hubsim.names import refs_document
 from hubwatch.hubsim.repos import DATASETS_FOLDER, Commit, RepoFile, RepoHistory
@@ -90,8 +90,11 @@ def _listing(request: Request, repo_type: str) -> Response:
         if "gated" in q and _flag(q.get("gated")) != (repo.gated_token is not None):
             continue
         docs.append(doc)
-    if state.busy_listing is not None and repo_type == "model" and not (search or author or wanted_tags):
-        docs.extend(busy_models(*state.busy_listing))
+    if not (search or author or wanted_tags):
+        if state.busy_listing is not None and repo_type == "model":
+            docs.extend(busy_models(*state.busy_listing))
+        elif state.busy_datasets_listing is not None and repo_type == "dataset":
+            docs.extend(busy_datasets(*state.busy_datasets_listing))
     sort = q.get("sort") or "lastModified"
     key = sort if sort in {"lastModified", "createdAt", "id"} else "lastModified"
     docs.sort(key=lambda d: (str(d[key]), str(d["id"])), reverse=key != "id")

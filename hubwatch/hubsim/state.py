@@ -81,8 +81,10 @@ class SimState:
         self.start_faults = faults or FaultConfig()
         self.faults = Faults(self.start_faults)
         self.on_advance = on_advance
-        # A busy hub: this many synthetic models (in the listing only) modified at that time.
+        # A busy hub: this many synthetic models (in the listing only) modified at that time; and as
+        # many synthetic datasets in the datasets listing.
         self.busy_listing: tuple[int, datetime] | None = None
+        self.busy_datasets_listing: tuple[int, datetime] | None = None
         self._lock = threading.Lock()
         self._at = at
         self._visible: dict[str, int] = {}
