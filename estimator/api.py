@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from hubwatch.estimator.params.blocks import Build
 from hubwatch.estimator.config import Cfg, ConfigError, reading
 from hubwatch.estimator.architectures.dispatch import build
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.lints import Finding, LintContext, lint
 from hubwatch.estimator.manifest import Manifest, explain_delta
 from hubwatch.estimator.params.spec import ModelSpec
@@ -24,9 +24,11 @@ ESTIMATOR_VERSION = "1.2.0"
 MAX_SEQ = 100_000_000
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class ParamsReport:
+    """Parameters derived from the config against the checkpoint's count: the delta and why, active per
+    token, by component, and how well the config is modelled."""
+
     derived: int
     checkpoint: int | None
     delta_pct: float | None
@@ -41,9 +43,10 @@ class ParamsReport:
                 "support": self.support.to_json()}
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Analysis:
+    """A config analysed: model, family, custom code, parameters, structure, lint findings and their spec."""
+
     model: str
     family: str
     custom_code: bool

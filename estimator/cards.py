@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import dataclass
 from functools import lru_cache
-from hubwatch.estimator.frozen import once, quick_init
+from hubwatch.estimator.frozen import frozen, once
 from hubwatch.estimator.memory.peak import MemoryEstimate, MemoryModel, memory_model
 from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.params.spec import ModelSpec
@@ -26,8 +25,7 @@ _SLACK = 1e-9
 _COUNTS = 2.0 ** 40  # a split suggested beyond this many cards (or none: NaN) is searched from the end
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Card:
     """One accelerator: nominal memory, dense bf16 peak (fp16 for T4), indicative on-demand price."""
 

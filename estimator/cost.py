@@ -17,10 +17,9 @@ sequence length either way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from hubwatch.estimator.cards import Card
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.memory.activations import training_stacks
 from hubwatch.estimator.memory.settings import MemorySettingsError
 from hubwatch.estimator.params.spec import ModelSpec
@@ -32,7 +31,7 @@ __all__ = ["PRICE_TABLE_DATE", "CostEstimate", "RunShape", "forward_flops_per_to
 PRICE_TABLE_DATE = "2026-11-01"
 
 
-@dataclass(frozen=True)
+@frozen
 class RunShape:
     """How much data one run sees; tokens per sample defaults to the sequence length (an estimate from a
     dataset's metadata, when given, is capped at it)."""
@@ -58,9 +57,10 @@ class RunShape:
             raise MemorySettingsError("tokens_per_sample", f"expected a whole number ≥ 1, got {per_sample!r}")
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class CostEstimate:
+    """One run costed: the method, the card and how many, tokens, FLOPs, hours and dollars at the utilisation."""
+
     method: str
     card: str
     cards: int

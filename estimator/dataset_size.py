@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
+
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["BYTES_PER_TOKEN", "ConfigSize", "DatasetRun", "DatasetSizeError", "DatasetSummary", "MetaLike", "SplitSize",
            "dataset_run", "summary_of"]
@@ -43,13 +45,15 @@ class DatasetSizeError(ValueError):
         self.available = available
 
 
-@dataclass(frozen=True)
+@frozen
 class SplitSize:
+    """One split's rows and bytes, as the dataset's metadata states them (None: not stated)."""
+
     rows: int | None
     bytes: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ConfigSize:
     """One config's splits; `columns` the written-out type of each column (None: not named)."""
 
@@ -58,7 +62,7 @@ class ConfigSize:
     columns: tuple[tuple[str, str], ...] | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class DatasetSummary:
     """What a dataset revision's metadata says of its sizes; `source` the file they were read from."""
 
@@ -70,7 +74,7 @@ class DatasetSummary:
     rows_from: str = "num_examples"  # what the source calls a split's rows
 
 
-@dataclass(frozen=True)
+@frozen
 class DatasetRun:
     """Samples per epoch (stated) and tokens per sample (estimated, or None with `tokens_note` saying why)."""
 

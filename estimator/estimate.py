@@ -10,14 +10,13 @@ Estimate with `error` set and no figures.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.estimator.estimate_parts import (
     CardFit, Cost, MethodError, MethodMemory, Params, PeakMemory, StructureSummary, finding_from_json,
     json_str,
 )
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory.settings import MemorySettings, MemorySettingsError
 from hubwatch.estimator.support import Support
@@ -25,8 +24,7 @@ from hubwatch.estimator.support import Support
 __all__ = ["Estimate", "Memory"]
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Memory:
     """Memory per method at `settings` (whose seq_len is the resolved one): headline peaks and each
     method's terms, or why the method cannot run."""
@@ -69,8 +67,7 @@ class Memory:
         return cls(settings, PeakMemory.from_json(data.get("memory_gb")), methods)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Estimate:
     """One revision's estimate: parameters, findings and structure (when made from an analysis),
     memory per method, card fits and cost (when memory was estimated), or the error that stopped it."""

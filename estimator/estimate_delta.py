@@ -7,9 +7,9 @@ typed fields (`lost_cards`, `gained_cards`) and shows `memory_text` ("LoRA r=16 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from hubwatch.estimator.estimate import Estimate
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["EstimateDelta", "MemoryChange", "ParamsChange", "estimate_delta", "memory_delta_summary"]
 
@@ -23,7 +23,7 @@ _LABELS: tuple[tuple[str, str, str | None], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class ParamsChange:
     """A parameter count that moved: `kind` is "derived" or "checkpoint"."""
 
@@ -36,7 +36,7 @@ class ParamsChange:
         return f"{self.kind} parameters {self.old:,} → {self.new:,}"
 
 
-@dataclass(frozen=True)
+@frozen
 class MemoryChange:
     """One headline memory figure that moved, or whose card fits (at batch 1) changed."""
 
@@ -57,8 +57,10 @@ class MemoryChange:
         return line
 
 
-@dataclass(frozen=True)
+@frozen
 class EstimateDelta:
+    """What changed between two estimates: parameters and memory."""
+
     params: tuple[ParamsChange, ...] = ()
     memory: tuple[MemoryChange, ...] = ()
 

@@ -8,10 +8,9 @@ figure reads as None (or the part as a whole as None), never as an error.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.lints import Finding
 from hubwatch.estimator.memory.peak import MemoryEstimate
 from hubwatch.estimator.rounding import gb
@@ -56,8 +55,7 @@ def finding_from_json(data: Any) -> Finding | None:
     return Finding(rule, level, message, fix or "")
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Params:
     """Parameters: derived from the config, counted in the checkpoint, active per token, by component."""
 
@@ -86,8 +84,7 @@ class Params:
                    Support.from_json(data.get("support")))
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class StructureSummary:
     """What the stored estimate keeps of the structure: layer count and whether a forward pass works."""
 
@@ -108,8 +105,7 @@ class StructureSummary:
                    tuple(f for f in failures if isinstance(f, str)) if isinstance(failures, list) else ())
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class MethodMemory:
     """One method's memory at the estimate's settings, in decimal GB: peak, fit figure and terms."""
 
@@ -165,8 +161,7 @@ class MethodMemory:
                    json_float(data.get("host_gb")) or 0.0)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class MethodError:
     """A method the model cannot run at the settings (e.g. LoRA targets it lacks), and why."""
 
@@ -174,8 +169,7 @@ class MethodError:
     error: str
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class PeakMemory:
     """The headline figures in decimal GB: peak per training method, serving weights and KV cache."""
 
@@ -200,8 +194,7 @@ class PeakMemory:
         return cls(*(json_float(data.get(k)) for k in cls.KEYS))
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class CardFit:
     """One card: the largest batch per method (0: batch 1 does not fit; None: the method cannot run)
     and the cards a pipeline split needs at batch 1."""
@@ -238,8 +231,7 @@ class CardFit:
         return cls(data["name"], json_float(data.get("memory_gb")), batches, cards_needed)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Cost:
     """The roofline cost of one training run of the selected method on the cheapest card that fits."""
 

@@ -10,9 +10,9 @@ Estimate at the given settings, cards, run shape and cost card.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ DEFAULT_SEQ_LEN = 2048
 JsonReader = Callable[[str], "dict[str, Any] | None"]  # path → the file's JSON object (None: absent or unreadable)
 
 
-@dataclass(frozen=True)
+@frozen
 class EstimatorInputs:
     """What `analyze` takes for one revision or folder."""
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.estimator.config import Cfg
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["Finding", "LintContext", "RULES", "lint", "merge_special_tokens"]
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Finding:
+    """One lint finding: its rule, level, message and fix."""
+
     rule: str
     level: str  # error | warning | info
     message: str
@@ -24,9 +24,10 @@ class Finding:
         return {"rule": self.rule, "level": self.level, "message": self.message, "fix": self.fix}
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class LintContext:
+    """What the lint rules read: the configs, family, sizes, tokenizer and generation config of one model."""
+
     cfg: Cfg  # the config of the text model (nested text_config for composites)
     root: Cfg
     family: str

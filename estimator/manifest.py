@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 from typing import Any
 
 from hubwatch.estimator.config import ConfigError
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["DTYPE_BYTES", "Manifest", "Tensor", "explain_delta"]
 
@@ -29,8 +29,10 @@ _GROUPS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Tensor:
+    """One stored tensor: its name, dtype and shape."""
+
     name: str
     dtype: str
     shape: tuple[int, ...]
@@ -43,7 +45,7 @@ class Tensor:
         return n
 
 
-@dataclass(frozen=True)
+@frozen
 class Manifest:
     """What a checkpoint stores: its tensors (from headers) or only its byte size (from an index)."""
 

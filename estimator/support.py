@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["APPROXIMATE", "MODELLED", "UNSUPPORTED", "Support", "assess", "unread_structural_keys"]
 
@@ -55,8 +54,7 @@ _SETTINGS = {"rope_scaling", "rope_parameters", "quantization_config", "id2label
              "task_specific_params", "generation_config", "attn_config", "ffn_config", "layer_types_config"}
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Support:
     """How far the parameter count is modelled (see the module docstring for the levels)."""
 

@@ -15,9 +15,9 @@ CLI's table and JSON, the estimate panel, the revision page and /plan say the sa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.support import APPROXIMATE, MODELLED, UNSUPPORTED, Support
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ BOUNDS = {MODELLED: "expected within 1%", APPROXIMATE: "expected within 25%", UN
 _MODELLED_REASON = "every mechanism the config describes is read"
 
 
-@dataclass(frozen=True)
+@frozen
 class SupportWords:
     """A support level and its reasons, as people read them (`text`) and as JSON (`to_json`)."""
 
@@ -70,7 +70,7 @@ def _term(name: str) -> str:
     return name.replace("_", " ")
 
 
-@dataclass(frozen=True)
+@frozen
 class Verdict:
     """Whether one method's memory (at its settings' batch and sequence length) fits one card, and why not."""
 

@@ -33,9 +33,8 @@ on the card (two layers' worth: the one being copied and the one fetched ahead).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.memory.roles import per_stack, stack_roles
 from hubwatch.estimator.params.spec import ModelSpec, StackSpec
 
@@ -62,8 +61,7 @@ LAYERNORM_MODEL_TYPES = frozenset({
 PY_GELU_MODEL_TYPES = frozenset({"gpt2", "phi", "gptj", "gpt_neo", "codegen", "imagegpt"})
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class ActivationModel:
     """Bytes per token: kept by all layers, kept with checkpointing, one layer recomputed, transient."""
 
@@ -109,8 +107,7 @@ def _norm_input_copies(stack: StackSpec) -> float:
     return copies or 3.0
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class LoraActivations:
     """What LoRA adds per token, over a whole stack: rank outputs, adapted inputs, adapter dtype."""
 

@@ -19,9 +19,9 @@ every term with its public source.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from operator import itemgetter
-from hubwatch.estimator.frozen import once, quick_init
+from hubwatch.estimator.frozen import frozen, mutable, once
 from hubwatch.estimator.memory.activations import (
     ActivationModel, LoraActivations, activation_model, logits_bytes_per_token, quantized_inputs_per_token,
 )
@@ -55,8 +55,7 @@ def kbit_upcasts(settings: MemorySettings) -> bool:
     return settings.stack in KBIT_UPCAST_STACKS and settings.effective_implementation == "transformers"
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class MemoryEstimate:
     """One method's memory: terms alive at the peak (bytes), the peak moment, and the fit figure."""
 
@@ -106,7 +105,7 @@ class MemoryEstimate:
         }
 
 
-@dataclass
+@mutable
 class SharedFigures:
     """What the methods of one estimate ask alike of its spec under one settings object, worked out by
     the first method that needs it: made for one report (`memory_report`) and dropped with it.
@@ -183,8 +182,7 @@ def _serve(spec: ModelSpec, settings: MemorySettings, seq_len: int) -> _ServeMod
                        weights, kv, per_token, spec.vocab_size)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class _ServeModel:
     """Serving memory with the batch left open (`at(batch)`)."""
 
@@ -222,8 +220,7 @@ class _ServeModel:
                               self.framework_overhead_bytes, self.headroom)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class _TrainModel:
     """A training method's memory with the batch left open: what does not depend on the batch, and
     the bytes per token of what does (`at(batch)` multiplies by batch × seq_len tokens)."""

@@ -10,10 +10,9 @@ matrix itself adapts all of it, as PEFT does.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.memory.settings import MemorySettingsError
 from hubwatch.estimator.params.spec import LinearSpec, ModelSpec, StackSpec
 
@@ -109,8 +108,7 @@ def stack_roles(stack: StackSpec) -> tuple[str, ...]:
     return tuple(linear_role(linear, stack) for linear in stack.linears)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class StackLora:
     """LoRA on one stack: adapted roles, trainable parameters, rank-sized outputs per token."""
 
@@ -122,9 +120,10 @@ class StackLora:
     adapted_inputs_fused_qkv: int = 0  # the same with q, k and v adapters sharing one input (LitGPT)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class LoraPlan:
+    """LoRA on a model: its rank, the targets asked for and the plan on each stack."""
+
     rank: int
     targets: tuple[str, ...]
     stacks: tuple[StackLora, ...]

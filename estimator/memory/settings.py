@@ -9,10 +9,10 @@ at None follow the stack; `resolved()` fills them in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from typing import Any
 
-from hubwatch.estimator.frozen import once
+from hubwatch.estimator.frozen import frozen, once
 
 __all__ = [
     "ATTENTION_IMPLS",
@@ -75,7 +75,7 @@ class MemorySettingsError(ValueError):
         self.problem = problem
 
 
-@dataclass(frozen=True)
+@frozen
 class MemorySettings:
     """What a memory estimate depends on besides the model; defaults follow the project's brief.
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from hubwatch.estimator.config import Cfg
+from hubwatch.estimator.frozen import mutable
 from hubwatch.estimator.params.spec import AttentionSpec, LinearSpec, StackSpec
 from hubwatch.estimator.params.structure import MAX_LAYER_NODES, LayerRun, Node
 
@@ -49,7 +50,7 @@ def ffn_linears(h: int, inter: int, *, gated: bool, bias: bool, fused_gate: str 
     return first + [(component, lin(names[-1], inter, h, bias, count, active))]
 
 
-@dataclass
+@mutable
 class Layer:
     """One kind of repeated block: its linear layers (component, spec per layer) and other parameters."""
 

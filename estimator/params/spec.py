@@ -6,15 +6,14 @@ This is the contract between `estimator.params` (config → ModelSpec) and `esti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
-from hubwatch.estimator.frozen import once, quick_init
+from hubwatch.estimator.frozen import frozen, once
 
 __all__ = ["AttentionSpec", "LinearSpec", "ModelSpec", "StackSpec"]
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class LinearSpec:
     """One kind of linear layer inside a repeated block, e.g. `q_proj` of every decoder layer.
 
@@ -36,8 +35,7 @@ class LinearSpec:
         return self.count * (self.in_features * self.out_features + (self.out_features if self.bias else 0))
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class AttentionSpec:
     """What the KV cache and attention activations depend on, for one stack."""
 
@@ -55,8 +53,7 @@ class AttentionSpec:
     cross_attention: bool = False  # decoder layers attend to an encoder's output
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class StackSpec:
     """A stack of repeated blocks (a decoder, an encoder, a vision tower)."""
 
@@ -72,8 +69,7 @@ class StackSpec:
     params: int = 0  # all parameters of this stack (layers, its norms, its own embeddings)
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class ModelSpec:
     """A model as the memory and cost estimators see it."""
 

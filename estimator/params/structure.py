@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, overload
 
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["MAX_LAYER_NODES", "LayerRun", "Node", "NodeList", "Structure"]
 
@@ -28,8 +27,7 @@ class Node(NamedTuple):
         return {"name": self.name, "type": self.type, "output_shape": list(self.output_shape)}
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class LayerRun:
     """Per-layer nodes of one stack, kept compact until someone reads them: for each listed layer its
     (mixer name, mixer type, ffn name, ffn type)."""
@@ -92,8 +90,7 @@ class NodeList(Sequence[Node]):
         return f"NodeList({len(self)} nodes)"
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class Structure:
     """The layer graph at one input shape and whether a forward pass can run at all."""
 

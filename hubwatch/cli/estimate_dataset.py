@@ -8,10 +8,10 @@ what is wrong and a fix, and the exit code it means.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hubwatch.cli.errors import EXIT_HUB, EXIT_USAGE
+from hubwatch.estimator.frozen import frozen
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -33,7 +33,7 @@ class DatasetProblem(Exception):
         self.exit_code = exit_code
 
 
-@dataclass(frozen=True)
+@frozen
 class DatasetChoice:
     """The dataset's numbers and the samples per epoch the run uses (the dataset's rows, or `--samples`)."""
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from hubwatch.cli.estimate_inputs import TargetInputs
 from hubwatch.estimator import Analysis, Estimate
 from hubwatch.estimator.cards import Card
+from hubwatch.estimator.frozen import frozen
 from hubwatch.estimator.cost import RunShape
 from hubwatch.estimator.inputs import DEFAULT_SEQ_LEN
 from hubwatch.estimator.memory.settings import MemorySettings
@@ -17,7 +17,7 @@ from hubwatch.estimator.verdict import estimate_verdicts, support_words
 __all__ = ["DEFAULT_SEQ_LEN", "EstimateEntry", "FailedEntry", "estimate_entry"]
 
 
-@dataclass(frozen=True)
+@frozen
 class EstimateEntry:
     """A target estimated: its analysis (with the layer graph) and its Estimate."""
 
@@ -38,7 +38,7 @@ class EstimateEntry:
                 "verdicts": [v.to_json() for v in estimate_verdicts(self.estimate)]}
 
 
-@dataclass(frozen=True)
+@frozen
 class FailedEntry:
     """A target that could not be estimated, with a one-line reason (and, for a config the estimator
     cannot read, its `unsupported` support naming the key; for a local file that is no config, the fix)."""

@@ -7,13 +7,13 @@ builder of estimator inputs, `hubwatch.tracker.estimate_inputs.estimator_inputs`
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from hubwatch.domain.remote_data import MAX_JSON_BYTES
 from hubwatch.domain.snapshot import Snapshot
 from hubwatch.estimator.manifest import Manifest
+from hubwatch.estimator.frozen import frozen
 from hubwatch.tracker.estimate_inputs import InputError, estimator_inputs, file_snapshot, folder_snapshot
 
 __all__ = ["TargetError", "TargetInputs", "UnreadableTarget", "load_target"]
@@ -92,7 +92,7 @@ class _Hub(Protocol):
     def fetch_estimate_inputs(self, repo_id: str, revision: str | None = None) -> Snapshot: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class TargetInputs:
     """What the estimator needs of one target, and where it came from."""
 

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from hubwatch.estimator.params.blocks import Layer, ffn_linears, lin
 from hubwatch.estimator.config import Cfg
 from hubwatch.estimator.architectures.decoder_only.profiles import DecoderProfile
+from hubwatch.estimator.frozen import mutable
 from hubwatch.estimator.params.spec import LinearSpec
 
 __all__ = ["MoE", "jetmoe_layer", "moe_layers", "moe_spec"]
 
 
-@dataclass
+@mutable
 class MoE:
+    """A sparse feed-forward block: its experts, how many a token uses, their width, linears and the rest."""
+
     experts: int
     top_k: int
     intermediate: int

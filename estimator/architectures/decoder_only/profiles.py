@@ -6,19 +6,18 @@ not listed here gets a profile inferred from which keys the config has (see `inf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hubwatch.estimator.config import Cfg
-from hubwatch.estimator.frozen import quick_init
+from hubwatch.estimator.frozen import frozen
 
 __all__ = ["DecoderProfile", "PROFILES", "profile_for"]
 
 LLAMA_NAMES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
-@quick_init
-@dataclass(frozen=True)
+@frozen
 class DecoderProfile:
+    """A decoder family's defaults: norms, biases, gating, positions, tying, fused projections and module names."""
+
     norm: str = "rms"  # rms | ln | ln_nobias | none
     layer_norms: int = 2
     qkv_bias: bool = False
