@@ -26,15 +26,50 @@ __all__ = ["APPROXIMATE", "MODELLED", "UNSUPPORTED", "Support", "assess", "unrea
 MODELLED, APPROXIMATE, UNSUPPORTED = "modelled", "approximate", "unsupported"
 LEVELS = (MODELLED, APPROXIMATE, UNSUPPORTED)
 
+
+class _Words:
+    """`re.search` of an alternation of words (letters, digits, `_`), each maybe anchored by `^` and `$`,
+    answered with `in`, `startswith` and `endswith`: the same answer for every key, and nothing to
+    compile at import (as regexes, the alternations below took about 3 ms of `hubwatch estimate`)."""
+
+    __slots__ = ("inside", "pattern", "prefixes", "suffixes", "whole")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        inside: list[str] = []
+        prefixes: list[str] = []
+        suffixes: list[str] = []
+        whole: set[str] = set()
+        for word in pattern.split("|"):
+            start, end = word.startswith("^"), word.endswith("$")
+            core = word[start:len(word) - end]
+            if not core.replace("_", "").isalnum() or not core.isascii():
+                raise ValueError(f"{word!r}: only words, optionally anchored with ^ and $, can be matched")
+            ends = (core, core + "\n")  # `$` also matches before a final newline
+            if start and end:
+                whole.update(ends)
+            elif start:
+                prefixes.append(core)
+            elif end:
+                suffixes.extend(ends)
+            else:
+                inside.append(core)
+        self.inside, self.prefixes, self.suffixes, self.whole = tuple(inside), tuple(prefixes), tuple(suffixes), whole
+
+    def search(self, key: str) -> bool:
+        return (key.startswith(self.prefixes) or key.endswith(self.suffixes) or key in self.whole
+                or any(word in key for word in self.inside))
+
+
 # Words in a key name that say it may size or switch a parameter tensor.
-_STRUCTURAL = re.compile(
-    r"size|dim|^num_|^n_|_num$|_num_|layers|layer_types|experts?|rank|vocab|heads|kernel|groups|ratio|ffn|"
+_STRUCTURAL = _Words(
+    r"size|dim|^num_|^n_|_num$|_num_|layers|layer_types|expert|rank|vocab|heads|kernel|groups|ratio|ffn|"
     r"intermediate|lora|adapter|proj|embed|width|depth|conv|per_layer|shared|dense|moe|mlp|_bias$|^bias$|^use_bias|"
     r"tie_|norm_type|qk_norm|qk_layernorm|_layernorm$|gate|altup|laurel|block|expand|state|entity|pool|"
     r"sparse|^d_|_d_")
 # Keys that match the words above but never change a parameter count (regularisation, numerics,
 # generation, positions computed at run time, routing behaviour, caching, special tokens).
-_INERT = re.compile(
+_INERT = _Words(
     r"eps|epsilon|dropout|initializ|_range$|token_id|_prob$|rope|theta|_scale$|scaling|scale_factor|"
     r"max_position|sliding_window|window_size|temperature|_factor$|_std$|chunk_size_feed|cache|threshold|"
     r"_coef$|aux_loss|jitter|capacity|bucket|max_length|_loss|norm_topk|routed_scaling|_seed$|"
@@ -94,7 +129,7 @@ class Support:
 
 @lru_cache(maxsize=4096)
 def _structural(key: str) -> bool:
-    return bool(_STRUCTURAL.search(key)) and not _INERT.search(key)
+    return _STRUCTURAL.search(key) and not _INERT.search(key)
 
 
 _PLAIN = (str, int, float, list)  # JSON values that are never a mapping: no ABC check for them
@@ -131,10 +166,10 @@ def _looks_like_config(value: Mapping[str, Any]) -> bool:
 # a count of layers beside the one read (Dory's n_input_layers), a count of experts beside the routed ones
 # (zero or identity experts), or a width the model also works at (Perceiver's d_latents, NeoMME's factorised
 # embedding_dim). Their part of the count has no bound, so such an estimate is no number.
-_DEPTH = re.compile(r"layers")  # a count of layers; "…_per_…" groupings and layer lists are not counts
+_DEPTH = _Words(r"layers")  # a count of layers; "…_per_…" groupings and layer lists are not counts
 _EXPERTS = re.compile(r"expert.*num|num.*expert|n_.*experts")
-_WIDTH = re.compile(r"^d_|_dim$|hidden_size$|_rank$|_channels$|^embedding_size$|feed_forward_size$")
-_NOT_WIDTH = re.compile(r"kernel|vocab|window|chunk|patch|image|batch|head_dim|position|bucket|rotary|rope")
+_WIDTH = _Words(r"^d_|_dim$|hidden_size$|_rank$|_channels$|^embedding_size$|feed_forward_size$")
+_NOT_WIDTH = _Words(r"kernel|vocab|window|chunk|patch|image|batch|head_dim|position|bucket|rotary|rope")
 _HIDDEN = ("hidden_size", "n_embd", "d_model", "n_embed", "model_dim", "dim", "embed_dim")
 
 

@@ -217,7 +217,7 @@ def render(console: Console, entries: list[EstimateEntry | FailedEntry], *, meth
         console.print(_memory(ok, method, batch, lora_rank, serve_dtype))
         table = _findings(ok)
         if table is None:
-            console.print("Findings: none")
+            console.print("Findings: none", highlight=False)  # nothing in it to highlight: no regexes compiled
         else:
             console.print(table)
         if nodes:

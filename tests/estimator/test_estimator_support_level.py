@@ -4,11 +4,14 @@ so the estimate is `unsupported`, naming that key, rather than an unbounded `app
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hubwatch.estimator import ConfigError, analyze
+from hubwatch.estimator import ConfigError, analyze, support
 
 ZOO = json.loads((Path(__file__).parents[2] / "benchmarks" / "data" / "transformers_zoo.json").read_text())["rows"]
 
@@ -68,3 +71,44 @@ def test_a_model_described_in_unopened_sub_configs_names_one_of_them() -> None:
         analyze(row["config"])
     assert caught.value.key == "decoder_config"
     assert "hidden_size" in caught.value.problem
+
+
+def _keys(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [k for k, v in value.items() for k in (k, *_keys(v))]
+    return [k for item in value for k in _keys(item)] if isinstance(value, list) else []
+
+
+_ROOT = Path(__file__).parents[2]
+_CONFIG_KEYS = sorted({k for path in [*(_ROOT / "tests" / "data").rglob("*.json"),
+                                      *(_ROOT / "benchmarks" / "data").rglob("*.json")]
+                       for k in _keys(json.loads(path.read_bytes()))})
+_MATCHERS = ("_STRUCTURAL", "_INERT", "_DEPTH", "_WIDTH", "_NOT_WIDTH")
+
+
+@pytest.mark.parametrize("name", _MATCHERS)
+def test_the_key_words_answer_as_their_regex_on_every_bundled_config_key(name: str) -> None:
+    words = getattr(support, name)
+    regex = re.compile(words.pattern)
+    assert len(_CONFIG_KEYS) > 5000
+    differ = [k for k in _CONFIG_KEYS if words.search(k) != bool(regex.search(k))]
+    assert differ == []
+    assert any(words.search(k) for k in _CONFIG_KEYS) and not all(words.search(k) for k in _CONFIG_KEYS)
+
+
+# Keys made of the words' own pieces, with the edges a regex treats apart (a final newline, a prefix
+# or suffix alone, a word inside another).
+_PIECES = st.sampled_from(["_", "\n", "n", "num", "d", "bias", "use", "id", "s", "dim", "layer", "norm", "size",
+                           "expert", "rank", "mode", "embedding", "multiplier", "hidden", "dtype", "x", "ü"])
+
+
+@given(st.sampled_from(_MATCHERS), st.lists(_PIECES, max_size=6).map("".join))
+def test_the_key_words_answer_as_their_regex_on_any_key(name: str, key: str) -> None:
+    words = getattr(support, name)
+    assert words.search(key) == bool(re.search(words.pattern, key))
+
+
+@pytest.mark.parametrize("pattern", ["a.b", "x?", "", "a||b", "^", "(a)", "ü"])
+def test_the_key_words_refuse_what_only_a_regex_could_match(pattern: str) -> None:
+    with pytest.raises(ValueError, match="only words"):
+        support._Words(pattern)
