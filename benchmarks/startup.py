@@ -6,19 +6,26 @@ Every process runs with bytecode caching on (PYTHONDONTWRITEBYTECODE dropped fro
 so the warm-up run leaves hubwatch's modules compiled, as an installed wheel has them: click and rich
 are read from their installed bytecode, and hubwatch compiling its sources on every run (a checkout
 with PYTHONDONTWRITEBYTECODE set) would be timed against them otherwise.
-Run: `python -m benchmarks.startup [N]` (writes benchmarks/results/startup.md).
+Run: `python -m benchmarks.startup [N] [--instructions]` (writes benchmarks/results/startup.md).
+
+Wall times move with the machine's load (two shared CPUs run other work here). `--instructions`
+also counts each command's instructions under valgrind (`cachegrind`, no cache simulation,
+PYTHONHASHSEED=0), one run each: a figure load does not move, for comparing two trees on a busy
+machine; the targets are judged on the wall times.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-__all__ = ["main", "time_process"]
+__all__ = ["count_instructions", "main", "time_process"]
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results" / "startup.md"
@@ -40,8 +47,24 @@ def time_process(argv: list[str], runs: int) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
+def count_instructions(argv: list[str]) -> int:
+    """Instructions one run of `argv` executes, counted by valgrind's cachegrind (after a warm-up run)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    subprocess.run(argv, check=True, capture_output=True, cwd=ROOT, env=ENV)
+    done = subprocess.run([valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null", *argv],
+                          check=True, capture_output=True, text=True, cwd=ROOT, env={**ENV, "PYTHONHASHSEED": "0"})
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise SystemExit(f"valgrind printed no instruction count for {argv}: {done.stderr[-500:]}")
+    return int(found.group(1).replace(",", ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    instructions = "--instructions" in args
+    args = [a for a in args if a != "--instructions"]
     runs = int(args[0]) if args else RUNS
     py = sys.executable
     cases = [
@@ -64,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     lines += ["", f"`hubwatch --help` is {ratio:.2f}× `import click, rich` (target ≤ {TARGET:.0f}×: {verdict}).",
               f"`hubwatch estimate` is {estimate_ratio:.2f}× `import click, rich` (target ≤ {ESTIMATE_TARGET:.0f}×: "
               f"{estimate_verdict}).", ""]
+    if instructions:
+        counts = {name: count_instructions(cmd) for name, cmd in cases}
+        base_count = counts['python -c "import click, rich"']
+        lines += ["Instructions (valgrind cachegrind, one run each; load does not move them):", "",
+                  "| command | instructions | × import click, rich |", "|---|---|---|"]
+        lines += [f"| `{name}` | {n / 1e6:,.1f} M | {n / base_count:.2f} |" for name, n in counts.items()]
+        lines.append("")
     text = "\n".join(lines)
     print(text)
     RESULTS.write_text(text)
