@@ -29,6 +29,7 @@ from hubwatch.feeds.builders.compare import (
     stored_snapshot,
     template_texts,
 )
+from hubwatch.feeds.builders.dataset_facts import DatasetFacts, dataset_facts
 from hubwatch.feeds.builders.standing import load_standing, relations
 from hubwatch.feeds.builders.views import estimate_view, stored_estimate
 from hubwatch.feeds.context import AppContext, get_ctx, repo_from_path
@@ -130,7 +131,8 @@ def _steps(ctx: AppContext, repo: RepoId, base: HistoryEntry, head: HistoryEntry
 @router.get("/datasets/{org}/{name}/compare/{spec}", response_class=HTMLResponse)
 def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> Response:
     """Every file's semantic diff from BASE to HEAD, the rendered chat-template diffs, the estimate
-    deltas and the advisories a pin moving from BASE to HEAD resolves and takes on."""
+    deltas (a dataset: its facts at each side) and the advisories a pin moving from BASE to HEAD
+    resolves and takes on."""
     repo = repo_from_path(org, name, request)
     comparison, result = _compare(ctx, diff_cache(request), repo, spec)
     head = comparison.head.revision.sha
@@ -143,8 +145,15 @@ def compare_page(request: Request, org: str, name: str, spec: str, ctx: Ctx) -> 
         "introduced": relations(comparison.introduced, head, hits),
         "hub_url": repo.url(ctx.settings.hub_web_url),
         "json_url": f"/api/v1{page_path(repo)}/compare/{spec}",
+        "facts": _facts(ctx, repo, comparison.base.revision.sha, head) if repo.is_dataset else None,
     }
     return ctx.templates.TemplateResponse(request, "compare.html", context)
+
+
+def _facts(ctx: AppContext, repo: RepoId, base: str, head: str) -> tuple[DatasetFacts, DatasetFacts]:
+    """A dataset's facts (rows, configs, data files, licence, access) at BASE and at HEAD."""
+    return dataset_facts(base, *ctx.store.revisions.snapshot_files(repo, base)), dataset_facts(
+        head, *ctx.store.revisions.snapshot_files(repo, head))
 
 
 @router.get("/api/v1/models/{org}/{name}/compare/{spec}", tags=["api"], response_class=JSONResponse)

@@ -38,9 +38,11 @@ def save(store: Store, shas: list[str], card: bytes, day: int) -> str:
 
 
 def _named(html: str) -> str:
-    """The "Datasets the card names" entry of a page ('' when it has none)."""
-    found = re.search(r"<dt>Datasets the card names</dt><dd[^>]*>(.*?)</dd>", html, re.S)
-    return found.group(1) if found else ""
+    """The list of the datasets the card names on a page ('' when it has none): a paragraph on the
+    model page, the "Datasets" entry of a revision page's commit facts."""
+    found = re.findall(r'<(p|dd) class="card-datasets"><span class="muted">[^<]*</span> (.*?)</\1>', html, re.S)
+    assert len(found) <= 1, found
+    return found[0][1] if found else ""
 
 
 def test_watched_datasets_link_their_pages_and_others_the_hub(client: TestClient, feeds_store: Store) -> None:
