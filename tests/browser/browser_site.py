@@ -1,12 +1,15 @@
 """The browser tests' site: real histories polled from the hub emulator into a SQLite store, the
 real app served by uvicorn on a free loopback port, and one system Chromium driven by Playwright.
-The test modules import these fixtures (there is no conftest.py here: other folders' tests import
-names from the module `conftest`, which one here would shadow).
+The test modules name this module in `pytest_plugins`, so its session fixtures are registered once
+for all of them (one site, one browser per run); there is no conftest.py here: other folders' tests
+import names from the module `conftest`, which one here would shadow.
 
 Histories: the bundled demo (meta-llama/Llama-2-7b-hf, 12 revisions), deepseek-ai/DeepSeek-R1
 (tests/data, 4 revisions) and `evil-org/hostile`, written here, whose card, licence, config and
 chat template carry `<script>`, an `onerror=` image, `javascript:` links and a payload that would
-set `window.__pwned` if any of it ever ran.
+set `window.__pwned` if any of it ever ran; its card's `datasets:` names the two watched datasets
+(tests/data/datasets: the synthetic hubwatch-test/reviews, 9 revisions with every dataset change
+kind, and stanfordnlp/imdb's real metadata, 2 revisions), one that is not watched, and payloads.
 
 Chromium is Debian's package (`/usr/bin/chromium`, installed by `.ci/run`; Playwright's own
 download cannot work here). Without it the tests skip with the reason, unless CI is set
@@ -34,6 +37,7 @@ ARTIFACTS = Path(__file__).parent.parent.parent / "test-artifacts" / "screenshot
 WIDTHS = (400, 1280)
 
 HOSTILE_REPO = "evil-org/hostile"
+DATASETS = ("hubwatch-test/reviews", "stanfordnlp/imdb")  # watched; tests/data/datasets/ORG__NAME
 # Each payload, if it ever ran, would open a dialog or set window.__pwned (the tests check both).
 PAYLOADS = (
     "<script>window.__pwned = 1; alert('script')</script>",
@@ -60,6 +64,7 @@ def _card(version: int) -> str:
         "license_link": "javascript:window.__pwned=7",
         "tags": [PAYLOADS[1], f"v{version}"],
         "base_model": f"javascript:window.__pwned=10//{version}",
+        "datasets": [*DATASETS, "allenai/c4", PAYLOADS[0], "javascript:window.__pwned=11"],
     }
     front = "".join(f"{key}: {json.dumps(value)}\n" for key, value in meta.items())
     return (
@@ -111,7 +116,8 @@ class Site:
     """The running app: its base URL and what was seeded."""
 
     url: str
-    repos: tuple[str, ...]
+    repos: tuple[str, ...]  # the models
+    datasets: tuple[str, ...] = DATASETS
 
 
 @pytest.fixture(scope="session")
@@ -131,16 +137,20 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     for source in (demo_root() / "meta-llama__Llama-2-7b-hf", DATA / "histories/deepseek-ai__DeepSeek-R1"):
         (root / source.name).symlink_to(source.resolve(), target_is_directory=True)
     _write_hostile(root / HOSTILE_REPO.replace("/", "__"))
+    (root / "datasets").mkdir()
+    for dataset in DATASETS:
+        folder = DATA / "datasets" / dataset.replace("/", "__")
+        (root / "datasets" / folder.name).symlink_to(folder.resolve(), target_is_directory=True)
     repos = ("meta-llama/Llama-2-7b-hf", "deepseek-ai/DeepSeek-R1", HOSTILE_REPO)
+    ids = [RepoId.parse(r) for r in repos] + [RepoId.parse(d, "dataset") for d in DATASETS]
 
     db = tmp_path_factory.mktemp("browser_db") / "hubwatch.db"
     store = Store.open(f"sqlite:///{db}")
     with HubSim(root, at=None) as sim:
         settings = Settings(database_url=f"sqlite:///{db}", hub_endpoint=sim.url)
-        for repo in repos:
-            store.watch(RepoId.parse(repo))
-        poll_repos([RepoId.parse(r) for r in repos], hub=HubClient.from_settings(settings), store=store,
-                   settings=settings)
+        for repo_id in ids:
+            store.watch(repo_id)
+        poll_repos(ids, hub=HubClient.from_settings(settings), store=store, settings=settings)
 
     app = create_app(Settings(database_url=f"sqlite:///{db}"), store)
     sock = _free_socket()

@@ -14,9 +14,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser_site import HOSTILE_REPO, WIDTHS, Site, artifacts, browser, site
 
-__all__ = ["artifacts", "browser", "site"]  # fixtures from browser_site (no conftest: its name is shared)
+pytest.register_assert_rewrite("browser_site")  # imported here first, then as the plugin below
+from browser_site import HOSTILE_REPO, WIDTHS, Site  # noqa: E402
+
+# The fixtures (site, browser, artifacts) come from browser_site as a plugin, registered once for
+# every module here (no conftest: its name is shared; an import per module would start one site each).
+pytest_plugins = ("browser_site",)
 
 MIN_CHART_TEXT_PX = 11.0
 
