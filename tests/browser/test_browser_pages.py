@@ -54,7 +54,7 @@ _FOCUSED = """() => { const el = document.activeElement; const s = getComputedSt
           outline: s.outlineStyle, width: parseFloat(s.outlineWidth) || 0, visible: el.matches(':focus-visible')}; }"""
 
 
-_INERT = {"pwned": None, "scripts": 0, "iframes": 0, "handlers": [], "scriptish": []}
+_INERT: dict[str, Any] = {"pwned": None, "scripts": 0, "iframes": 0, "handlers": [], "scriptish": []}
 
 
 class Visitor:
