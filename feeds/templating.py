@@ -17,7 +17,7 @@ from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.diffview import DiffLine, diff_lines
 from hubwatch.feeds.builders.fidelity import by_importance, plural, reader_detail, row_changes
 from hubwatch.feeds.builders.richtext import render_markdown
-from hubwatch.feeds.text import as_utc, fmt_bytes, fmt_count, page_path, rfc3339, short_sha, xml_safe
+from hubwatch.feeds.text import as_utc, fmt_amount, fmt_bytes, fmt_count, page_path, rfc3339, short_sha, xml_safe
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Severity
 from hubwatch.domain.urls import is_safe_url
 
@@ -189,6 +189,7 @@ def make_templates(public_url: str) -> Jinja2Templates:
         markdown=render_markdown,
         page=page_path,
         grouped="{:,}".format,
+        amount=fmt_amount,
     )
     env.globals.update(base_path=urlsplit(public_url).path.rstrip("/"), public_url=public_url.rstrip("/"))
     return Jinja2Templates(env=env)

@@ -6,12 +6,13 @@ text helpers the feed modules use; a naive datetime is refused there, never gues
 
 from __future__ import annotations
 
+import math
 import re
 
 from hubwatch.domain.records import RepoId
 from hubwatch.domain.times import as_utc, rfc3339
 
-__all__ = ["as_utc", "fmt_bytes", "fmt_count", "page_path", "rfc3339", "short_sha", "xml_safe"]
+__all__ = ["as_utc", "fmt_amount", "fmt_bytes", "fmt_count", "page_path", "rfc3339", "short_sha", "xml_safe"]
 
 # Characters outside XML 1.0's Char production (C0 controls except tab/LF/CR, lone surrogates,
 # U+FFFE/U+FFFF), plus the C1 controls, which XML allows but no reader wants to see.
@@ -47,6 +48,17 @@ def _scaled(value: float | int | None, units: tuple[str, str, str, str], plain: 
 def fmt_count(value: float | int | None) -> str:
     """A parameter count for people: 6738415616 → '6.74 B'."""
     return _scaled(value, ("T", "B", "M", "K"), "")
+
+
+def fmt_amount(value: float | int | None) -> str:
+    """Money or hours for people: two decimals from 0.01 up (1234.5 → '1,234.50'), three significant digits
+    below (a small run's 0.003125 → '0.00313', never '0.00'), '—' for None."""
+    if value is None:
+        return "—"
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:,.2f}"
+    decimals = min(12, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:.{decimals}f}"
 
 
 def fmt_bytes(value: float | int | None) -> str:

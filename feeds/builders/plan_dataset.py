@@ -123,4 +123,4 @@ def with_dataset(store: Store, settings: PlanSettings) -> tuple[PlanSettings, Pl
     if chosen is None:
         return settings, None
     run = replace(settings.run, samples=chosen.samples, tokens_per_sample=chosen.run.tokens_per_sample)
-    return replace(settings, run=run), chosen
+    return replace(settings, run=run, dataset=None), chosen  # resolved: revisions of one size share a panel

@@ -13,6 +13,7 @@ from markupsafe import Markup
 
 from hubwatch.feeds.builders.badges import advisory_severity
 from hubwatch.feeds.builders.card_datasets import CardDatasets, card_datasets
+from hubwatch.feeds.builders.dataset_cost import DatasetCost, dataset_cost
 from hubwatch.feeds.builders.dataset_facts import DatasetFacts, dataset_facts
 from hubwatch.feeds.builders.markdown import model_markdown
 from hubwatch.feeds.builders.head_cache import head_standing, per_version
@@ -33,7 +34,7 @@ from hubwatch.feeds.routes.common import (
     repo_state,
     require_known,
 )
-from hubwatch.feeds.routes.plan import model_estimate
+from hubwatch.feeds.routes.plan import model_estimate, panel_cache
 from hubwatch.feeds.text import fmt_bytes, fmt_count, page_path, short_sha
 from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId, RevisionRecord
 from hubwatch.storage.repos.index import IndexFilter
@@ -226,7 +227,9 @@ def _facts_or_estimate(request: Request, ctx: AppContext, repo: RepoId, sha: str
     """A model page's estimate panel, or a dataset page's facts at `sha` (its latest revision)."""
     if not repo.is_dataset:
         return model_estimate(request, ctx, repo, sha)
-    return {"dataset": _dataset_facts(ctx, repo, sha)}
+    entry = ctx.store.revision(repo, sha) if sha is not None else None
+    return {"dataset": _dataset_facts(ctx, repo, sha),
+            "dataset_cost": _dataset_cost(request, ctx, repo, sha, entry.revision.parent if entry else None)}
 
 
 def _dataset_facts(ctx: AppContext, repo: RepoId, sha: str | None) -> DatasetFacts | None:
@@ -243,6 +246,12 @@ def _card_datasets(ctx: AppContext, repo: RepoId, sha: str | None) -> CardDatase
         return None
     readme = ctx.store.revisions.stored_file(repo, sha, "README.md")
     return card_datasets(readme, ctx.store.repos.watched_ids, ctx.settings.hub_web_url)
+def _dataset_cost(request: Request, ctx: AppContext, repo: RepoId, sha: str | None, parent: str | None
+                  ) -> DatasetCost | None:
+    """The cost of one epoch of a fine-tune on the dataset at `sha`, and its change against `parent`."""
+    if sha is None:
+        return None
+    return dataset_cost(ctx.store, panel_cache(request), repo, sha, parent, request.query_params)
 
 
 @router.get("/models/{org}/{name}/revisions/{sha}")
@@ -273,6 +282,7 @@ def revision_page(request: Request, org: str, name: str, sha: str, ctx: Ctx) -> 
         "latest": result.newest,
         "dataset": _dataset_facts(ctx, repo, shown) if repo.is_dataset else None,
         "card_datasets": _card_datasets(ctx, repo, shown),
+        "dataset_cost": _dataset_cost(request, ctx, repo, shown, entry.revision.parent) if repo.is_dataset else None,
     }
     return ctx.templates.TemplateResponse(request, "revision.html", context)
 

@@ -36,7 +36,7 @@ def seed_reviews(store: Store, upto: int | None = None) -> dict[str, str]:
         files = {p: FileRecord(p, f.size, f.blob_id, f.lfs_sha256) for p, f in commit.files.items()}
         contents = {p: f.read() for p, f in commit.files.items() if p in _KEPT or p.endswith(".py")}
         snapshot = Snapshot(commit.sha, files, contents)
-        revision = RevisionRecord(commit.sha, previous.sha if previous else None, commit.date, commit.message,
+        revision = RevisionRecord(commit.sha, previous.sha if previous else None, commit.date, commit.title,
                                   commit.message, ("hubwatch-test",))
         assert store.save_revision(REVIEWS, revision, list(files.values()), contents,
                                    diff_dataset_snapshots(previous, snapshot), None, [])

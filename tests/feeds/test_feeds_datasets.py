@@ -84,8 +84,9 @@ def test_dataset_page_shows_its_history_and_its_own_facts(ds_client: tuple[TestC
     panel = html[html.index('id="dataset"'):html.index("</section>", html.index('id="dataset"'))]
     assert "cc-by-4.0" in panel and "1,550 in all" in panel and "2 parquet (2.03 MB)" in panel
     assert "gated: access is asked for on the hub" in panel
-    # no model estimate on a dataset page, and no link into the model's pages
-    assert 'id="estimate"' not in html and "Samples per epoch" not in html
+    # no model estimate panel or its settings form on a dataset page (the cost of a fine-tune on the dataset
+    # is its own panel, tests/feeds/test_feeds_dataset_cost.py), and no link into the model's pages
+    assert 'id="estimate"' not in html and 'name="seq_len"' not in html and "Largest batch per card" not in html
     assert "/models/meta-llama/Llama-2-7b-hf" not in html
 
 
