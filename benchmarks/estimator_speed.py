@@ -1,4 +1,4 @@
-"""Speed of one estimate vs building the same configs on the meta device with transformers (targets: ≤1 ms, ≥100×).
+"""Speed of one estimate vs building the same configs on the meta device with transformers (targets: ≤1 ms, and the floor issue 32 set: ≥75×).
 
 Two figures per config: `analyze()` alone, and the full estimate the tracker and `hubwatch estimate`
 run per revision (`estimate_revision`: structure, parameters, the memory report at the default
@@ -26,7 +26,7 @@ from rich.table import Table
 from benchmarks.estimator_truth import TruthRow, load_rows
 from hubwatch.estimator import ESTIMATOR_VERSION, analyze, estimate_revision
 
-TARGET_MS, TARGET_RATIO = 1.0, 100.0
+TARGET_MS, TARGET_RATIO = 1.0, 75.0  # the ratio: a floor to hold (issue 32), not a target to push
 RESULTS = Path(__file__).resolve().parent / "results" / "estimator_speed.md"
 REPEATS = 200
 
