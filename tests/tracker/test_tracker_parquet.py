@@ -189,7 +189,7 @@ def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(
     assert "Splits from the hub&#39;s parquet conversion" in page.text or "Splits from the hub's parquet conversion" in page.text
     assert "<code>validation</code>" in page.text and "2 shards" in page.text
 
-    assert "<td>250</td>" in page.text and "<code>label</code>" in page.text
+    assert "<td class=\"num\">250</td>" in page.text and "<code>label</code>" in page.text
 
     summary = dataset_summary(HubClient.from_settings(settings), UPLOAD)
     assert summary.source is not None and summary.source.startswith("the hub's parquet conversion (refs/convert/parquet@")
@@ -224,7 +224,7 @@ def test_hostile_footers_are_noted_and_the_revision_stored_without_their_rows(
     settings = Settings(database_url="sqlite://", hub_endpoint=sim.url, hf_token="")
     with TestClient(create_app(settings, store)) as client:
         page = client.get(UPLOAD.url_path)
-    assert page.status_code == 200 and "<td>100</td>" in page.text
+    assert page.status_code == 200 and "<td class=\"num\">100</td>" in page.text
     assert "default/huge/0000.parquet: footer of 2,147,483,648 bytes, past the 1,048,576 read" in page.text
 
 
