@@ -8,13 +8,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 
 import sqlalchemy as sa
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, RepoId
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, FileRecord, RepoId
 from hubwatch.storage.core.idempotent import dialect_insert
 from hubwatch.storage.advisories.advisories import upsert_advisories
 from hubwatch.storage.errors import InvalidRecord
 from hubwatch.storage.notify.notify import OutboxPolicy, enqueue_rederived, unseen_advisories
 from hubwatch.storage.repos.repos import find_repo, find_revision
-from hubwatch.storage.revisions.revisions import save_changes
+from hubwatch.storage.revisions.revisions import add_file, save_changes
 from hubwatch.storage.core.tables import CHANGES, STORE_META
 from sqlalchemy.engine import Connection
 
@@ -62,9 +62,14 @@ def replace_derived(
     advisories: Sequence[AdvisoryRecord],
     now: datetime,
     notify: OutboxPolicy | None = None,
+    files: Mapping[str, tuple[FileRecord, bytes]] | None = None,
 ) -> None:
     """Replace the stored changes of each revision in `changes` and upsert `advisories` (later
-    `modified` wins, as for any save). The caller runs it in one transaction per repo."""
+    `modified` wins, as for any save); first add `files` (sha → a derived file and its content,
+    `add_file`) that they were derived with, so a crash never leaves the file without its results.
+    The caller runs it in one transaction per repo."""
+    for sha, (record, content) in (files or {}).items():
+        add_file(conn, repo, sha, record, content, now)
     for sha, records in changes.items():
         revision_id = find_revision(conn, repo, sha)
         if revision_id is None:

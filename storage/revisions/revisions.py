@@ -8,10 +8,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from hubwatch.storage.advisories.advisories import upsert_advisories
-from hubwatch.storage.core.blobs import put_blobs, stored_shas
+from hubwatch.storage.core.blobs import content_sha256, put_blobs, stored_shas
 from hubwatch.storage.core.coltypes import checked_utc
 from hubwatch.storage.errors import InvalidRecord
-from hubwatch.storage.core.idempotent import insert_of
+from hubwatch.storage.core.idempotent import insert_ignoring, insert_of
 from hubwatch.storage.core.prepared import Prepared
 from hubwatch.storage.revisions.estimates import drop_unused_bodies, insert_estimate
 from hubwatch.storage.notify.notify import OutboxPolicy, enqueue_revision
@@ -22,7 +22,7 @@ from hubwatch.storage.core.tables import BLOBS, CHANGES, ESTIMATES, FILE_VERSION
 from hubwatch.storage.core.validate import check_change, check_files, check_revision, clean_text, is_storable
 from sqlalchemy.engine import Connection
 
-__all__ = ["AlreadyStored", "revision_exists", "save_changes", "save_estimate", "save_revision"]
+__all__ = ["AlreadyStored", "add_file", "revision_exists", "save_changes", "save_estimate", "save_revision"]
 
 
 class AlreadyStored(Exception):
@@ -201,6 +201,33 @@ def _save_files(
         )
     if rows:
         conn.execute(_INSERT_FILES(conn), rows)
+
+
+def add_file(conn: Connection, repo: RepoId, sha: str, record: FileRecord, content: bytes, now: datetime) -> bool:
+    """Add one file, with its content, to the listing of the stored revision `sha` (a derived file
+    learnt after the revision was stored: a dataset head's late parquet conversion) and raise the
+    repo's history version. False, nothing written, when the revision is not stored or its listing
+    has that path already (added before, by this worker or a concurrent one: the first one stays)."""
+    check_files([record], {record.path: content})
+    if record.content_sha256 is not None and record.content_sha256 != content_sha256(content):
+        raise InvalidRecord(f"{record.path!r}: content_sha256 {record.content_sha256} does not match the sha256 of its content")
+    revision_id = find_revision(conn, repo, sha)
+    if revision_id is None:
+        return False
+    held = sa.and_(FILE_VERSIONS.c.revision_id == revision_id, FILE_VERSIONS.c.path == record.path)
+    if conn.execute(sa.select(FILE_VERSIONS.c.id).where(held)).first() is not None:
+        return False  # no blob is written for a file that is not added
+    (blob,) = put_blobs(conn, [content], now)
+    row = {"revision_id": revision_id, "path": clean_text(record.path), "size": record.size, "blob_id": record.blob_id,
+           "lfs_sha256": record.lfs_sha256, "content_sha256": blob}  # fmt: skip
+    added = conn.execute(
+        insert_ignoring(conn, FILE_VERSIONS, ["revision_id", "path"]).values(**row).returning(FILE_VERSIONS.c.id)
+    ).scalar_one_or_none()  # a concurrent worker's row, added since the lookup, stays
+    if added is None:
+        return False
+    repo_id = conn.execute(sa.select(REVISIONS.c.repo_id).where(REVISIONS.c.id == revision_id)).scalar_one()
+    bump_versions(conn, [repo_id])  # what is derived from the listing (facts, cost panels) is stale
+    return True
 
 
 def save_changes(conn: Connection, revision_id: int, changes: Sequence[ChangeRecord]) -> None:

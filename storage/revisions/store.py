@@ -51,6 +51,12 @@ class Revisions(Transactions):
         with self._read() as c:
             return history.stored_file(c, repo, sha, path)
 
+    def add_file(self, repo: RepoId, sha: str, record: FileRecord, content: bytes) -> bool:
+        """Add a derived file learnt after the stored revision `sha` was (a dataset head's late parquet
+        conversion) to its listing, raising the repo's history version; False when the revision is
+        not stored or holds that path already (idempotent: the first one added stays)."""
+        return self._write(lambda c: revisions.add_file(c, repo, sha, record, content, self._clock()))
+
     def save_estimate(self, repo: RepoId, sha: str, version: str, data: dict[str, Any]) -> bool:
         """Add or replace the estimate of a stored revision for one estimator version."""
         return self._write(lambda c: revisions.save_estimate(c, repo, sha, version, data, self._clock()))
@@ -149,8 +155,10 @@ class Revisions(Transactions):
             return adv.repos_holding(c, sha)
 
     def replace_derived(
-        self, repo: RepoId, changes: Mapping[str, Sequence[ChangeRecord]], advisories: Sequence[AdvisoryRecord]
+        self, repo: RepoId, changes: Mapping[str, Sequence[ChangeRecord]], advisories: Sequence[AdvisoryRecord],
+        files: Mapping[str, tuple[FileRecord, bytes]] | None = None,
     ) -> None:
-        """Replace a repo's re-derived changes and upsert its re-derived advisories: ONE transaction."""
+        """Replace a repo's re-derived changes and upsert its re-derived advisories: ONE transaction,
+        which first adds `files` (sha → derived file, content: `add_file`) they were derived with."""
         now = self._clock()
-        self._write(lambda c: rederived.replace_derived(c, repo, changes, advisories, now, self._notify))
+        self._write(lambda c: rederived.replace_derived(c, repo, changes, advisories, now, self._notify, files))

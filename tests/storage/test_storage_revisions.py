@@ -287,3 +287,49 @@ def test_a_prefix_finds_exactly_the_revisions_that_start_with_it(store: Store) -
             found = store.revision(repo, prefix)
             assert (found.revision.sha if found else None) == (matching[0] if matching else None), prefix
         assert store.revisions.repos_holding(prefix) == ([repo] if matching else []), prefix
+
+
+def test_add_file_adds_a_derived_file_once_and_raises_the_history_version(store: Store) -> None:
+    """A dataset head's late parquet conversion joins its stored listing: once, idempotent, and what
+    is derived from the listing (keyed on the history version) goes stale."""
+    store.watch(REPO)
+    assert save(store, "a")
+    before = counts(store)
+    version = store.summary(REPO)
+    document = b'{"commit": "c0ffee", "configs": {}}'
+    record = FileRecord("/refs/convert/parquet", len(document), None)
+    assert store.revisions.add_file(REPO, sha("a"), record, document)
+    assert store.revisions.stored_file(REPO, sha("a"), "/refs/convert/parquet") == document
+    listing, contents = store.revisions.snapshot_files(REPO, sha("a"))
+    assert {f.path for f in listing} == {"config.json", "/refs/convert/parquet"} and contents["/refs/convert/parquet"] == document
+    after = store.summary(REPO)
+    assert version is not None and after is not None and after.version == version.version + 1
+    assert counts(store) == before | {"file_versions": before["file_versions"] + 1, "blobs": before["blobs"] + 1}
+
+    # Again (another worker, a repeated poll), or other content for the same path: the first one stays.
+    assert not store.revisions.add_file(REPO, sha("a"), record, document)
+    assert not store.revisions.add_file(REPO, sha("a"), FileRecord(record.path, 3, None), b"new")
+    assert store.revisions.stored_file(REPO, sha("a"), "/refs/convert/parquet") == document
+    assert counts(store)["blobs"] == before["blobs"] + 1 and store.summary(REPO) == after  # no blob left behind
+    # A revision not stored gets nothing; bad input is refused by name, nothing written.
+    assert not store.revisions.add_file(REPO, sha("zz"), record, document)
+    with pytest.raises(InvalidRecord, match="content_sha256"):
+        store.revisions.add_file(REPO, sha("a"), FileRecord("/other", 3, None, content_sha256="0" * 64), b"abc")
+    assert counts(store) == before | {"file_versions": before["file_versions"] + 1, "blobs": before["blobs"] + 1}
+
+
+def test_replace_derived_adds_its_files_in_the_same_transaction(store: Store) -> None:
+    """Re-derived results and the derived file they were derived with land together or not at all."""
+    store.watch(REPO)
+    assert save(store, "a")
+    document = b'{"commit": "c0ffee"}'
+    record = FileRecord("/refs/convert/parquet", len(document), None)
+    bad = {sha("a"): [change()], sha("zz"): [change()]}  # the second revision is not stored: refused
+    with pytest.raises(InvalidRecord, match="is not stored"):
+        store.revisions.replace_derived(REPO, bad, [], {sha("a"): (record, document)})
+    assert store.revisions.stored_file(REPO, sha("a"), record.path) is None  # rolled back with the rest
+    newer = [change(Kind.SPLITS, Severity.MEDIUM, "/refs/convert/parquet")]
+    store.revisions.replace_derived(REPO, {sha("a"): newer}, [], {sha("a"): (record, document)})
+    assert store.revisions.stored_file(REPO, sha("a"), record.path) == document
+    entry = store.revision(REPO, sha("a"))
+    assert entry is not None and entry.changes == newer
