@@ -45,6 +45,9 @@ __all__ = ["hubsim"]
                    "gated='meta-llama/*' gated_token=hf_x, ratelimit_quota=500 ratelimit_window_s=300, "
                    "trickle=GLOB trickle_ms=1000, reset_rate=0.1, chaos_rate=0.3, broken_header=GLOB broken_header_kind=nested, "
                    "rate_limit_path=GLOB (values read as JSON, else as text).")  # fmt: skip
+@click.option("--conversion-lag", is_flag=True, default=False,
+              help="No dataset version (from the start, or revealed by advance) gets its parquet conversion until "
+                   "POST /_sim/datasets/{org}/{name}/convert runs the converter (as the hub converts minutes later).")  # fmt: skip
 @click.option("--webhook", default=None, metavar="URL", help="POST a hub-style webhook here after each advance.")
 @click.option("--webhook-secret", default=None, help="Sent as X-Webhook-Secret with each webhook.")
 @click.option("--log-level", default="info", show_default=True,
@@ -66,6 +69,7 @@ def hubsim(
     seed: int,
     more_faults: tuple[str, ...],
     webhook: str | None,
+    conversion_lag: bool,
     webhook_secret: str | None,
     log_level: str,
 ) -> None:
@@ -74,7 +78,7 @@ def hubsim(
     The first line on stdout is `hubsim listening on http://HOST:PORT`. Control routes:
     POST /_sim/{org}/{name}/advance (reveal the next version), POST /_sim/{org}/{name}/rewind
     {"to": "vK"} and POST /_sim/{org}/{name}/squash (force-pushes), POST /_sim/{org}/{name}/rename
-    {"to": "org/name"}, POST /_sim/reset, GET|POST /_sim/faults (JSON with the fault options' names,
+    {"to": "org/name"}, POST /_sim/datasets/{org}/{name}/convert (run the parquet converter), POST /_sim/reset, GET|POST /_sim/faults (JSON with the fault options' names,
     underscored), GET /_sim/state.
     """
     from hubwatch.hubsim.faults import FaultConfig, FaultError
@@ -119,6 +123,7 @@ def hubsim(
             page_size=page_size,
             webhook=webhook,
             webhook_secret=webhook_secret,
+            conversion_lag=conversion_lag,
         )
     except (HistoryError, FaultError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc

@@ -94,7 +94,7 @@ def create_app(state: SimState) -> ASGIApp:
             for prefix in ("/datasets", "")
             for action, handler in (
                 ("advance", control.advance), ("rewind", control.rewind), ("squash", control.squash),
-                ("rename", names.rename), ("refs", names.set_ref),
+                ("rename", names.rename), ("refs", names.set_ref), ("convert", control.convert),
             )
         ),
         Route("/datasets/{org}/{name}/resolve/{rest:path}", files.resolve_file, methods=["GET", "HEAD"]),

@@ -93,6 +93,18 @@ async def advance(request: Request) -> Response:
     )
 
 
+async def convert(request: Request) -> Response:
+    """`POST /_sim/datasets/{org}/{name}/convert`: run the parquet converter on main's head (what
+    the conversion lag held back comes out); `sha` null when that version has no conversion."""
+    state = _state(request)
+    repo_id = state.canonical(sim_key(request), follow=True)
+    if state.history(repo_id).repo_type != "dataset":
+        raise SimError(400, "BadRequest", f"{repo_id} is a model: only datasets have a parquet conversion")
+    commit = state.convert(repo_id)
+    return JSONResponse({"repo": repo_id, "sha": commit.sha if commit is not None else None,
+                         "version": state.head(repo_id).version})  # fmt: skip
+
+
 async def rewind(request: Request) -> Response:
     """`POST /_sim/{org}/{name}/rewind {"to": "v2"}`: force-push main back to that version."""
     to = (await _json_body(request)).get("to")

@@ -50,6 +50,7 @@ DATASETS_FOLDER = "datasets"  # ROOT/datasets/<org>__<name>/: dataset repos
 PARQUET_FOLDER = "PARQUET"  # <dataset>/PARQUET/vN/: the parquet conversion of main's vN
 PARQUET_REF = "refs/convert/parquet"
 PARQUET_BOT = "parquet-converter"
+CONVERT_DELAY = timedelta(minutes=10)  # a conversion commit's date after the version it converts
 
 
 class HistoryError(ValueError):
@@ -212,7 +213,7 @@ def _versions(folder: Path) -> list[tuple[int, Path]]:
 
 
 def _converts(folder: Path, key: str, commits: list[Commit]) -> tuple[Commit, ...]:
-    """The parquet conversion branch: `PARQUET/vN/` converts main's vN, committed an hour after it."""
+    """The parquet conversion branch: `PARQUET/vN/` converts main's vN, committed ten minutes after it (the hub converts some minutes after main moves)."""
     parquet = folder / PARQUET_FOLDER
     if not parquet.is_dir():
         return ()
@@ -224,7 +225,7 @@ def _converts(folder: Path, key: str, commits: list[Commit]) -> tuple[Commit, ..
             raise HistoryError(f"{vdir}: converts v{number}, which {folder} does not have")
         files = _load_files(vdir)
         sha = _derived_sha(key, f"{PARQUET_FOLDER}/{vdir.name}", files)
-        out.append(Commit(sha, vdir.name, number, source.date + timedelta(hours=1), "Update parquet files",
+        out.append(Commit(sha, vdir.name, number, source.date + CONVERT_DELAY, "Update parquet files",
                           f"Converted from {source.sha}", files, PARQUET_BOT))  # fmt: skip
     return tuple(out)
 

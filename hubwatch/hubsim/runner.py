@@ -55,13 +55,15 @@ def build_state(
     page_size: int | None = None,
     webhook: str | None = None,
     webhook_secret: str | None = None,
+    conversion_lag: bool = False,
 ) -> SimState:
     """Load `root` and wrap it in a live state (raises HistoryError / ValueError naming the problem)."""
     if page_size is not None and page_size < 1:
         raise ValueError(f"page_size must be at least 1, got {page_size}")
     config = faults if isinstance(faults, FaultConfig) or faults is None else FaultConfig.from_mapping(faults)
     sender = WebhookSender(webhook, webhook_secret) if webhook else None
-    return SimState(load_root(root), at=parse_at(at), faults=config, page_size=page_size, on_advance=sender)
+    return SimState(load_root(root), at=parse_at(at), faults=config, page_size=page_size, on_advance=sender,
+                    conversion_lag=conversion_lag)  # fmt: skip
 
 
 def _server(state: SimState, log_level: str) -> uvicorn.Server:
@@ -109,10 +111,12 @@ class HubSim:
         page_size: int | None = None,
         webhook: str | None = None,
         webhook_secret: str | None = None,
+        conversion_lag: bool = False,
     ) -> None:
         self.root = Path(root) if root is not None else demo_root()
         self.state = build_state(
-            self.root, at=at, faults=faults, page_size=page_size, webhook=webhook, webhook_secret=webhook_secret
+            self.root, at=at, faults=faults, page_size=page_size, webhook=webhook, webhook_secret=webhook_secret,
+            conversion_lag=conversion_lag,
         )
         self._host, self._port = host, port
         self._server: uvicorn.Server | None = None
@@ -168,6 +172,12 @@ class HubSim:
     def squash(self, repo_id: str) -> str:
         """Squash main's history into one commit without a parent (`super_squash_history`); its sha."""
         return self.state.squash(repo_id).sha
+
+    def convert(self, repo_id: str) -> str | None:
+        """Run the parquet converter on a dataset (with `conversion_lag`, what `advance` revealed is
+        converted only then): the sha of its conversion of main's head, or None when it has none."""
+        commit = self.state.convert(repo_id)
+        return commit.sha if commit is not None else None
 
     def head(self, repo_id: str) -> str:
         """The sha `main` points at now."""

@@ -74,6 +74,7 @@ class SimState:
         faults: FaultConfig | None = None,
         page_size: int | None = None,
         on_advance: Callable[[Advance], None] | None = None,
+        conversion_lag: bool = False,
     ) -> None:
         self.repos = repos
         self.start_at = at
@@ -85,6 +86,11 @@ class SimState:
         # many synthetic datasets in the datasets listing.
         self.busy_listing: tuple[int, datetime] | None = None
         self.busy_datasets_listing: tuple[int, datetime] | None = None
+        # Conversion lag: no dataset version is converted (its parquet conversion is not out), from
+        # the start and as `advance` reveals them, until `convert` runs the converter on the dataset,
+        # as the hub's converter runs some minutes after main moves. Off: converted once revealed.
+        self.conversion_lag = conversion_lag
+        self._converted: dict[str, int] = {}  # repo id → the newest version number the converter reached
         self._lock = threading.Lock()
         self._at = at
         self._visible: dict[str, int] = {}
@@ -106,6 +112,10 @@ class SimState:
             }
             self._advanced_at.clear()
             self._refs.clear()
+            self._converted = {
+                rid: 0 if self.conversion_lag else max((c.number for c in h.commits[: self._visible[rid]]), default=0)
+                for rid, h in self.repos.items()
+            }
         if faults:
             self.faults.set(self.start_faults)
 
@@ -250,9 +260,20 @@ class SimState:
         return self.commits(repo_id)[-1]
 
     def converts(self, repo_id: str) -> tuple[Commit, ...]:
-        """A dataset's parquet conversion commits that are out: those of the versions up to main's head."""
+        """A dataset's parquet conversion commits that are out: those of the versions up to main's
+        head that the converter reached (all of them unless `conversion_lag`)."""
         head = self.head(repo_id)
-        return tuple(c for c in self.history(repo_id).converts if c.number <= head.number)
+        with self._lock:
+            reached = self._converted.get(repo_id, head.number)
+        return tuple(c for c in self.history(repo_id).converts if c.number <= min(head.number, reached))
+
+    def convert(self, repo_id: str) -> Commit | None:
+        """Run the converter on a dataset: main's head is converted now (what `conversion_lag` held
+        back comes out). Its conversion commit, or None when that version has none (no `PARQUET/vN/`)."""
+        head = self.head(repo_id)
+        with self._lock:
+            self._converted[repo_id] = max(self._converted.get(repo_id, 0), head.number)
+        return next((c for c in self.history(repo_id).converts if c.number == head.number), None)
 
     def lineage(self, repo_id: str, commit: Commit) -> tuple[Commit, ...]:
         """The history that ends at `commit`, oldest first: main's (every version, as a ref may point
@@ -304,6 +325,8 @@ class SimState:
                 )
             self._visible[repo_id] = shown + 1
             self._advanced_at[repo_id] = at or datetime.now(UTC)
+            if not self.conversion_lag:
+                self._converted[repo_id] = max(self._converted.get(repo_id, 0), repo.commits[shown].number)
         result = Advance(
             repo_id, repo.commits[shown - 1].sha if shown else None, repo.commits[shown], shown + 1, len(repo.commits)
         )

@@ -132,6 +132,32 @@ def test_parquet_conversion_branch(sim: HubSim, hubsim_factory: Callable[..., Hu
         _api(none).list_repo_commits(IMDB, repo_type="dataset", revision="refs/convert/parquet")
 
 
+def test_conversion_lag_holds_conversions_until_the_converter_runs(
+    hubsim_factory: Callable[..., HubSim], datasets_root: Path
+) -> None:
+    sim = hubsim_factory(root=datasets_root, at="v2", conversion_lag=True)
+    api = _api(sim)
+    assert api.list_repo_refs(REVIEWS, repo_type="dataset").converts == []  # nothing converted at the start
+    sim.advance(f"datasets/{REVIEWS}")  # v3, whose conversion PARQUET/v3 holds: not out until the converter runs
+    assert api.list_repo_refs(REVIEWS, repo_type="dataset").converts == []
+    r = httpx.post(f"{sim.url}/_sim/datasets/{REVIEWS}/convert")
+    assert r.status_code == 200 and r.json()["version"] == "v3"
+    (convert,) = api.list_repo_refs(REVIEWS, repo_type="dataset").converts
+    assert convert.target_commit == r.json()["sha"]
+    (commit, *_) = api.list_repo_commits(REVIEWS, repo_type="dataset", revision="refs/convert/parquet")
+    head = api.list_repo_commits(REVIEWS, repo_type="dataset")[0]
+    assert commit.commit_id == convert.target_commit and commit.created_at > head.created_at  # minutes after main
+    # A version without a conversion folder gets none; a model has no converter.
+    assert httpx.post(f"{sim.url}/_sim/datasets/{IMDB}/convert").json()["sha"] is None
+    assert api.list_repo_refs(IMDB, repo_type="dataset").converts == []
+    r = httpx.post(f"{sim.url}/_sim/{TINY}/convert")
+    assert r.status_code == 400 and "only datasets" in r.text
+    # Without the lag, what advance reveals is converted at once (as before).
+    eager = hubsim_factory(root=datasets_root, at="v2")
+    eager.advance(f"datasets/{REVIEWS}")
+    assert _api(eager).list_repo_refs(REVIEWS, repo_type="dataset").converts[0].target_commit == convert.target_commit
+
+
 def test_gated_dataset(sim: HubSim, tmp_path: Path) -> None:
     info = _api(sim).dataset_info(GATED)
     assert info.gated == "manual"
