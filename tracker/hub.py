@@ -289,31 +289,12 @@ class HfHubClient:
         A file listed, or served, larger than `max_download_bytes` (default `MAX_DOWNLOAD_BYTES`)
         is refused (InvalidContent) without reading the rest of it.
         """
-        from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
-        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
-
         rid = str(repo)
         limit = self._max_download
         too_large = f"{path}: larger than the {limit} bytes hubwatch downloads of a tracked file"
         if expected_size is not None and expected_size > limit:
             raise InvalidContent(f"{too_large} ({expected_size} bytes listed)", repo_id=rid, revision=sha)
-
-        def fetch() -> bytes | None:
-            url = hf_hub_url(repo.hub_id, path, repo_type=repo.hub_repo_type, revision=sha, endpoint=self.endpoint)
-            headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
-            session = get_session()
-            with session.stream("GET", url, headers=headers, follow_redirects=True, timeout=self._timeout) as response:
-                hf_raise_for_status(response)
-                chunks: list[bytes] = []
-                size = 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > limit:
-                        return None
-                    chunks.append(chunk)
-                return b"".join(chunks)
-
-        body = self._call(fetch, rid, sha, path)
+        body = self.bounded_get(repo, sha, path, limit)
         if body is None:
             raise InvalidContent(too_large, repo_id=rid, revision=sha)
         if expected_size is not None and len(body) != expected_size:
@@ -326,6 +307,33 @@ class HfHubClient:
             except ValueError as exc:  # not JSON, not UTF-8, too large or too deeply nested
                 raise InvalidContent(f"{path}: not valid JSON ({exc})", repo_id=rid, revision=sha) from exc
         return body
+
+    def bounded_get(self, repo: RepoId, sha: str, path: str, limit: int, byte_range: tuple[int, int] | None = None,
+                    ) -> bytes | None:  # fmt: skip
+        """One file of a revision (or bytes `byte_range` = (first, last) of it: one range request)
+        through huggingface_hub's session, its body read as it streams and at most `limit` bytes of
+        it: None past that, the rest never read. Hub errors are translated as any request's."""
+        from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
+        from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
+
+        def fetch() -> bytes | None:
+            url = hf_hub_url(repo.hub_id, path, repo_type=repo.hub_repo_type, revision=sha, endpoint=self.endpoint)
+            headers = build_hf_headers(token=self._api.token, library_name="hubwatch")
+            if byte_range is not None:
+                headers["Range"] = f"bytes={byte_range[0]}-{byte_range[1]}"
+            with get_session().stream("GET", url, headers=headers, follow_redirects=True,
+                                      timeout=self._timeout) as response:  # fmt: skip
+                hf_raise_for_status(response)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        return None
+                    chunks.append(chunk)
+                return b"".join(chunks)
+
+        return self._call(fetch, str(repo), sha, path)
 
     def safetensors_header(self, repo: RepoId, sha: str, path: str, *, lenient: bool = False) -> dict[str, Any]:
         """Tensor name → {"dtype", "shape"} of one safetensors file, read by range requests.

@@ -71,7 +71,7 @@ def dataset_summary(client: HfHubClient, dataset: RepoId, revision: str | None =
     meta = dataset_meta(Snapshot(sha, {}, contents))
     listed = {s.rfilename for s in info.siblings or ()}
     if INFOS_FILE in listed and _unstated(meta):
-        contents[INFOS_FILE] = _download(client, label, rid, sha, INFOS_FILE)
+        contents[INFOS_FILE] = _download(client, dataset, sha, INFOS_FILE)
         meta = dataset_meta(Snapshot(sha, {}, contents))
     if _unstated(meta) and (document := parquet_conversion(client, dataset, sha)) is not None:
         meta = with_converted(meta, read_conversion(Snapshot(sha, {}, {CONVERSION_PATH: document})))
@@ -82,27 +82,10 @@ def _unstated(meta: DatasetMeta) -> bool:
     return not meta.configs or any(not c.splits for c in meta.configs.values())
 
 
-def _download(client: HfHubClient, label: str, rid: str, sha: str, path: str) -> bytes:
+def _download(client: HfHubClient, dataset: RepoId, sha: str, path: str) -> bytes:
     """One small metadata file of the dataset revision, refused past `_MAX_INFOS_BYTES`."""
-    from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
-    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
-
-    def fetch() -> bytes | None:
-        url = hf_hub_url(rid, path, repo_type="dataset", revision=sha, endpoint=client.endpoint)
-        headers = build_hf_headers(token=client._api.token, library_name="hubwatch")
-        with get_session().stream("GET", url, headers=headers, follow_redirects=True,
-                                  timeout=client._timeout) as response:  # fmt: skip
-            hf_raise_for_status(response)
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > _MAX_INFOS_BYTES:
-                    return None
-                chunks.append(chunk)
-            return b"".join(chunks)
-
-    body = client._call(fetch, label, sha, path)
+    label = str(dataset)
+    body = client.bounded_get(dataset, sha, path, _MAX_INFOS_BYTES)
     if body is None:
         raise InvalidContent(f"{path}: larger than the {_MAX_INFOS_BYTES} bytes read of a metadata file",
                              repo_id=label, revision=sha)

@@ -116,27 +116,8 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
 
 def _tail(client: HfHubClient, repo: RepoId, sha: str, path: str, start: int, end: int) -> bytes:
     """Bytes `start`..`end` (inclusive) of one file of the branch: one range request, never more read."""
-    from huggingface_hub import get_session, hf_hub_url, hf_raise_for_status
-    from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # lazy module
-
     wanted = end - start + 1
-
-    def fetch() -> bytes | None:
-        url = hf_hub_url(repo.hub_id, path, repo_type="dataset", revision=sha, endpoint=client.endpoint)
-        headers = build_hf_headers(token=client._api.token, library_name="hubwatch") | {"Range": f"bytes={start}-{end}"}
-        with get_session().stream("GET", url, headers=headers, follow_redirects=True,
-                                  timeout=client._timeout) as response:  # fmt: skip
-            hf_raise_for_status(response)
-            chunks: list[bytes] = []
-            size = 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > wanted:
-                    return None  # the range was not honoured: the rest is not read
-                chunks.append(chunk)
-            return b"".join(chunks)
-
-    body = client._call(fetch, str(repo), sha, path)
+    body = client.bounded_get(repo, sha, path, wanted, (start, end))  # None: the range was not honoured
     if body is None or len(body) != wanted:
         raise InvalidContent(f"{path}: asked for {wanted:,} bytes of its end, answered "
                              f"{'more' if body is None else f'{len(body):,}'}", repo_id=str(repo), revision=sha)  # fmt: skip
