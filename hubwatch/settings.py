@@ -51,6 +51,17 @@ class Settings(BaseSettings):
         description="Seconds between a repo's own head requests (safety re-check) while the hub's "
         "recently-modified listing tells each poll cycle which repos moved.",
     )
+    conversion_wait_s: int = Field(
+        default=86400, ge=0,
+        description="Seconds after a dataset head's commit that its parquet conversion (refs/convert/parquet, "
+        "which the hub writes some minutes after main moves) is waited for when a poll found none: the head is "
+        "asked again, its refs alone, until the conversion is out or this time has passed (0: never asked again).",
+    )
+    conversion_recheck_s: int = Field(
+        default=300, ge=10,
+        description="Least seconds between two such asks; the wait between them grows with the head's age "
+        "(half of it), so a dataset the hub never converts costs about 14 requests per head in a day.",
+    )
     web_threads: int = Field(
         default=12, ge=1, le=64,
         description="Requests the web app works on at once in its thread pool (every route doing database "

@@ -15,7 +15,8 @@ last 64 KiB of a shard, and the footer itself when it is longer; at most 1 MiB) 
 bounds, truncated, garbage) is noted on its split, whose rows are then unknown; the rest is kept.
 
 Requests, per poll that stores new revisions of a dataset (an idle cycle asks none): the refs (1),
-and where they name a conversion the converter commit's date (1), the branch's tree (1) and one or
+and where they name a conversion other than the one the parent kept the converter commit's date
+(1), and where that is at or after the head's, the branch's tree (1) and one or
 two per shard whose footer is read (`dataset_parquet.footers_to_read`: at most 32 a split, 256 in all;
 a shard whose LFS oid the parent's kept conversion read already is not read again).
 """
@@ -28,9 +29,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from hubwatch.diff.dataset_parquet import PARQUET_REF, conversion_document, footers_known, footers_to_read
+from hubwatch.diff.dataset_parquet import (CONVERSION_PATH, PARQUET_REF, conversion_document, footers_known,
+                                           footers_to_read, read_conversion)
 from hubwatch.diff.parquet_footer import Footer, ParquetFooterError, footer_length, read_footer
 from hubwatch.domain.records import RepoId, RevisionRecord
+from hubwatch.domain.snapshot import Snapshot
 from hubwatch.domain.times import rfc3339
 from hubwatch.tracker.errors import InvalidContent
 
@@ -72,7 +75,9 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
     branch or its newest conversion is of an earlier revision. `head`: the main branch's head a
     poll stores (its commit and date), or a commit sha (`dataset_summary`): None unless it is
     main's head now, whose date is then asked (one request more). `previous`: an earlier kept
-    document, whose footers of shards with the same LFS oid are taken instead of read again.
+    document (of an earlier revision: the parent's), whose footers of shards with the same LFS oid
+    are taken instead of read again; the branch still at its converter commit holds no conversion
+    of `head` (None, and that commit's date is not asked).
     Raises the adapter's HubError types (InvalidContent for a tree past the bounds)."""
     from huggingface_hub.hf_api import RepoFile
 
@@ -83,6 +88,8 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
     target = next((r.target_commit for r in refs.converts or () if r.ref == PARQUET_REF), None)
     if not target:
         return None
+    if previous is not None and _converted_commit(previous) == target:
+        return None  # the conversion an earlier revision kept: this head's is not out yet (no date asked)
     if isinstance(head, str):
         if next((b.target_commit for b in refs.branches or () if b.name == "main"), None) != head:
             return None  # not main's head: the branch holds no conversion of it
@@ -112,6 +119,12 @@ def parquet_conversion(client: HfHubClient, repo: RepoId, head: RevisionRecord |
     footers: dict[str, Footer | str] = {path: known[path] for path in wanted if path in known}
     footers |= {path: found for path, found in client._fetch_all(jobs).items() if isinstance(found, (Footer, str))}
     return conversion_document(target, rfc3339(converted), entries, footers)
+
+
+def _converted_commit(document: bytes) -> str | None:
+    """The converter commit a kept conversion document names (None when it cannot be read)."""
+    kept = read_conversion(Snapshot("", {}, {CONVERSION_PATH: document}))
+    return kept.commit if kept is not None else None
 
 
 def _tail(client: HfHubClient, repo: RepoId, sha: str, path: str, start: int, end: int) -> bytes:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from hubwatch.diff.dataset_parquet import CONVERSION_PATH, with_conversion
 from hubwatch.domain.clock import Clock, system_clock
 from hubwatch.domain.records import AdvisoryRecord, PollState, RepoId, RevisionRecord
 from hubwatch.domain.snapshot import Snapshot
@@ -50,6 +51,8 @@ class Unchanged:
     head: str
     rewritten: tuple[str, ...] = ()  # a force-push back to a stored revision dropped these
     renamed_from: RepoId | None = None  # the hub answered this poll's id under a new one
+    # A dataset head still waiting for its parquet conversion: when to ask its refs again (None: not waiting).
+    conversion_due: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class NewRevisions:
     repo: RepoId
     shas: tuple[str, ...]  # stored by this poll, oldest first
     renamed_from: RepoId | None = None  # the hub answered this poll's id under a new one
+    # The dataset head stored without its parquet conversion (not out yet): when to ask again.
+    conversion_due: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -130,8 +135,9 @@ def poll_repo(
                 _republish_renamed(store, repo, settings, now)
             stored_head = store.head(repo)  # the rename may have merged two stored rows: the survivor's
         if stored_head is not None and stored_head.sha == head:
+            waiting = _late_conversion(hub, store, repo, stored_head, settings, now) if repo.is_dataset else None
             store.repos.record_poll(repo, PollState.OK, None, now(), started=started)
-            return Unchanged(repo, head, renamed_from=renamed_from)
+            return Unchanged(repo, head, renamed_from=renamed_from, conversion_due=waiting)
         first_time = stored_head is None
         stored = _StoredShas(store, repo, stored_head)
         commits = hub.commits(repo, limit=settings.backfill_limit if first_time else None, since=stored)
@@ -168,6 +174,7 @@ def poll_repo(
             baseline_sha = stored_head.sha  # compare the rewritten history with what users had
         baseline = load_baseline(store, repo, baseline_sha)
         advisories = _KnownAdvisories(store, repo, none_stored=first_time)
+        due: datetime | None = None
         with _Ahead(hub, repo) as ahead:
             for index, revision in enumerate(new, start=1):
                 if stop is not None and stop():
@@ -179,6 +186,8 @@ def poll_repo(
                 ahead.start(new[index] if index < len(new) else None, snapshot)
                 if repo.is_dataset and index == len(new) and revision.sha == head:
                     snapshot = _with_conversion(hub, repo, revision, snapshot, baseline.snapshot)
+                    if CONVERSION_PATH not in snapshot.files:
+                        due = _conversion_due(revision, now(), settings)
                 result = process_revision(
                     repo, revision, baseline, hub=hub, store=store, settings=settings,
                     extra_changes=extra if index == 1 else (), snapshot=snapshot,
@@ -193,7 +202,7 @@ def poll_repo(
         store.repos.record_poll(repo, PollState.OK, None, now(), started=started, new_revisions=len(saved))
         # A push that only removed commits stores nothing new: the recorded rewrite is the change.
         if saved:
-            return NewRevisions(repo, tuple(saved), renamed_from)
+            return NewRevisions(repo, tuple(saved), renamed_from, due if saved[-1] == head else None)
         return Unchanged(repo, head, tuple(dropped), renamed_from)
     except TokenRejected as exc:
         record_token_problem(store, hub.token, "the hub rejected the token (401 invalid credentials)", exc.fix, now())
@@ -240,14 +249,80 @@ def _with_conversion(hub: HubClient, repo: RepoId, head: RevisionRecord, snapsho
     reused). A conversion that cannot be read (a tree past the bounds, the branch gone between two
     requests) is left out with a warning and the head stored without it; any other hub failure
     fails the poll as any request's does (the next poll asks again)."""
-    from hubwatch.diff.dataset_parquet import CONVERSION_PATH, with_conversion
-
     try:
         document = hub.parquet_conversion(repo, head, parent.contents.get(CONVERSION_PATH))
     except (InvalidContent, RevisionNotFound) as exc:
         log.warning("%s: stored %s without its parquet conversion: %s", repo, head.sha[:12], exc)
         return snapshot
     return snapshot if document is None else with_conversion(snapshot, document)
+
+
+def _conversion_due(head: RevisionRecord, at: datetime, settings: Settings) -> datetime | None:
+    """When to ask again for the parquet conversion of a dataset head kept without one: the wait
+    between two asks is half the head's age (at least `conversion_recheck_s`), so asks thin out as
+    a conversion grows unlikely; None when that ask would come after `conversion_wait_s` from the
+    head's commit (the wait is over)."""
+    age = (at - head.date).total_seconds()
+    wait = max(float(settings.conversion_recheck_s), age / 2)
+    return None if age + wait > settings.conversion_wait_s else at + timedelta(seconds=wait)
+
+
+def _late_conversion(
+    hub: HubClient, store: Store, repo: RepoId, head: RevisionRecord, settings: Settings, now: Clock
+) -> datetime | None:
+    """On a poll that found a dataset's head unchanged: when the head was kept without its parquet
+    conversion and is young enough to get one (`_conversion_due`), ask the hub (its refs: one
+    request while the conversion is not out) and, when the conversion is out now, add it to the
+    stored revision (`store.revisions.add_file`, which raises the history version: pages, facts and
+    cost panels read it from then on). Where it changes what the head's changes say (a card stating
+    no sizes: its splits and rows come from the conversion), the repo is re-derived with it, the
+    conversion added in the same transaction as the results, so the rows the test split gained are
+    advised as if the conversion had been out when the head was polled.
+
+    Returns when to ask again (still waiting), or None (kept now, past the wait, or unreadable)."""
+    at = now()
+    if (at - head.date).total_seconds() > settings.conversion_wait_s:
+        return None
+    if store.revisions.stored_file(repo, head.sha, CONVERSION_PATH) is not None:
+        return None  # kept already (by the poll that stored the head, or an earlier late one)
+    parent = store.revisions.stored_file(repo, head.parent, CONVERSION_PATH) if head.parent else None
+    try:
+        document = hub.parquet_conversion(repo, head, parent)
+    except (InvalidContent, RevisionNotFound) as exc:
+        log.warning("%s: %s kept without its parquet conversion: %s", repo, head.sha[:12], exc)
+        return None
+    if document is None:
+        return _conversion_due(head, at, settings)
+    from hubwatch.domain.files import FileRecord
+
+    record = FileRecord(CONVERSION_PATH, len(document), None, None)
+    current = with_conversion(load_baseline(store, repo, head.sha).snapshot, document)
+    if _changes_moved(store, repo, head, current):
+        from hubwatch.tracker.rederive import rederive_repo
+
+        # The conversion is added in the transaction that writes what it changes: a crash leaves neither.
+        result = rederive_repo(store, repo, settings, now, adding={head.sha: (record, document)})
+        log.info("%s: %s got its parquet conversion late; %d revisions re-classified, %d advisories written",
+                 repo, head.sha[:12], result.revisions, len(result.records))  # fmt: skip
+    else:
+        store.revisions.add_file(repo, head.sha, record, document)
+    return None
+
+
+def _changes_moved(store: Store, repo: RepoId, head: RevisionRecord, current: Snapshot) -> bool:
+    """Whether the head's changes, diffed again as `current` (with its conversion), differ from those stored."""
+    from hubwatch.diff import diff_repo_snapshots
+    from hubwatch.tracker.rederive import same_changes
+
+    entry = store.revision(repo, head.sha)
+    if entry is None:
+        return False
+    parent = load_baseline(store, repo, head.parent).snapshot if head.parent else None
+    if parent is not None and not parent.files:
+        parent = None  # a parent not stored: the head was diffed as the first known revision
+    # What the diff says, less what the poll adds beside it (a force-push's record, the estimate's move).
+    stored = [c for c in entry.changes if c.path != "estimate" and not c.detail.get("history_rewrite")]
+    return not same_changes(diff_repo_snapshots(repo.repo_type, parent, current), stored)
 
 
 class _StoredShas:

@@ -12,11 +12,13 @@ simply runs again (it is idempotent: a second run writes nothing).
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from hubwatch.advisories.reconcile import ADVISORY_MODEL, reconcile, renamed_withdrawn
 from hubwatch.domain.clock import Clock, system_clock
-from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, RepoId
+from hubwatch.domain.records import AdvisoryRecord, ChangeRecord, Direction, FileRecord, RepoId
+from hubwatch.domain.snapshot import Snapshot
 from hubwatch.tracker.estimating import estimate_change
 from hubwatch.tracker.rewound import settle_off_main_line
 from hubwatch.tracker.pipeline import Baseline, empty_snapshot, history_rewrite_change, load_baseline
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from hubwatch.settings import Settings
     from hubwatch.storage import Store
 
-__all__ = ["MODEL_KEY", "RederiveResult", "rederive_if_needed", "rederive_repo"]
+__all__ = ["MODEL_KEY", "RederiveResult", "rederive_if_needed", "rederive_repo", "same_changes"]
 
 log = logging.getLogger(__name__)
 
@@ -44,15 +46,32 @@ class RederiveResult:
         return sum(1 for r in self.records if r.withdrawn is not None)
 
 
-def _same(a: list[ChangeRecord], b: list[ChangeRecord]) -> bool:
+def same_changes(a: list[ChangeRecord], b: list[ChangeRecord]) -> bool:
+    """Whether two lists of changes say the same, in the same order (what re-deriving compares)."""
     def key(c: ChangeRecord) -> tuple[object, ...]:
         return (c.kind, c.severity, c.path, c.summary, Direction.parse(c.direction), repr(sorted(c.detail.items(), key=str)))
 
     return [key(c) for c in a] == [key(c) for c in b]
 
 
-def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock = system_clock) -> RederiveResult:
-    """Re-derive one repo's changes and advisories from its stored history; write the differences."""
+def rederive_repo(
+    store: Store, repo: RepoId, settings: Settings, clock: Clock = system_clock,
+    adding: Mapping[str, tuple[FileRecord, bytes]] | None = None,
+) -> RederiveResult:
+    """Re-derive one repo's changes and advisories from its stored history; write the differences.
+    `adding` (sha → a derived file and its content, e.g. a dataset head's late parquet conversion):
+    files the stored revisions are re-derived with, added to them in the same transaction."""
+    extra = dict(adding or {})
+
+    def load(sha: str | None) -> Baseline:
+        found = load_baseline(store, repo, sha)
+        if sha is None or sha not in extra:
+            return found
+        record, content = extra[sha]
+        snapshot = found.snapshot
+        files, contents = {**snapshot.files, record.path: record}, {**snapshot.contents, record.path: content}
+        return Baseline(Snapshot(snapshot.sha, files, contents, snapshot.safetensors), found.estimate)
+
     from hubwatch.advisories.advise import plan_advisories
     from hubwatch.advisories.standing import standing
     from hubwatch.diff import diff_repo_snapshots
@@ -70,13 +89,13 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         elif cache is not None and cache.snapshot.sha == revision.parent:
             base = cache
         else:
-            base = load_baseline(store, repo, revision.parent)
-        current = load_baseline(store, repo, revision.sha)
+            base = load(revision.parent)
+        current = load(revision.sha)
         initial = not base.snapshot.files
         rewrite = [c for c in entry.changes if c.detail.get("history_rewrite")]
         carried: list[AdvisoryRecord] | None = None
         old_head = old_heads.get(tuple(rewrite[0].detail.get("old") or ())) if rewrite and initial else None
-        if old_head is not None and (old := load_baseline(store, repo, old_head)).snapshot.files:
+        if old_head is not None and (old := load(old_head)).snapshot.files:
             # As the poll did: a rewritten commit without a stored parent (a squash) is compared with
             # the old head, and carries the hazards open there that it does not clear.
             base, initial = old, False
@@ -91,7 +110,7 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
         for record in plan_advisories(repo, revision, changes, list(derived.values()), settings, id_repo=origin,
                                       carried=carried):
             derived[record.id] = record
-        if not _same(changes, entry.changes):
+        if not same_changes(changes, entry.changes):
             replaced[revision.sha] = changes
         cache = current
     published = store.advisories.records(repo)
@@ -99,8 +118,8 @@ def rederive_repo(store: Store, repo: RepoId, settings: Settings, clock: Clock =
     records = reconcile(published, list(derived.values()), now)
     # After a rename the withdrawn records (reconcile leaves them alone) still name the old id.
     records += renamed_withdrawn(published, store.canonical_id(repo) or repo, now)
-    if replaced or records:
-        store.revisions.replace_derived(repo, replaced, records)
+    if replaced or records or extra:
+        store.revisions.replace_derived(repo, replaced, records, extra)
     # Updates raised at commits a force-push dropped are withdrawn (and those back on the line published).
     records += settle_off_main_line(store, repo, now)
     return RederiveResult(len(replaced), records)

@@ -32,7 +32,7 @@ from hubwatch.tracker.cycle_meter import CycleMeter
 from hubwatch.tracker.errors import HubError
 from hubwatch.tracker.heartbeat import Heartbeat
 from hubwatch.tracker.hubstate import StoreWindow, halted
-from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, next_poll_at, poll_repos
+from hubwatch.tracker.poller import Failed, NewRevisions, PollOutcome, Unchanged, next_poll_at, poll_repos
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -361,6 +361,8 @@ class PollCycle:
             when = recheck_at(repo, at, self._settings.recheck_interval_s)
         else:
             when = next_poll_at(outcome, failures, self._settings, at)
+        if isinstance(outcome, (Unchanged, NewRevisions)) and outcome.conversion_due is not None:
+            when = min(when, outcome.conversion_due)  # a dataset head waiting for its parquet conversion
         self.heartbeat.release(repo)
         self._store.leases.release(repo, self.worker_id, when)
         return outcome

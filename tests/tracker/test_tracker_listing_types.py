@@ -20,7 +20,9 @@ TWIN = RepoId.parse("datasets/acme/tiny")  # a dataset of the model's org/name: 
 DATA = RepoId.parse("datasets/acme/reviews")
 CONFIG = {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
           "intermediate_size": 128, "vocab_size": 1000, "max_position_embeddings": 512}  # fmt: skip
-SETTINGS = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, poll_interval_s=60)
+# The fake hub converts no dataset: a young dataset head would wait for its parquet conversion and be
+# asked again (tests/tracker/test_tracker_parquet_late.py); here no wait, so only the listings speak.
+SETTINGS = Settings(database_url="sqlite://", hub_endpoint=FakeHub.endpoint, poll_interval_s=60, conversion_wait_s=0)
 PER_REPO = ("head_and_id", "commits", "snapshot")
 
 

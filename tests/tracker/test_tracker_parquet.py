@@ -103,13 +103,13 @@ def test_the_head_keeps_its_conversion_and_older_revisions_none(
     for older in outcome.shas[:-1]:  # v1 had a conversion once, but the branch now holds v3's only
         assert CONVERSION_PATH not in _stored(store, REVIEWS, older).files
 
-    # v4: the branch still holds v3's conversion, dated before v4's commit: v4 gets none.
+    # v4: the branch still holds v3's conversion, the one v3 kept: v4 gets none, and its date is not asked.
     sim.advance(str(REVIEWS))
     sent.clear()
     outcome = _poll(sim, store, REVIEWS)
     assert isinstance(outcome, NewRevisions) and len(outcome.shas) == 1
     asked = [s.split("?")[0] for s in sent if s.startswith((f"{base}/refs", f"{base}/commits/{target}", f"{base}/tree/{target}"))]
-    assert asked == [f"{base}/refs", f"{base}/commits/{target}"]  # no tree read of a conversion that is not v4's
+    assert asked == [f"{base}/refs"]  # no date or tree read of a conversion that is not v4's
     assert not [s for s in sent if "/resolve/" in s and s.endswith(".parquet")]  # nor any footer
     assert CONVERSION_PATH not in _stored(store, REVIEWS, outcome.shas[0]).files
 
