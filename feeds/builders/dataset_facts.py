@@ -45,6 +45,8 @@ class DatasetFacts:
     gated: str | None  # what the card says of access ("gated: manual access requests …"), or None
     card_error: str | None
     conversion: str | None = None  # `refs/convert/parquet@<commit>` when the conversion states splits
+    # No conversion kept while a config (or the whole card) states no splits: the page says why they are missing.
+    unconverted: bool = False
 
     @property
     def rows(self) -> int | None:
@@ -91,7 +93,8 @@ def _gated(card: Mapping[str, Any]) -> str | None:
 def dataset_facts(sha: str, files: Sequence[FileRecord], contents: Mapping[str, bytes]) -> DatasetFacts:
     """The facts of one stored dataset revision (`store.revisions.snapshot_files`)."""
     snapshot = Snapshot(sha, {f.path: f for f in files}, contents)
-    meta = with_converted(dataset_meta(snapshot), read_conversion(snapshot))
+    kept = read_conversion(snapshot)
+    meta = with_converted(dataset_meta(snapshot), kept)
     card = meta.card or {}
     return DatasetFacts(
         configs=tuple(meta.configs.values()),
@@ -102,4 +105,5 @@ def dataset_facts(sha: str, files: Sequence[FileRecord], contents: Mapping[str, 
         gated=_gated(card),
         card_error=meta.card_error,
         conversion=meta.conversion,
+        unconverted=kept is None and (not meta.configs or any(not c.splits for c in meta.configs.values())),
     )

@@ -158,7 +158,8 @@ def test_a_late_conversion_is_added_to_the_head_and_its_changes_re_derived(
     assert not any(c.kind.value == "splits" for c in store.history(UPLOAD)[-1].changes)  # no rows known yet
     settings = _settings(sim)
     with TestClient(create_app(settings, store)) as client:
-        assert "<td class=\"num\">250</td>" not in client.get(UPLOAD.url_path).text
+        waiting = client.get(UPLOAD.url_path).text
+        assert "<td class=\"num\">250</td>" not in waiting and "No parquet conversion of this revision is kept" in waiting
 
         sim.convert(str(UPLOAD))
         clock.at = second + timedelta(minutes=9)
@@ -170,6 +171,7 @@ def test_a_late_conversion_is_added_to_the_head_and_its_changes_re_derived(
         assert (train.kind.value, train.severity.value, train.summary) == ("splits", "medium", "default/train: 100 → 250 rows")
         page = client.get(UPLOAD.url_path)  # the page follows the raised history version
         assert page.status_code == 200 and "<td class=\"num\">250</td>" in page.text
+        assert "No parquet conversion of this revision is kept" not in page.text
 
     # The history, and the advisories published from it, are those of the polls that came on time.
     reference = _on_time(hubsim_factory, root, tmp_path)
