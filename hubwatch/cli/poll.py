@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timezone
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -38,7 +39,11 @@ def _outcome_line(outcome: PollOutcome) -> str:
 
     line = _outcome_text(outcome)
     renamed = None if isinstance(outcome, Failed) else outcome.renamed_from
-    return line if renamed is None else f"{line} [yellow](renamed from {escape(renamed)})[/yellow]"
+    line = line if renamed is None else f"{line} [yellow](renamed from {escape(renamed)})[/yellow]"
+    due = None if isinstance(outcome, Failed) else outcome.conversion_due
+    if due is not None:  # a dataset head kept before the hub converted it: `hubwatch run` asks again then
+        line += f" [dim]— its parquet conversion is not out yet; asked again from {due.astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC[/dim]"
+    return line
 
 
 def _outcome_text(outcome: PollOutcome) -> str:
