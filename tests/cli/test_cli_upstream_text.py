@@ -1,7 +1,7 @@
 """Upstream text is printed literally (never read as rich markup), and the CLI's clock is injectable.
 
 A history in the emulator whose commit messages look like markup (`Update [/] config`,
-`[bold]x[/bold]`, `[link=…]`): `hubwatch poll` (with its progress bar drawn, as on a terminal)
+`[bold]x[/bold]`, `[link=…]`, emoji codes such as `:rocket:`): `hubwatch poll` (with its progress bar drawn, as on a terminal)
 and `hubwatch history` print them as they are and exit 0.
 """
 
@@ -21,7 +21,7 @@ from hubwatch.cli import _register, cli
 from hubwatch.domain.clock import fixed_clock
 
 REPO = "acme/markup-model"
-MESSAGES = ["Update [/] config", "[bold]x[/bold] and [link=https://evil.example]y[/link]", "[red]\\[/red] done"]
+MESSAGES = ["Update [/] config", "[bold]x[/bold] and [link=https://evil.example]y[/link]", "[red]\\[/red] done :rocket:"]
 AT = datetime(2022, 2, 2, 2, 2, 2, tzinfo=UTC)
 
 
@@ -61,7 +61,8 @@ def test_markup_in_commit_messages_prints_literally(tmp_path: Path, data_dir: Pa
     history = invoke(db, sim, "history", REPO)
     assert history.exit_code == 0, history.output
     shown = " ".join(history.output.split())  # the table may fold long titles
-    for message in ("Update [/] config", "[bold]x[/bold]", "[link=https://evil.example]y[/link]", "[red]\\[/red]"):
+    # `:rocket:` is an emoji code to rich: upstream text keeps it as written.
+    for message in ("Update [/] config", "[bold]x[/bold]", "[link=https://evil.example]y[/link]", "[red]\\[/red]", ":rocket:"):
         assert message in shown, message
     titles = [r["title"] for r in json.loads(invoke(db, sim, "history", REPO, "--json").stdout)]
     assert titles == MESSAGES
