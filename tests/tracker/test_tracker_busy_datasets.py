@@ -4,12 +4,9 @@ for the models, and the next cycle is back to one listing request per repo type.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
@@ -28,26 +25,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return datetime.now(timezone.utc) + self.offset
-
-
-@pytest.fixture
-def sent() -> Iterator[list[str]]:
-    """Every HTTP request huggingface_hub sends, as "METHOD path" (via its client factory hook)."""
-    import httpx2
-    from huggingface_hub import set_client_factory
-    from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
-
-    seen: list[str] = []
-
-    def record(request: httpx2.Request) -> None:
-        seen.append(f"{request.method} {request.url.path}")
-
-    set_client_factory(lambda: httpx2.Client(event_hooks={"request": [hf_request_event_hook, record]},
-                                             follow_redirects=True, timeout=None))  # fmt: skip
-    try:
-        yield seen
-    finally:
-        set_client_factory(default_client_factory)
 
 
 def test_a_busy_datasets_listing_makes_only_the_datasets_due(

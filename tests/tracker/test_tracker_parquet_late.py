@@ -7,12 +7,11 @@ PostgreSQL; which requests each poll costs is seen from what the client really s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
 from fastapi.testclient import TestClient
 
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH
@@ -35,26 +34,6 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.at
-
-
-@pytest.fixture
-def sent() -> Iterator[list[str]]:
-    """`METHOD path` of every request huggingface_hub sends (its client factory hook)."""
-    import httpx2
-    from huggingface_hub import set_client_factory
-    from huggingface_hub.utils._http import default_client_factory, hf_request_event_hook
-
-    seen: list[str] = []
-
-    def record(request: httpx2.Request) -> None:
-        seen.append(f"{request.method} {request.url.path}")
-
-    set_client_factory(lambda: httpx2.Client(event_hooks={"request": [hf_request_event_hook, record]},
-                                             follow_redirects=True, timeout=None))  # fmt: skip
-    try:
-        yield seen
-    finally:
-        set_client_factory(default_client_factory)
 
 
 def _settings(sim: Any, **extra: Any) -> Settings:
@@ -89,6 +68,15 @@ def _advisories(store: Store) -> list[tuple[str, str, str, bool]]:
     return sorted((r.id, r.revision_sha, r.osv["summary"], r.withdrawn is not None) for r in store.advisories.records(UPLOAD))
 
 
+def _lagging(hubsim_factory: Callable[..., Any], root: Path, store: Store) -> tuple[Any, datetime]:
+    """The CSV upload (a card stating no sizes) at v1, watched, in an emulator with the conversion
+    lag: the emulator and v1's commit date."""
+    csv_upload(root)
+    sim = hubsim_factory(root=root, at="v1", conversion_lag=True)
+    store.watch(UPLOAD)
+    return sim, _dates(sim)[0]
+
+
 def _on_time(hubsim_factory: Callable[..., Any], root: Path, tmp_path: Path) -> Store:
     """The same two versions polled after each one's conversion was out: what the history must end as."""
     sim = hubsim_factory(root=root, at="v1")
@@ -105,10 +93,8 @@ def test_a_late_conversion_is_added_to_the_head_and_its_changes_re_derived(
     hubsim_factory: Callable[..., Any], tmp_path: Path, store: Store, sent: list[str]
 ) -> None:
     root = tmp_path / "root"
-    csv_upload(root)
-    sim = hubsim_factory(root=root, at="v1", conversion_lag=True)
-    first, second = _dates(sim)
-    store.watch(UPLOAD)
+    sim, first = _lagging(hubsim_factory, root, store)
+    second = _dates(sim)[1]
 
     # v1, polled two minutes after its commit: the converter has not run, the head is kept without.
     clock = Clock(first + timedelta(minutes=2))
@@ -185,10 +171,7 @@ def test_a_late_conversion_is_added_to_the_head_and_its_changes_re_derived(
 def test_a_head_past_the_wait_is_not_asked_again(
     hubsim_factory: Callable[..., Any], tmp_path: Path, store: Store, sent: list[str]
 ) -> None:
-    csv_upload(tmp_path)
-    sim = hubsim_factory(root=tmp_path, at="v1", conversion_lag=True)
-    (first, _) = _dates(sim)
-    store.watch(UPLOAD)
+    sim, first = _lagging(hubsim_factory, tmp_path, store)
     clock = Clock(first + timedelta(minutes=20))
     outcome = _poll(sim, store, clock, conversion_wait_s=600)  # a conversion is waited for ten minutes
     assert isinstance(outcome, NewRevisions) and outcome.conversion_due is None
@@ -203,10 +186,7 @@ def test_the_asks_thin_out_as_the_head_ages(
     hubsim_factory: Callable[..., Any], tmp_path: Path, store: Store, sent: list[str]
 ) -> None:
     """A dataset the hub never converts costs a bounded number of refs requests per head."""
-    csv_upload(tmp_path)
-    sim = hubsim_factory(root=tmp_path, at="v1", conversion_lag=True)
-    (first, _) = _dates(sim)
-    store.watch(UPLOAD)
+    sim, first = _lagging(hubsim_factory, tmp_path, store)
     clock = Clock(first + timedelta(minutes=1))
     outcome = _poll(sim, store, clock)
     asks = 0
@@ -228,13 +208,10 @@ def test_the_asks_thin_out_as_the_head_ages(
 def test_the_cycle_comes_back_for_a_pending_conversion_then_idles(
     hubsim_factory: Callable[..., Any], tmp_path: Path, store: Store, sent: list[str]
 ) -> None:
-    csv_upload(tmp_path)
-    sim = hubsim_factory(root=tmp_path, at="v1", conversion_lag=True)
-    (first, _) = _dates(sim)
+    sim, first = _lagging(hubsim_factory, tmp_path, store)
     clock = Clock(first + timedelta(minutes=1))
     settings = _settings(sim, poll_interval_s=60)
     cycle = PollCycle(hub=HubClient.from_settings(settings), store=store, settings=settings, worker_id="w1", clock=clock)
-    store.watch(UPLOAD)
     try:
         (outcome,) = cycle()  # the backfill: v1 without its conversion
         assert isinstance(outcome, NewRevisions) and outcome.conversion_due is not None
