@@ -7,13 +7,12 @@ SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import urlencode
 
 import pytest
 from fastapi.testclient import TestClient
-from feeds_seed import HOSTILE, LLAMA2, LLAMA3, make_settings, seed
-from reviews_seed import EVIL, HOSTILE_DATASET, REVIEWS, seed_hostile_dataset, seed_reviews
+from feeds_seed import HOSTILE, LLAMA2, LLAMA3, make_settings
+from reviews_seed import EVIL, HOSTILE_DATASET, REVIEWS, seed_reviews
 
 from hubwatch.estimator.cards import card_by_name
 from hubwatch.estimator.cost import RunShape, run_hours
@@ -22,15 +21,6 @@ from hubwatch.feeds.text import fmt_amount
 from hubwatch.storage import Store
 
 PAGE = f"/datasets/{REVIEWS.hub_id}"
-
-
-@pytest.fixture
-def ds(store: Store) -> Iterator[tuple[TestClient, dict[str, str]]]:
-    seed(store)
-    shas = seed_reviews(store)
-    seed_hostile_dataset(store)
-    with TestClient(create_app(make_settings(), store)) as client:
-        yield client, shas
 
 
 def _panel(page: str) -> str:

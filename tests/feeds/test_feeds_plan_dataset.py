@@ -7,7 +7,6 @@ Through the real app and Store, on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -15,21 +14,12 @@ from urllib.parse import urlencode
 import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
-from feeds_seed import LLAMA2, make_settings, seed
-from reviews_seed import EVIL, HOSTILE_DATASET, REVIEWS, seed_hostile_dataset, seed_reviews
+from feeds_seed import LLAMA2, make_settings
+from reviews_seed import EVIL, REVIEWS
 
 from hubwatch.domain.records import RepoId
 from hubwatch.feeds import create_app
 from hubwatch.storage import Store
-
-
-@pytest.fixture
-def ds(store: Store) -> Iterator[tuple[TestClient, dict[str, str]]]:
-    seed(store)
-    shas = seed_reviews(store)
-    seed_hostile_dataset(store)
-    with TestClient(create_app(make_settings(), store)) as client:
-        yield client, shas
 
 
 def _plan(client: TestClient, **fields: str) -> Any:

@@ -15,7 +15,6 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH
-from hubwatch.domain.records import RepoId
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
 from hubwatch.storage import Store
