@@ -14,7 +14,7 @@ from hubwatch.cli import _register, cli
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH
 from hubwatch.domain.clock import fixed_clock
 from hubwatch.storage import Store
-from tests.tracker.test_tracker_parquet import UPLOAD, csv_upload
+from tests.tracker.csv_upload import UPLOAD, csv_upload
 
 
 def _run(env: dict[str, str], at: Any, *args: str) -> Result:

@@ -11,6 +11,7 @@ from urllib.parse import urlencode
 
 import pytest
 from fastapi.testclient import TestClient
+from dataset_app import ds  # noqa: F401  (the fixture)
 from feeds_seed import HOSTILE, LLAMA2, LLAMA3, make_settings
 from reviews_seed import EVIL, HOSTILE_DATASET, REVIEWS, seed_reviews
 

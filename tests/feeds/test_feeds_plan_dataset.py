@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 import pytest
 from fastapi.testclient import TestClient
 from markupsafe import escape
+from dataset_app import ds  # noqa: F401  (the fixture)
 from feeds_seed import LLAMA2, make_settings
 from reviews_seed import EVIL, REVIEWS
 

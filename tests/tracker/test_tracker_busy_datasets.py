@@ -8,6 +8,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from hub_requests import sent  # noqa: F401  (the fixture)
+
 from hubwatch.domain.records import RepoId
 from hubwatch.settings import Settings
 from hubwatch.tracker.hub import HubClient

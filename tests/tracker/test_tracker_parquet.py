@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from huggingface_hub import HfApi
+
+from hub_requests import sent  # noqa: F401  (the fixture)
 
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH, read_conversion
 from hubwatch.domain.records import RepoId
@@ -25,11 +26,10 @@ from hubwatch.feeds import create_app
 from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.hub_datasets import dataset_summary
 from hubwatch.tracker.poller import NewRevisions, poll_repos
+from tests.tracker.csv_upload import PARQUET, UPLOAD, csv_upload
 
 REVIEWS = RepoId.parse("datasets/hubwatch-test/reviews")
-UPLOAD = RepoId.parse("datasets/hubwatch-test/csv-upload")
 IMDB = RepoId.parse("datasets/stanfordnlp/imdb")
-PARQUET = Path(__file__).parents[1] / "data" / "datasets" / "hubwatch-test__reviews" / "PARQUET"
 
 
 def _poll(sim: Any, store: Any, repo: RepoId) -> Any:
@@ -98,28 +98,6 @@ def test_a_dataset_without_conversion_asks_its_refs_only(
     assert [s for s in sent if s.startswith(f"{base}/refs")] == [f"{base}/refs"]
     assert not [s for s in sent if "convert" in s]
     assert CONVERSION_PATH not in _stored(store, IMDB, outcome.shas[-1]).files
-
-
-CARD = "---\nlicense: mit\nconfigs:\n- config_name: default\n  data_files: data/*.csv\n---\n# A CSV upload, no sizes stated\n"
-
-
-def csv_upload(root: Path) -> Path:
-    """A dataset whose card states no splits or sizes (a CSV upload), converted at each of its two
-    versions (the reviews' real parquet files): v2's train has two shards (250 rows; its first with
-    a title column and float scores) and a validation split appears."""
-    folder = root / "datasets" / "hubwatch-test__csv-upload"
-    for version, splits in (("v1", {"train": ("v1",), "test": ("v1",)}),
-                            ("v2", {"train": ("v3", "v1"), "test": ("v1",), "validation": ("v3",)})):  # fmt: skip
-        (folder / version / "data").mkdir(parents=True)
-        (folder / version / "README.md").write_text(CARD)
-        for split, sources in splits.items():
-            (folder / version / "data" / f"{split}.csv").write_text(f"text,label\n{version} {split},1\n")
-            for number, source in enumerate(sources):
-                shard = folder / "PARQUET" / version / "default" / split / f"{number:04d}.parquet"
-                shard.parent.mkdir(parents=True, exist_ok=True)
-                name = "train" if split == "validation" else split
-                shutil.copyfile(PARQUET / source / "default" / name / "0000.parquet", shard)
-    return folder
 
 
 def test_a_card_without_sizes_gets_splits_and_bytes_from_the_conversion(

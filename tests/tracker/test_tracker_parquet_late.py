@@ -14,6 +14,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from hub_requests import sent  # noqa: F401  (the fixture)
+
 from hubwatch.diff.dataset_parquet import CONVERSION_PATH
 from hubwatch.feeds import create_app
 from hubwatch.settings import Settings
@@ -22,7 +24,7 @@ from hubwatch.tracker.hub import HubClient
 from hubwatch.tracker.poller import NewRevisions, Unchanged, poll_repos
 from hubwatch.tracker.scheduler import PollCycle
 
-from tests.tracker.test_tracker_parquet import UPLOAD, csv_upload
+from tests.tracker.csv_upload import UPLOAD, csv_upload
 
 
 class Clock:

@@ -1,4 +1,5 @@
-"""Fixtures of the tracker's tests shared across modules."""
+"""`sent`, the fixture that records what huggingface_hub really sends, for the tracker's tests: a test
+module imports it (`from hub_requests import sent  # noqa: F401  (the fixture)`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fixtures of the web app's tests shared across modules."""
+"""`ds`, the web app over the seeded store with the reviews dataset and a hostile one, for the dataset
+pages' tests: a test module imports it (`from dataset_app import ds  # noqa: F401  (the fixture)`)."""
 
 from __future__ import annotations
 
